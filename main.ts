@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import { startHub, type Hub } from './realtime/hub.js';
+import { buildApp } from './rest/app.js';
+import { ConfigError, loadConfig } from './src/config/config.js';
+import { createContext } from './src/context.js';
+import { createLogger } from './src/logger.js';
+import { startWorkers, type Workers } from './workers/main.js';
+
+const ROLES = ['api', 'realtime', 'worker'] as const;
+type Role = (typeof ROLES)[number];
+
+/** `--role=api,realtime,worker` or `--role=all` (the default). */
+function parseRoles(argv: string[]): Set<Role> {
+  const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? process.env.ROLES ?? 'all';
+  const names = arg.split(',').map((name) => name.trim()).filter(Boolean);
+  if (names.includes('all')) return new Set(ROLES);
+  const unknown = names.filter((name) => !(ROLES as readonly string[]).includes(name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new ConfigError([`--role: expected all or a comma-separated list of ${ROLES.join(', ')}; got "${arg}"`]);
+  }
+  return new Set(names as Role[]);
+}
+
+async function main() {
+  let config;
+  let roles;
+  try {
+    config = loadConfig();
+    roles = parseRoles(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config, 'chat-platform');
+  const ctx = await createContext(config, logger);
+
+  let api: FastifyInstance | null = null;
+  let hub: Hub | null = null;
+  let workers: Workers | null = null;
+  if (roles.has('api')) {
+    api = await buildApp(ctx);
+    await api.listen({ host: config.HOST, port: config.HTTP_PORT });
+  }
+  if (roles.has('realtime')) hub = await startHub(ctx, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
+  if (roles.has('worker')) workers = await startWorkers(ctx);
+
+  const urls: string[] = [];
+  if (api) {
+    const address = api.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.HTTP_PORT;
+    urls.push(`REST api     http://${config.HOST}:${port}/api`, `OpenAPI      http://${config.HOST}:${port}/v3/api-docs/api-traffic`, `Readiness    http://${config.HOST}:${port}/readyz`);
+  }
+  if (hub) urls.push(`Socket hub   ws://${config.HOST}:${hub.port}/socket.io/`);
+  logger.info({ roles: [...roles], urls }, 'chat platform started');
+  process.stdout.write(`\nChat platform running (${[...roles].join(', ')}):\n${urls.map((url) => `  ${url}`).join('\n')}\n\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    // Stop taking work first, then finish what is running, then drop the connections.
+    await Promise.allSettled([api?.close(), hub?.close(), workers?.close()]);
+    await ctx.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

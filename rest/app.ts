@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppContext } from '../src/context.js';
+import { AppError } from '../src/errors.js';
+import { redactUrl } from '../src/logger.js';
+import { requireAccessToken } from './auth.js';
+import { installErrorHandling } from './error-handler.js';
+import { authRoutes } from './routes/auth.routes.js';
+import { devicesRoutes } from './routes/devices.routes.js';
+import { opsRoutes } from './routes/ops.routes.js';
+import { sessionRoutes } from './routes/session.routes.js';
+import { usersRoutes } from './routes/users.routes.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The REST api, built without listening (tests use inject() or listen on port 0). */
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger.child({ role: 'api' }) as FastifyBaseLogger,
+    bodyLimit: ctx.config.BODY_LIMIT,
+    trustProxy: true,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // One line per request comes from the onResponse hook below, with secret query values redacted.
+    logController: new LogController({ disableRequestLogging: true }),
+    ajv: { customOptions: { coerceTypes: false } },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandling(app);
+  app.decorateRequest('principal', null);
+
+  // JSON bodies: an empty body counts as none (POST routes without a body), anything unparsable is a coded 400.
+  // Only JSON is accepted (multipart joins with attachments); anything else is a coded 415.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    const raw = typeof text === 'string' ? text : text.toString('utf8');
+    if (raw.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(raw));
+    } catch {
+      done(new AppError(400, 'MALFORMED_JSON', 'The body is not valid JSON'), undefined);
+    }
+  });
+
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const durations = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'REST request durations by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [metrics],
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    durations.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Chat platform /api',
+        version: '1.0.99',
+        description: 'The member-facing REST interface. Every error answer is an ErrorResponse.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+
+  await app.register(opsRoutes, { ctx, metrics });
+  await app.register(authRoutes, { ctx });
+  await app.register(async (authed) => {
+    authed.addHook('onRequest', requireAccessToken(ctx));
+    await authed.register(sessionRoutes, { ctx });
+    await authed.register(usersRoutes, { ctx });
+    await authed.register(devicesRoutes, { ctx });
+  });
+
+  await app.ready();
+  return app;
+}

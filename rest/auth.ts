@@ -1,0 +1,27 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../src/auth/principal.js';
+import type { AppContext } from '../src/context.js';
+import { unauthorized } from '../src/errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+
+/** onRequest hook: every route in its scope needs a valid access token of an active device. */
+export function requireAccessToken(ctx: AppContext) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const match = BEARER.exec(request.headers.authorization ?? '');
+    if (!match?.[1]) throw unauthorized();
+    request.principal = await ctx.services.auth.authenticate(match[1]);
+  };
+}
+
+/** The caller of a route behind `requireAccessToken`. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw unauthorized();
+  return request.principal;
+}

@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from '../src/errors.js';
+import type { ErrorResponse } from '../src/schemas/common.schemas.js';
+
+function body(request: FastifyRequest, status: number, code: string, message: string, details?: unknown[]): ErrorResponse {
+  return {
+    status,
+    code,
+    message,
+    ...(details && details.length > 0 ? { details } : {}),
+    path: request.url.split('?')[0] ?? request.url,
+    timestamp: new Date().toISOString(),
+  };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: unknown[]) {
+  return reply.code(status).type('application/json; charset=utf-8').send(body(request, status, code, message, details));
+}
+
+/** Fastify's own request errors, mapped to codes of the ErrorResponse. */
+const FASTIFY_CODES: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type; send application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'INVALID_CONTENT_LENGTH', message: 'Content-Length does not match the body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', message: 'The body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', message: 'The body is empty' },
+};
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`));
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.headers) reply.headers(error.headers);
+      return sendError(request, reply, error.status, error.code, error.message, error.details);
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const details = error.validation.map((issue) => ({
+        in: error.validationContext,
+        field: issue.instancePath.replace(/^\//, '').replaceAll('/', '.') || (issue.params as { issue?: { path?: unknown[] } }).issue?.path?.join('.') || '',
+        message: issue.message,
+      }));
+      return sendError(request, reply, 400, 'VALIDATION_FAILED', `Invalid ${error.validationContext ?? 'request'}`, details);
+    }
+    const known = error.code ? FASTIFY_CODES[error.code] : undefined;
+    if (known) return sendError(request, reply, known.status, known.code, known.message);
+    if (error.validation) {
+      return sendError(request, reply, 400, 'VALIDATION_FAILED', error.message);
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendError(request, reply, error.statusCode, 'BAD_REQUEST', error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(request, reply, 500, 'INTERNAL_ERROR', 'Unexpected server error');
+  });
+}

@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../src/context.js';
+import {
+  CodeRequestSchema,
+  LoginRequestSchema,
+  LoginResponseSchema,
+  RefreshRequestSchema,
+  SessionTokensSchema,
+  TwoFactorLoginRequestSchema,
+} from '../../src/schemas/auth.schemas.js';
+import { NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { BODY_ERRORS, errorResponses } from '../responses.js';
+
+/** Sign-in routes; no access token needed (DESIGN.md, "Authentication"). */
+export const authRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { auth } = ctx.services;
+  const tags = ['Authentication'];
+
+  app.post('/api/auth/code', {
+    schema: {
+      tags,
+      summary: 'Send a six-digit sign-in code by SMS',
+      body: CodeRequestSchema,
+      response: { 204: NoContentSchema, ...errorResponses(429, ...BODY_ERRORS) },
+    },
+    handler: async (request, reply) => {
+      await auth.requestCode(request.body.phone);
+      return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/auth/login', {
+    schema: {
+      tags,
+      summary: 'Sign in with the SMS code; registers a new device',
+      description: 'A first sign-in with an unknown number creates the user. When two-factor is on, the answer is a challenge for POST /api/auth/2fa.',
+      body: LoginRequestSchema,
+      response: { 200: LoginResponseSchema, ...errorResponses(...BODY_ERRORS) },
+    },
+    handler: async (request) => auth.login(request.body),
+  });
+
+  app.post('/api/auth/2fa', {
+    schema: {
+      tags,
+      summary: 'Complete a two-factor sign-in with the authenticator code',
+      body: TwoFactorLoginRequestSchema,
+      response: { 200: SessionTokensSchema, ...errorResponses(401, 429, ...BODY_ERRORS) },
+    },
+    handler: async (request) => auth.completeTwoFactor(request.body),
+  });
+
+  app.post('/api/auth/refresh', {
+    schema: {
+      tags,
+      summary: 'Swap a refresh token for a new token pair',
+      description: 'Refresh tokens are single-use. Presenting a spent one signs the device out.',
+      body: RefreshRequestSchema,
+      response: { 200: SessionTokensSchema, ...errorResponses(401, ...BODY_ERRORS) },
+    },
+    handler: async (request) => auth.refresh(request.body.refreshToken),
+  });
+};

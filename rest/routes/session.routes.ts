@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { AppContext } from '../../src/context.js';
+import { NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { principalOf } from '../auth.js';
+import { authedErrors } from '../responses.js';
+
+/** Sign-out: under /api/auth but behind the access token. */
+export const sessionRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.post('/api/auth/logout', {
+    schema: {
+      tags: ['Authentication'],
+      summary: 'Sign this device out',
+      description: 'Revokes the device: its access and refresh tokens and its sockets stop working at once.',
+      security: [{ bearerAuth: [] }],
+      response: { 204: NoContentSchema, ...authedErrors() },
+    },
+    handler: async (request, reply) => {
+      await ctx.services.auth.logout(principalOf(request));
+      return reply.code(204).send();
+    },
+  });
+};

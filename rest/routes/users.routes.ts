@@ -1,0 +1,75 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { IdParam } from '../../src/schemas/common.schemas.js';
+import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/schemas/users.schemas.js';
+import { principalOf } from '../auth.js';
+import { BODY_ERRORS, authedErrors } from '../responses.js';
+
+export const usersRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { users } = ctx.services;
+  const tags = ['Users'];
+  const security = [{ bearerAuth: [] }];
+
+  app.get('/api/users/me', {
+    schema: { tags, security, summary: 'The caller, with the two-factor state', response: { 200: UserSchema, ...authedErrors() } },
+    handler: async (request) => users.present(await users.me(principalOf(request))),
+  });
+
+  app.patch('/api/users/me', {
+    schema: {
+      tags,
+      security,
+      summary: 'Update the display name or language',
+      body: UserUpdateSchema,
+      response: { 200: UserSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => users.present(await users.updateMe(principalOf(request), request.body)),
+  });
+
+  app.get('/api/users/:userId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Another user\'s public profile',
+      params: z.object({ userId: IdParam }),
+      response: { 200: UserDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => users.getSummary(principalOf(request), request.params.userId),
+  });
+
+  app.post('/api/users/2fa/setup', {
+    schema: {
+      tags,
+      security,
+      summary: 'Start two-factor setup: a new secret for the authenticator app',
+      description: 'The secret is pending until POST /api/users/2fa/enable confirms it with a code. 400 when two-factor is already on.',
+      response: { 200: TwoFactorSetupSchema, ...authedErrors() },
+    },
+    handler: async (request) => users.setupTwoFactor(principalOf(request)),
+  });
+
+  app.post('/api/users/2fa/enable', {
+    schema: {
+      tags,
+      security,
+      summary: 'Turn two-factor on with a code from the pending secret',
+      description: 'A wrong or non-numeric code gives 400. Already on: nothing changes.',
+      querystring: TwoFactorCodeQuerySchema,
+      response: { 200: UserSchema, ...authedErrors() },
+    },
+    handler: async (request) => users.present(await users.enableTwoFactor(principalOf(request), request.query.code)),
+  });
+
+  app.post('/api/users/2fa/disable', {
+    schema: {
+      tags,
+      security,
+      summary: 'Turn two-factor off with a current code',
+      description: 'Replaces the stored secret, so the old authenticator entry stops working. A wrong or non-numeric code gives 400. Already off: nothing changes.',
+      querystring: TwoFactorCodeQuerySchema,
+      response: { 200: UserSchema, ...authedErrors() },
+    },
+    handler: async (request) => users.present(await users.disableTwoFactor(principalOf(request), request.query.code)),
+  });
+};

@@ -1,0 +1,199 @@
+// The project's local stack: installs what is missing (Debian's redis-server, a JDK and Maven, the
+// mongo-java-server jars cached outside the repository), starts Redis and the MongoDB-compatible
+// server on free loopback ports, and stops them again. Node built-ins only: it runs before
+// `npm ci` has finished.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MONGO_JAVA_SERVER_VERSION = '1.47.0';
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'chat-platform');
+const mongoLib = path.join(cacheRoot, `mongo-java-server-${MONGO_JAVA_SERVER_VERSION}`, 'lib');
+
+function log(message) {
+  process.stderr.write(`[stack] ${message}\n`);
+}
+
+function has(command) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let aptUpdated = false;
+function aptInstall(packages) {
+  if (process.getuid && process.getuid() !== 0) {
+    throw new Error(`missing ${packages.join(', ')}: install them with apt-get (needs root) and run again`);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) {
+    log('apt-get update');
+    execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    aptUpdated = true;
+  }
+  log(`apt-get install ${packages.join(' ')}`);
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  });
+}
+
+/** Installs whatever the stack needs and is not on this machine yet. Idempotent and quick when done. */
+export function ensureInstalled() {
+  const missing = [];
+  if (!has('redis-server')) missing.push('redis-server');
+  if (!has('java')) missing.push('default-jdk-headless');
+  if (!has('mvn') && !existsSync(path.join(mongoLib, '.complete'))) missing.push('maven');
+  if (missing.length > 0) aptInstall(missing);
+
+  if (!existsSync(path.join(mongoLib, '.complete'))) {
+    log(`resolving mongo-java-server ${MONGO_JAVA_SERVER_VERSION} from Maven Central into ${mongoLib}`);
+    const projectDir = path.dirname(mongoLib);
+    mkdirSync(projectDir, { recursive: true });
+    writeFileSync(
+      path.join(projectDir, 'pom.xml'),
+      `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.chat-platform</groupId><artifactId>dev-mongo</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>de.bwaldvogel</groupId><artifactId>mongo-java-server</artifactId><version>${MONGO_JAVA_SERVER_VERSION}</version></dependency>
+    <dependency><groupId>de.bwaldvogel</groupId><artifactId>mongo-java-server-h2-backend</artifactId><version>${MONGO_JAVA_SERVER_VERSION}</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>2.0.17</version></dependency>
+  </dependencies>
+</project>
+`,
+    );
+    execFileSync('mvn', ['-q', '-B', 'dependency:copy-dependencies', `-DoutputDirectory=${mongoLib}`], {
+      cwd: projectDir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    writeFileSync(path.join(mongoLib, '.complete'), new Date().toISOString());
+  }
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function waitForLine(child, pattern, what, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${timeoutMs} ms: ${seen}`)), timeoutMs);
+    const onData = (chunk) => {
+      seen += chunk.toString();
+      const match = pattern.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        resolve(match);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with code ${code} before it was ready: ${seen}`));
+    });
+  });
+}
+
+async function startRedis({ dir, persistent }) {
+  const port = await freePort();
+  mkdirSync(dir, { recursive: true });
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--protected-mode', 'yes'];
+  args.push('--appendonly', persistent ? 'yes' : 'no');
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  await waitForLine(child, /Ready to accept connections/, 'redis-server', 15_000);
+  return { child, url: `redis://127.0.0.1:${port}` };
+}
+
+async function startMongo({ h2File }) {
+  const port = await freePort();
+  const args = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
+  args.push('-cp', `${mongoLib}/*`, path.join(here, 'DevMongo.java'), '--port', String(port));
+  if (h2File) {
+    mkdirSync(path.dirname(h2File), { recursive: true });
+    args.push('--h2', h2File);
+  }
+  // stdin stays a pipe: the server exits when it closes, so it never outlives this process.
+  const child = spawn('java', args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  await waitForLine(child, /LISTENING (\d+)/, 'mongo-java-server', 60_000);
+  return { child, url: `mongodb://127.0.0.1:${port}/` };
+}
+
+function stopChild(child, signal = 'SIGTERM') {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill(signal);
+  });
+}
+
+/**
+ * Starts Redis and the MongoDB-compatible server, unless MONGODB_URL and REDIS_URL are both set,
+ * in which case nothing is started and those are used.
+ * `persistent`: data kept under `dataDir` (H2 file, Redis append-only file); otherwise in memory.
+ */
+export async function startStack({ dataDir, persistent }) {
+  if (process.env.MONGODB_URL && process.env.REDIS_URL) {
+    log('MONGODB_URL and REDIS_URL are set: using them, starting nothing');
+    return { mongoUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, stop: async () => {} };
+  }
+  ensureInstalled();
+  const started = [];
+  const stop = async () => {
+    await Promise.all(started.map((c) => stopChild(c)));
+  };
+  const results = await Promise.allSettled([
+    startRedis({ dir: path.join(dataDir, 'redis'), persistent }),
+    startMongo({ h2File: persistent ? path.join(dataDir, 'mongo', 'chat.mv.db') : null }),
+  ]);
+  for (const result of results) if (result.status === 'fulfilled') started.push(result.value.child);
+  const failed = results.find((result) => result.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  const [redis, mongo] = results.map((result) => result.value);
+  log(`redis ${redis.url}, mongo-java-server ${mongo.url}${persistent ? ` (data in ${dataDir})` : ' (in memory)'}`);
+  return { mongoUrl: mongo.url, redisUrl: redis.url, stop };
+}
+
+/** Runs `fn` on the first SIGINT/SIGTERM/SIGHUP, once. */
+export function onShutdownSignal(fn) {
+  let called = false;
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      if (called) return;
+      called = true;
+      fn(signal);
+    });
+  }
+}
+
+/** Installs the npm dependencies when node_modules is missing or older than the lock file. */
+export function ensureNodeModules(root) {
+  const marker = path.join(root, 'node_modules', '.package-lock.json');
+  if (existsSync(marker)) return;
+  log('npm ci');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+}

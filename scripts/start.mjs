@@ -1,0 +1,44 @@
+// `npm start`: installs what is missing, builds, starts the local stack with its data under .data/,
+// and runs every role in one process. Ctrl-C stops the service and then the stack.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dataDir = path.join(root, '.data');
+
+ensureNodeModules(root);
+const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
+const built = new Promise((resolve) => build.on('exit', (code) => resolve(code === 0)));
+const stack = await startStack({ dataDir, persistent: true });
+
+let app = null;
+let stopping = false;
+async function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  if (app && app.exitCode === null) {
+    app.kill('SIGTERM');
+    await new Promise((resolve) => app.once('exit', resolve));
+  }
+  await stack.stop();
+  process.exit(code);
+}
+onShutdownSignal(() => void shutdown(0));
+
+if (!(await built)) {
+  process.stderr.write('build failed\n');
+  await shutdown(1);
+}
+app = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/main.js'), '--role=all'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: {
+    ...process.env,
+    MONGODB_URL: stack.mongoUrl,
+    REDIS_URL: stack.redisUrl,
+    SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
+  },
+});
+app.on('exit', (code) => void shutdown(code ?? 1));

@@ -1,0 +1,62 @@
+// `npm test`: installs what is missing, lints, type-checks and builds, starts a throw-away stack
+// (in memory, temporary folder), runs every test file against it, and stops the stack whatever happens.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const filter = process.argv.slice(2);
+
+function run(command, args, env = process.env) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', env });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+function testFiles(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir)) {
+    const full = path.join(dir, entry);
+    if (statSync(full).isDirectory()) found.push(...testFiles(full));
+    else if (entry.endsWith('.test.js')) found.push(full);
+  }
+  return found.sort();
+}
+
+ensureNodeModules(root);
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+for (const [what, command, args] of [
+  ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
+  ['type-check and build', bin('tsc'), ['-b']],
+]) {
+  process.stderr.write(`[test] ${what}\n`);
+  const code = await run(command, args);
+  if (code !== 0) {
+    process.stderr.write(`[test] ${what} failed\n`);
+    process.exit(code);
+  }
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
+const stack = await startStack({ dataDir: tmp, persistent: false });
+let finished = false;
+async function finish(code) {
+  if (finished) return;
+  finished = true;
+  await stack.stop();
+  rmSync(tmp, { recursive: true, force: true });
+  process.exit(code);
+}
+onShutdownSignal(() => void finish(130));
+
+const files = testFiles(path.join(root, 'dist', 'test')).filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+const code = await run(
+  process.execPath,
+  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, TEST_TMP: tmp },
+);
+await finish(code);

@@ -1,0 +1,101 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import type { DevicePlatform } from '../repos/devices.repo.js';
+
+const ISSUER = 'chat-platform';
+const ACCESS_AUDIENCE = 'api';
+const TWO_FACTOR_AUDIENCE = 'auth-2fa';
+
+export interface AccessClaims {
+  userId: string;
+  deviceId: string;
+}
+
+export interface TwoFactorClaims {
+  userId: string;
+  phone: string;
+  device: { name: string; platform: DevicePlatform };
+  /** Unique id of this sign-in attempt, used to count wrong codes and to make it single-use. */
+  attemptId: string;
+}
+
+export class InvalidTokenError extends Error {
+  constructor(readonly expired: boolean) {
+    super(expired ? 'token expired' : 'token invalid');
+  }
+}
+
+/** Signs and verifies the service's JWTs (HS256 with JWT_SECRET) and makes refresh tokens. */
+export class TokenService {
+  private readonly key: Uint8Array;
+
+  constructor(
+    secret: string,
+    private readonly accessTtlSeconds: number,
+    private readonly twoFactorTtlSeconds: number,
+  ) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  signAccess(claims: AccessClaims): Promise<string> {
+    return new SignJWT({ did: claims.deviceId })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.userId)
+      .setIssuer(ISSUER)
+      .setAudience(ACCESS_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${this.accessTtlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verifyAccess(token: string): Promise<AccessClaims> {
+    const payload = await this.verify(token, ACCESS_AUDIENCE);
+    if (typeof payload.sub !== 'string' || typeof payload.did !== 'string') throw new InvalidTokenError(false);
+    return { userId: payload.sub, deviceId: payload.did };
+  }
+
+  signTwoFactor(claims: TwoFactorClaims): Promise<string> {
+    return new SignJWT({ phone: claims.phone, device: claims.device })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.userId)
+      .setJti(claims.attemptId)
+      .setIssuer(ISSUER)
+      .setAudience(TWO_FACTOR_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${this.twoFactorTtlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verifyTwoFactor(token: string): Promise<TwoFactorClaims & { expiresAt: number }> {
+    const payload = await this.verify(token, TWO_FACTOR_AUDIENCE);
+    const device = payload.device as TwoFactorClaims['device'] | undefined;
+    if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.phone !== 'string' || !device || typeof payload.exp !== 'number') {
+      throw new InvalidTokenError(false);
+    }
+    return { userId: payload.sub, phone: payload.phone, device, attemptId: payload.jti, expiresAt: payload.exp };
+  }
+
+  private async verify(token: string, audience: string) {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience, algorithms: ['HS256'] });
+      return payload;
+    } catch (error) {
+      throw new InvalidTokenError(error instanceof joseErrors.JWTExpired);
+    }
+  }
+}
+
+/** A refresh token: the device id, a dot, and 256 random bits. Only its SHA-256 is stored. */
+export function newRefreshToken(deviceId: string): string {
+  return `${deviceId}.${randomBytes(32).toString('base64url')}`;
+}
+
+export function deviceIdOfRefreshToken(token: string): string | null {
+  const dot = token.indexOf('.');
+  return dot > 0 ? token.slice(0, dot) : null;
+}
+
+/** SHA-256 hex; fit for high-entropy tokens (not for short codes, which get argon2). */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

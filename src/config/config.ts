@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/** Parses "900", "900s", "15m", "12h" or "30d" into whole seconds. */
+const duration = z
+  .string()
+  .trim()
+  .regex(/^\d+(s|m|h|d)?$/, 'expected a duration such as 900, 15m, 12h or 30d')
+  .transform((value) => {
+    const amount = Number.parseInt(value, 10);
+    const unit = value.at(-1);
+    const factor = unit === 'm' ? 60 : unit === 'h' ? 3600 : unit === 'd' ? 86_400 : 1;
+    return amount * factor;
+  })
+  .refine((seconds) => seconds > 0, 'must be greater than zero');
+
+const port = z.coerce.number().int('must be a whole number').min(0).max(65_535);
+const positiveInt = z.coerce.number().int('must be a whole number').positive();
+const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
+
+const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+
+const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    HTTP_PORT: port.default(8080),
+    SOCKET_PORT: port.default(8081),
+    SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
+    PUBLIC_BASE_URL: z.url().optional(),
+    BODY_LIMIT: positiveInt.default(1_048_576),
+
+    MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URL').default('mongodb://127.0.0.1:27017/'),
+    MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/).default('chat:'),
+
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    ACCESS_TOKEN_TTL: duration.default(900),
+    REFRESH_TOKEN_TTL: duration.default(30 * 86_400),
+    TWO_FACTOR_TOKEN_TTL: duration.default(300),
+    TOTP_ISSUER: z.string().min(1).max(64).default('Chat Platform'),
+
+    LOGIN_CODE_TTL: duration.default(300),
+    LOGIN_CODE_MAX_ATTEMPTS: positiveInt.default(5),
+    LOGIN_CODE_MAX_PER_WINDOW: positiveInt.default(5),
+    LOGIN_CODE_WINDOW: duration.default(900),
+
+    SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
+    SMS_OUTBOX_FILE: z.string().min(1).default('.data/sms-outbox.jsonl'),
+    TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected AC followed by 32 hex digits').optional(),
+    TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
+    TWILIO_FROM: e164.optional(),
+    TWILIO_API_BASE: z.url().default('https://api.twilio.com'),
+
+    ADMIN_PHONES: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
+      .pipe(z.array(e164)),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && !env.JWT_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'is required in production' });
+    }
+    const provider = env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? 'twilio' : 'outbox');
+    if (provider === 'twilio') {
+      for (const key of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const) {
+        if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when SMS_PROVIDER is twilio' });
+      }
+    }
+  })
+  .transform((env) => ({
+    ...env,
+    JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
+    SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
+  }));
+
+export type Config = z.output<typeof EnvSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from environment variables; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as in most deployment tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
+  }
+  return parsed.data;
+}

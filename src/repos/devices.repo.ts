@@ -1,0 +1,88 @@
+import type { Collection, Db } from 'mongodb';
+
+export const DEVICE_PLATFORMS = ['IOS', 'ANDROID', 'WEB', 'DESKTOP', 'OTHER'] as const;
+export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
+
+export interface PushTokenRecord {
+  token: string;
+  provider: 'APNS' | 'FCM';
+  updatedAt: Date;
+}
+
+export interface DeviceDoc {
+  _id: string;
+  userId: string;
+  name: string;
+  platform: DevicePlatform;
+  createdAt: Date;
+  lastSeenAt: Date;
+  revokedAt: Date | null;
+  /** SHA-256 of the refresh token in force. */
+  refreshTokenHash: string;
+  refreshExpiresAt: Date;
+  /** SHA-256 of spent refresh tokens: presenting one again means the token leaked. */
+  spentRefreshHashes: string[];
+  pushToken: PushTokenRecord | null;
+  voipPushToken: { token: string; updatedAt: Date } | null;
+}
+
+const SPENT_HASHES_KEPT = 50;
+
+export class DevicesRepo {
+  readonly collection: Collection<DeviceDoc>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<DeviceDoc>('devices');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { userId: 1, createdAt: -1 }, name: 'user_devices' }]);
+  }
+
+  async insert(device: DeviceDoc): Promise<void> {
+    await this.collection.insertOne(device);
+  }
+
+  findById(id: string): Promise<DeviceDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  /** The device if it belongs to `userId` and is not revoked. */
+  findActive(id: string, userId: string): Promise<DeviceDoc | null> {
+    return this.collection.findOne({ _id: id, userId, revokedAt: null });
+  }
+
+  listActiveByUser(userId: string): Promise<DeviceDoc[]> {
+    return this.collection.find({ userId, revokedAt: null }).sort({ createdAt: -1 }).toArray();
+  }
+
+  /** Swaps the refresh token atomically: only the holder of the current one can do it, once. */
+  rotateRefreshToken(id: string, presentedHash: string, nextHash: string, nextExpiresAt: Date, now: Date): Promise<DeviceDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, revokedAt: null, refreshTokenHash: presentedHash, refreshExpiresAt: { $gt: now } },
+      {
+        $set: { refreshTokenHash: nextHash, refreshExpiresAt: nextExpiresAt, lastSeenAt: now },
+        $push: { spentRefreshHashes: { $each: [presentedHash], $slice: -SPENT_HASHES_KEPT } },
+      },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Revokes the device; true when this call revoked it. */
+  async revoke(id: string, userId: string, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
+    return result.modifiedCount === 1;
+  }
+
+  async setPushToken(id: string, token: PushTokenRecord | null): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { pushToken: token } });
+  }
+
+  async setVoipPushToken(id: string, token: DeviceDoc['voipPushToken']): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { voipPushToken: token } });
+  }
+
+  async touch(id: string, now: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { lastSeenAt: now } });
+  }
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+/** The body of every error answer (DESIGN.md, "Errors"). */
+export const ErrorResponseSchema = z
+  .object({
+    status: z.number().int().describe('HTTP status, repeated'),
+    code: z.string().describe('Stable upper-snake failure code, e.g. VALIDATION_FAILED'),
+    message: z.string().describe('Human-readable explanation'),
+    details: z.array(z.unknown()).optional().describe('Per-field problems for validation failures'),
+    path: z.string().describe('Request path'),
+    timestamp: z.string().describe('ISO 8601 time of the answer'),
+  })
+  .meta({ id: 'ErrorResponse' });
+
+export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
+
+export const NoContentSchema = z.undefined().describe('No content');
+
+export const IsoDateTime = z.string().describe('ISO 8601 date-time');
+
+export const IdParam = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'not a valid id');

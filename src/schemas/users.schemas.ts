@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { IsoDateTime } from './common.schemas.js';
+
+export const UserSchema = z
+  .object({
+    id: z.string(),
+    phone: z.string(),
+    displayName: z.string().nullable(),
+    language: z.string(),
+    twoFactorEnabled: z.boolean(),
+    admin: z.boolean().describe('Site administrator'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'User' });
+
+export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable() }).meta({ id: 'UserDto' });
+
+export const UserUpdateSchema = z
+  .object({
+    displayName: z.string().trim().min(1).max(64).optional(),
+    language: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'expected a language code such as en or pt-BR')
+      .optional(),
+  })
+  .strict()
+  .meta({ id: 'UserUpdateRequest' });
+
+export const TwoFactorCodeQuerySchema = z.object({
+  code: z.string().regex(/^\d{6}$/, 'must be six digits').describe('Current six-digit authenticator code'),
+});
+
+export const TwoFactorSetupSchema = z
+  .object({
+    secret: z.string().describe('Base32 TOTP secret'),
+    otpauthUri: z.string().describe('otpauth://totp/ URI for authenticator apps (QR code)'),
+  })
+  .meta({ id: 'TwoFactorSetup' });

@@ -1,0 +1,33 @@
+import { AppError } from '../errors.js';
+import type { SmsProvider } from './sms.js';
+
+/** Twilio's Programmable Messaging REST API: POST /2010-04-01/Accounts/{sid}/Messages.json. */
+export class TwilioSmsProvider implements SmsProvider {
+  readonly name = 'twilio';
+
+  constructor(
+    private readonly options: { accountSid: string; authToken: string; from: string; apiBase: string; timeoutMs?: number },
+  ) {}
+
+  async send(message: { to: string; text: string }): Promise<void> {
+    const { accountSid, authToken, from, apiBase } = this.options;
+    const url = new URL(`/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`, apiBase);
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ To: message.to, From: from, Body: message.text }),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+    });
+    if (!response.ok) {
+      // Twilio's error body names the problem (e.g. 21211 invalid 'To'); never the credentials.
+      const body = (await response.json().catch(() => ({}))) as { code?: number; message?: string };
+      if (response.status === 400 && body.code === 21211) {
+        throw new AppError(400, 'PHONE_INVALID', 'The phone number cannot receive text messages');
+      }
+      throw new Error(`SMS provider answered ${response.status}${body.code ? ` (code ${body.code})` : ''}`);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../rest/app.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { createLogger } from '../../src/logger.js';
+
+export interface TestApp {
+  ctx: AppContext;
+  app: FastifyInstance;
+  config: Config;
+  outbox: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A context on the real MongoDB-compatible server and Redis that `npm test` started, with a fresh
+ * database and Redis prefix, so test files run in parallel without seeing each other.
+ */
+export async function testConfig(overrides: Record<string, string> = {}): Promise<Config> {
+  const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  const tmp = process.env.TEST_TMP ?? os.tmpdir();
+  return loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    MONGODB_DB: `t_${id}`,
+    REDIS_PREFIX: `t:${id}:`,
+    SMS_OUTBOX_FILE: path.join(tmp, `sms-${id}.jsonl`),
+    JWT_SECRET: `test-secret-${randomUUID()}`,
+    ...overrides,
+  });
+}
+
+export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+  const config = await testConfig(overrides);
+  const ctx = await createContext(config, createLogger(config, 'test'));
+  const app = await buildApp(ctx);
+  return {
+    ctx,
+    app,
+    config,
+    outbox: config.SMS_OUTBOX_FILE,
+    async close() {
+      await app.close();
+      await ctx.db.dropDatabase().catch(() => undefined);
+      await ctx.close();
+    },
+  };
+}
+
+/** The newest code texted to `phone`, read from the SMS outbox file like a phone would read its SMS. */
+export async function lastCode(outbox: string, phone: string): Promise<string> {
+  const lines = (await readFile(outbox, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { to: string; code: string; text: string });
+  const mine = lines.filter((line) => line.to === phone);
+  const last = mine.at(-1);
+  if (!last) throw new Error(`no SMS to ${phone}`);
+  if (!last.text.includes(last.code)) throw new Error('the SMS text does not carry the code');
+  return last.code;
+}
+
+/** A fresh valid German mobile number per call: eight random digits make collisions negligible. */
+export function freshPhone(): string {
+  return `+49151${randomInt(10_000_000, 100_000_000)}`;
+}
+
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+  deviceId: string;
+  userId: string;
+}
+
+export function bearer(token: string) {
+  return { authorization: `Bearer ${token}` };
+}
+
+/** Code by SMS, then login: the whole sign-in a phone does. */
+export async function signIn(t: TestApp, phone = freshPhone(), device = { name: 'Test phone', platform: 'IOS' }): Promise<Session> {
+  const sent = await t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone } });
+  if (sent.statusCode !== 204) throw new Error(`code request answered ${sent.statusCode}: ${sent.body}`);
+  const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { phone, code: await lastCode(t.outbox, phone), device } });
+  if (login.statusCode !== 200) throw new Error(`login answered ${login.statusCode}: ${login.body}`);
+  return login.json() as Session;
+}
