@@ -22,6 +22,13 @@ import { usersRoutes } from './routes/users.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, as "METHOD /path/:param" (HEAD left out). */
+    routeTable: string[];
+  }
+}
+
 /** The REST api, built without listening (tests use inject() or listen on port 0). */
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
@@ -42,6 +49,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandling(app);
   app.decorateRequest('principal', null);
+  const routeTable: string[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push(`${method} ${route.url}`);
+  });
 
   // JSON bodies: an empty body counts as none (POST routes without a body), anything unparsable is a coded 400.
   // Only JSON is accepted (multipart joins with attachments); anything else is a coded 415.

@@ -132,6 +132,10 @@ export class AuthService {
     const tries = await hitRateLimit(redis, `${config.REDIS_PREFIX}rl:2fa:${claims.attemptId}`, config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
     if (!tries.allowed) throw tooManyRequests('TOO_MANY_ATTEMPTS', 'Too many wrong codes for this sign-in; sign in again', tries.retryAfter);
 
+    const usedKey = `${config.REDIS_PREFIX}2fa-used:${claims.attemptId}`;
+    const spent = () => unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token was already used; sign in again');
+    // A spent challenge is refused before it can use up an authenticator code.
+    if (await redis.exists(usedKey)) throw spent();
     const user = await users.findById(claims.userId);
     if (!user || user.phone !== claims.phone) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
     if (user.twoFactor.enabled && user.twoFactor.secret) {
@@ -140,9 +144,8 @@ export class AuthService {
         throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong or was already used');
       }
     }
-    // One challenge token starts at most one session.
-    const fresh = await redis.set(`${config.REDIS_PREFIX}2fa-used:${claims.attemptId}`, '1', 'EX', ttl, 'NX');
-    if (fresh !== 'OK') throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token was already used; sign in again');
+    // One challenge token starts at most one session, also when two requests race past the check above.
+    if ((await redis.set(usedKey, '1', 'EX', ttl, 'NX')) !== 'OK') throw spent();
     return this.startSession(user, claims.device);
   }
 

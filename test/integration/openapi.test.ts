@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+type Operation = { responses: Record<string, unknown>; security?: unknown[]; requestBody?: unknown };
+type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Doc;
+  before(async () => {
+    t = await startTestApp();
+    const res = await t.app.inject({ url: '/v3/api-docs/api-traffic' });
+    assert.equal(res.statusCode, 200);
+    doc = res.json();
+  });
+  after(() => t.close());
+
+  it('is a valid OpenAPI 3 document by an independent validator', async () => {
+    assert.match(doc.openapi, /^3\./);
+    await SwaggerParser.validate(structuredClone(doc) as never);
+  });
+
+  it('carries version 1.0.99', () => {
+    assert.equal(doc.info.version, '1.0.99');
+  });
+
+  it('lists every /api route the app serves, with every method', () => {
+    const served = new Set(
+      t.app.routeTable.filter((route) => route.includes(' /api/')).map((route) => route.replace(/:(\w+)/g, '{$1}')),
+    );
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`)),
+    );
+    assert.ok(served.size >= 15, `only ${served.size} routes served`);
+    assert.deepEqual([...served].sort(), [...documented].sort());
+  });
+
+  it('gives every operation its success status and the error statuses it can answer', () => {
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const statuses = Object.keys(operation.responses);
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(statuses.some((s) => /^2\d\d$/.test(s)), `${where}: no success status`);
+        for (const s of ['400', '500']) assert.ok(statuses.includes(s), `${where}: no ${s}`);
+        if (operation.security) assert.ok(statuses.includes('401'), `${where}: authenticated but no 401`);
+        if (operation.requestBody) for (const s of ['413', '415']) assert.ok(statuses.includes(s), `${where}: has a body but no ${s}`);
+      }
+    }
+  });
+
+  it('every documented route outside /api/auth answers 401 without a token', async () => {
+    let checked = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(operations)) {
+        if (path.startsWith('/api/auth/') && path !== '/api/auth/logout') continue;
+        const url = path.replace(/\{[^}]+\}/g, 'some-id');
+        const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url, payload: method === 'get' || method === 'delete' ? undefined : {} });
+        assert.equal(res.statusCode, 401, `${method.toUpperCase()} ${path}`);
+        assert.equal(res.json().code, 'UNAUTHORIZED');
+        checked++;
+      }
+    }
+    assert.ok(checked >= 11, `only ${checked} routes checked`);
+  });
+});
