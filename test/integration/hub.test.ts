@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { io as connect, type Socket } from 'socket.io-client';
+import { startHub, type Hub, type SocketEngine } from '../../realtime/hub.js';
+import { createContext, type AppContext } from '../../src/context.js';
+import { createLogger } from '../../src/logger.js';
+import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+
+function open(port: number, auth: Record<string, unknown>): Socket {
+  return connect(`http://127.0.0.1:${port}`, { path: '/socket.io/', transports: ['websocket'], auth, reconnection: false, forceNew: true });
+}
+
+function connected(socket: Socket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', (error) => reject(error));
+  });
+}
+
+function refused(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => reject(new Error('connected with a bad token')));
+    socket.once('connect_error', (error) => resolve(error.message));
+  });
+}
+
+for (const engine of ['uws', 'ws'] as SocketEngine[]) {
+  describe(`socket hub on ${engine}`, () => {
+    let t: TestApp;
+    const nodes: { ctx: AppContext; hub: Hub }[] = [];
+    const sockets: Socket[] = [];
+
+    before(async () => {
+      t = await startTestApp();
+      // Two hub nodes, each a context of its own, sharing the test's database and Redis prefix.
+      for (let i = 0; i < 2; i++) {
+        const ctx = await createContext(t.config, createLogger(t.config, `hub-${i}`));
+        nodes.push({ ctx, hub: await startHub(ctx, { host: '127.0.0.1', port: 0, engine }) });
+      }
+    });
+    after(async () => {
+      for (const socket of sockets) socket.disconnect();
+      for (const { ctx, hub } of nodes) {
+        await hub.close();
+        await ctx.close();
+      }
+      await t.close();
+    });
+
+    it('accepts a valid access token and joins the device and user rooms', async () => {
+      const session = await signIn(t);
+      const socket = open(nodes[0]!.hub.port, { token: session.accessToken, lastSeq: 0 });
+      sockets.push(socket);
+      await connected(socket);
+      // The other node sees the socket in both rooms through the Redis adapter.
+      const inDevice = await nodes[1]!.hub.io.in(`device:${session.deviceId}`).fetchSockets();
+      const inUser = await nodes[1]!.hub.io.in(`user:${session.userId}`).fetchSockets();
+      assert.equal(inDevice.length, 1);
+      assert.equal(inUser.length, 1);
+    });
+
+    it('refuses missing, forged and revoked tokens with UNAUTHORIZED', async () => {
+      const session = await signIn(t);
+      const port = nodes[1]!.hub.port;
+      assert.equal(await refused(open(port, {})), 'UNAUTHORIZED');
+      assert.equal(await refused(open(port, { token: `${session.accessToken}x` })), 'UNAUTHORIZED');
+      await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(session.accessToken) });
+      assert.equal(await refused(open(port, { token: session.accessToken })), 'UNAUTHORIZED');
+    });
+
+    it('closes a revoked device\'s socket on whatever node holds it', async () => {
+      const session = await signIn(t);
+      const other = await signIn(t);
+      const onA = open(nodes[0]!.hub.port, { token: session.accessToken });
+      const onB = open(nodes[1]!.hub.port, { token: other.accessToken });
+      sockets.push(onA, onB);
+      await Promise.all([connected(onA), connected(onB)]);
+      const closed = new Promise<string>((resolve) => onA.once('disconnect', (reason) => resolve(reason)));
+      // Revoked through the REST api process, which holds no sockets.
+      const started = Date.now();
+      const res = await t.app.inject({ method: 'DELETE', url: `/api/devices/${session.deviceId}`, headers: bearer(session.accessToken) });
+      assert.equal(res.statusCode, 204);
+      assert.equal(await closed, 'io server disconnect');
+      assert.ok(Date.now() - started < 3000);
+      // Someone else's socket stays up.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(onB.connected, true);
+    });
+  });
+}

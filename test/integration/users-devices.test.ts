@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+
+describe('users and devices', () => {
+  let t: TestApp;
+  let session: Session;
+  const adminPhone = freshPhone();
+  before(async () => {
+    t = await startTestApp({ ADMIN_PHONES: adminPhone });
+    session = await signIn(t);
+  });
+  after(() => t.close());
+
+  it('updates the profile and returns the User', async () => {
+    const res = await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(session.accessToken), payload: { displayName: '  Ada  ', language: 'pt-BR' } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().displayName, 'Ada');
+    assert.equal(res.json().language, 'pt-BR');
+    const me = await t.app.inject({ url: '/api/users/me', headers: bearer(session.accessToken) });
+    assert.equal(me.json().displayName, 'Ada');
+    assert.equal(me.json().admin, false);
+  });
+
+  it('marks the numbers in ADMIN_PHONES as site administrators', async () => {
+    const admin = await signIn(t, adminPhone);
+    const me = await t.app.inject({ url: '/api/users/me', headers: bearer(admin.accessToken) });
+    assert.equal(me.json().admin, true);
+  });
+
+  it('shows another user without their phone number', async () => {
+    const other = await signIn(t);
+    await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(other.accessToken), payload: { displayName: 'Grace' } });
+    const res = await t.app.inject({ url: `/api/users/${other.userId}`, headers: bearer(session.accessToken) });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { id: other.userId, displayName: 'Grace' });
+  });
+
+  it('stores push and VoIP tokens on the token\'s own device only, and clears them with null', async () => {
+    const phone = freshPhone();
+    const a = await signIn(t, phone, { name: 'A', platform: 'IOS' });
+    const b = await signIn(t, phone, { name: 'B', platform: 'ANDROID' });
+    const push = await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(a.accessToken), payload: { token: 'apns-token-0123456789', provider: 'APNS' } });
+    assert.equal(push.statusCode, 204);
+    const voip = await t.app.inject({ method: 'PUT', url: '/api/devices/voip-push-token', headers: bearer(a.accessToken), payload: { token: 'voip-token-0123456789' } });
+    assert.equal(voip.statusCode, 204);
+
+    const devices = t.ctx.db.collection('devices');
+    const stored = await devices.findOne({ _id: a.deviceId as never });
+    assert.equal(stored?.pushToken?.token, 'apns-token-0123456789');
+    assert.equal(stored?.pushToken?.provider, 'APNS');
+    assert.equal(stored?.voipPushToken?.token, 'voip-token-0123456789');
+    assert.equal((await devices.findOne({ _id: b.deviceId as never }))?.pushToken, null);
+
+    const list = await t.app.inject({ url: '/api/devices', headers: bearer(b.accessToken) });
+    const mine = list.json().find((d: { id: string }) => d.id === a.deviceId);
+    assert.equal(mine.pushEnabled, true);
+    assert.equal(mine.voipPushEnabled, true);
+
+    await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(a.accessToken), payload: { token: null } });
+    assert.equal((await devices.findOne({ _id: a.deviceId as never }))?.pushToken, null);
+  });
+
+  it('refuses bad push tokens with 400 and keeps the old one', async () => {
+    await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(session.accessToken), payload: { token: 'fcm-token-abcdefgh' } });
+    for (const payload of [{ token: 'short' }, { token: 'x'.repeat(5000) }, { token: 'valid-length-token', provider: 'SMOKE' }, {}]) {
+      const res = await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(session.accessToken), payload });
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40));
+    }
+    const stored = await t.ctx.db.collection('devices').findOne({ _id: session.deviceId as never });
+    assert.equal(stored?.pushToken?.token, 'fcm-token-abcdefgh');
+    assert.equal(stored?.pushToken?.provider, 'FCM');
+  });
+});
