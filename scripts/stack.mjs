@@ -3,7 +3,7 @@
 // server on free loopback ports, and stops them again. Node built-ins only: it runs before
 // `npm ci` has finished.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -193,7 +193,7 @@ export function onShutdownSignal(fn) {
 /** Installs the npm dependencies when node_modules is missing or older than the lock file. */
 export function ensureNodeModules(root) {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
-  if (existsSync(marker)) return;
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs) return;
   log('npm ci');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }

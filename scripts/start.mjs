@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dataDir = path.join(root, '.data');
+const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 
 ensureNodeModules(root);
 const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
