@@ -32,6 +32,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
+      if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, 'dependency failure');
       if (error.headers) reply.headers(error.headers);
       return sendError(request, reply, error.status, error.code, error.message, error.details);
     }

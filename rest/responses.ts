@@ -9,7 +9,7 @@ const DESCRIPTIONS: Record<number, string> = {
   415: 'Unsupported content type (send application/json)',
   429: 'Too many requests; see the Retry-After header',
   500: 'Unexpected server error',
-  503: 'Not ready',
+  503: 'A dependency (such as the SMS provider) is unavailable; try again shortly',
 };
 
 /**

@@ -6,8 +6,9 @@ export class AppError extends Error {
     message: string,
     readonly details?: unknown[],
     readonly headers?: Record<string, string>,
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
   }
 }

@@ -21,7 +21,7 @@ export const authRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app
       tags,
       summary: 'Send a six-digit sign-in code by SMS',
       body: CodeRequestSchema,
-      response: { 204: NoContentSchema, ...errorResponses(429, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...errorResponses(429, 503, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await auth.requestCode(request.body.phone);

@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import { hitRateLimit } from '../auth/rate-limit.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from '../auth/tokens.js';
 import { matchTotpStep } from '../auth/totp.js';
-import { badRequest, tooManyRequests, unauthorized } from '../errors.js';
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js';
 import type { DevicePlatform, DevicesRepo } from '../repos/devices.repo.js';
 import type { LoginCodesRepo } from '../repos/login-codes.repo.js';
 import type { UserDoc, UsersRepo } from '../repos/users.repo.js';
@@ -91,7 +91,13 @@ export class AuthService {
       consumedAt: null,
     });
     const minutes = Math.max(1, Math.round(config.LOGIN_CODE_TTL / 60));
-    await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
+    try {
+      await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      // The provider is down: the caller may retry; the cause goes to the log, not to the client.
+      throw new AppError(503, 'SMS_UNAVAILABLE', 'The code could not be sent right now; try again shortly', undefined, undefined, error);
+    }
   }
 
   /** Checks the SMS code; answers tokens, or a two-factor challenge when the user has two-factor on. */
