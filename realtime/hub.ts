@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type Socket } from 'socket.io';
 import uws from 'uWebSockets.js';
 import type { Principal } from '../src/auth/principal.js';
 import type { AppContext } from '../src/context.js';
-import { deviceRoom, socketKey, userRoom } from '../src/events.js';
+import { deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/events.js';
+import { InboxDelivery } from './delivery.js';
 
 export type SocketEngine = 'uws' | 'ws';
 
@@ -12,18 +14,30 @@ interface SocketData {
   principal: Principal;
 }
 
+type HubServer = Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+type HubSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
+
 export interface Hub {
-  io: Server;
+  io: HubServer;
   port: number;
+  nodeId: string;
   close(): Promise<void>;
+}
+
+function lastSeqOf(auth: unknown): number {
+  const value = (auth as { lastSeq?: unknown } | undefined)?.lastSeq;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
 
 /**
  * The realtime role: socket.io on uWebSockets.js (or plain `ws`), joined to the other hub nodes by
- * the Redis adapter. The handshake uses the same token check as REST.
+ * the Redis adapter. The handshake uses the same token check as REST. Device events come from the
+ * device's inbox (see InboxDelivery); presence is an expiring heartbeat per device in Redis.
  */
 export async function startHub(ctx: AppContext, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
-  const io = new Server<Record<string, never>, Record<string, never>, Record<string, never>, SocketData>({
+  const log = ctx.logger.child({ role: 'realtime' });
+  const nodeId = randomUUID();
+  const io: HubServer = new Server({
     path: '/socket.io/',
     serveClient: false,
     transports: ['websocket', 'polling'],
@@ -33,6 +47,15 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
   const pub = ctx.redis.duplicate();
   const sub = ctx.redis.duplicate();
   io.adapter(createAdapter(pub, sub, { key: socketKey(ctx.config.REDIS_PREFIX) }));
+
+  const delivery = new InboxDelivery(ctx.inbox, (error) => log.error({ err: error }, 'inbox delivery failed'));
+  const pokes = ctx.redis.duplicate();
+  await pokes.subscribe(inboxPokeChannel(ctx.config.REDIS_PREFIX));
+  pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
+
+  const heartbeat = setInterval(() => {
+    ctx.presence.beat(nodeId, delivery.deviceIds).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
+  }, Math.max(250, Math.floor(ctx.presence.ttlMs / 3)));
 
   io.use((socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
@@ -46,12 +69,26 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     );
   });
 
-  io.on('connection', (socket: Socket) => {
-    const { principal } = socket.data as SocketData;
-    void socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId)]);
+  io.on('connection', (socket: HubSocket) => {
+    const { principal } = socket.data;
+    const { deviceId } = principal;
+    void socket.join([deviceRoom(deviceId), userRoom(principal.userId)]);
+    ctx.presence.beat(nodeId, [deviceId]).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
+    delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
+
+    socket.on('inbox.ack', (body) => {
+      const seq = (body as { seq?: unknown } | undefined)?.seq;
+      if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return;
+      ctx.inbox.ack(deviceId, seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
+    });
+
+    socket.on('disconnect', () => {
+      if (delivery.detach(socket, deviceId)) {
+        ctx.presence.release(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence release failed'));
+      }
+    });
   });
 
-  const log = ctx.logger.child({ role: 'realtime' });
   let port: number;
   let closeListener: () => Promise<void>;
   if (options.engine === 'uws') {
@@ -73,16 +110,20 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     port = typeof address === 'object' && address ? address.port : options.port;
     closeListener = () => new Promise((resolve) => server.close(() => resolve()));
   }
-  log.info({ port, engine: options.engine }, 'socket hub listening');
+  log.info({ port, engine: options.engine, nodeId }, 'socket hub listening');
 
   return {
     io,
     port,
+    nodeId,
     async close() {
+      clearInterval(heartbeat);
+      const held = [...delivery.deviceIds];
       io.disconnectSockets(true);
+      await Promise.allSettled(held.map((deviceId) => ctx.presence.release(nodeId, deviceId)));
       await closeListener();
       await new Promise<void>((resolve) => io.close(() => resolve()));
-      await Promise.allSettled([pub.quit(), sub.quit()]);
+      await Promise.allSettled([pub.quit(), sub.quit(), pokes.quit()]);
     },
   };
 }

@@ -54,9 +54,16 @@ async function finish(code) {
 onShutdownSignal(() => void finish(130));
 
 const files = testFiles(path.join(root, 'dist', 'test')).filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+// A test file whose process never exits (an open handle) would hang CI: the whole run is bounded.
+const WATCHDOG_MS = Number(process.env.TEST_WATCHDOG_MS ?? 20 * 60 * 1000);
+const watchdog = setTimeout(() => {
+  process.stderr.write(`[test] no end after ${WATCHDOG_MS / 1000} s: stopping\n`);
+  void finish(1);
+}, WATCHDOG_MS);
 const code = await run(
   process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
   { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, TEST_TMP: tmp },
 );
+clearTimeout(watchdog);
 await finish(code);

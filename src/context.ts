@@ -1,9 +1,14 @@
+import { Queue } from 'bullmq';
 import type { Db, MongoClient } from 'mongodb';
 import type { Redis } from 'ioredis';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config/config.js';
 import { connectMongo } from './db/mongo.js';
-import { DeviceEvents } from './events.js';
+import { DeviceEvents, type PushRequest } from './events.js';
+import { DeviceInbox } from './inbox/inbox.js';
+import { PresenceStore } from './presence/presence.js';
+import { pushProviders } from './push/providers.js';
+import { JOBS, QUEUES, queuePrefix } from './queues.js';
 import type { Logger } from './logger.js';
 import { connectRedis } from './redis.js';
 import { DevicesRepo } from './repos/devices.repo.js';
@@ -12,6 +17,7 @@ import { UsersRepo } from './repos/users.repo.js';
 import { AuthService } from './services/auth.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
+import { PushService } from './services/push.service.js';
 import { UsersService } from './services/users.service.js';
 import { OutboxSmsProvider } from './sms/outbox.provider.js';
 import type { SmsProvider } from './sms/sms.js';
@@ -25,8 +31,11 @@ export interface AppContext {
   db: Db;
   redis: Redis;
   events: DeviceEvents;
+  inbox: DeviceInbox;
+  presence: PresenceStore;
+  queues: { push: Queue<PushRequest> };
   repos: { users: UsersRepo; devices: DevicesRepo; loginCodes: LoginCodesRepo };
-  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService };
+  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService };
   close(): Promise<void>;
 }
 
@@ -51,10 +60,33 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const repos = { users: new UsersRepo(db), devices: new DevicesRepo(db), loginCodes: new LoginCodesRepo(db) };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
-  const events = new DeviceEvents(redis, config.REDIS_PREFIX);
+  const inbox = new DeviceInbox(redis, config.REDIS_PREFIX, { maxEvents: config.INBOX_MAX_EVENTS, maxAgeSeconds: config.INBOX_MAX_AGE });
+  const presence = new PresenceStore(redis, config.REDIS_PREFIX, config.PRESENCE_TTL * 1000);
+  // BullMQ does not close a connection it was given: this one is quit in close() below.
+  const queueConnection = redis.duplicate();
+  const pushQueue = new Queue<PushRequest>(QUEUES.push, {
+    connection: queueConnection,
+    prefix: queuePrefix(config.REDIS_PREFIX),
+    defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+  });
+  const events = new DeviceEvents(
+    redis,
+    config.REDIS_PREFIX,
+    inbox,
+    presence,
+    async (userId) => (await repos.devices.listActiveByUser(userId)).map((device) => device._id),
+    // Job data holds ids only; the worker reads the event from the inbox. The job id makes it idempotent.
+    async (request) => {
+      await pushQueue.add(JOBS.push, request, { jobId: `${request.deviceId}-${request.seq}` });
+    },
+  );
+  const providers = pushProviders(config, db);
   const devices = new DevicesService(repos.devices);
-  // A revoked or signed-out device loses its sockets on every hub node.
-  devices.onRevoked(({ deviceId }) => events.disconnectDevice(deviceId));
+  // A revoked or signed-out device loses its sockets on every hub node, and its inbox.
+  devices.onRevoked(async ({ deviceId }) => {
+    events.disconnectDevice(deviceId);
+    await inbox.drop(deviceId);
+  });
   const services = {
     devices,
     users: new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER }),
@@ -64,11 +96,13 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       devices: repos.devices,
       loginCodes: repos.loginCodes,
       devicesService: devices,
+      events,
       tokens: new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL),
       sms: smsProvider(config),
       redis,
     }),
     maintenance: new MaintenanceService(repos.loginCodes),
+    push: new PushService(repos.devices, inbox, presence, providers.providerFor),
   };
 
   return {
@@ -78,10 +112,14 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     db,
     redis,
     events,
+    inbox,
+    presence,
+    queues: { push: pushQueue },
     repos,
     services,
     async close() {
-      await Promise.allSettled([mongo.close(), redis.quit()]);
+      await Promise.allSettled([pushQueue.close(), providers.close()]);
+      await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit()]);
     },
   };
 }

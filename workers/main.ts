@@ -1,7 +1,9 @@
 import { Queue, Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
-import { CLEANUP_EVERY_MS, JOBS, QUEUES } from '../src/queues.js';
+import type { PushRequest } from '../src/events.js';
+import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/queues.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
+import { pushProcessor } from './processors/push.processor.js';
 
 export interface Workers {
   close(): Promise<void>;
@@ -11,7 +13,7 @@ export interface Workers {
 export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const log = ctx.logger.child({ role: 'worker' });
   const connection = ctx.redis.duplicate();
-  const prefix = `${ctx.config.REDIS_PREFIX}bull`;
+  const prefix = queuePrefix(ctx.config.REDIS_PREFIX);
 
   const maintenance = new Queue(QUEUES.maintenance, { connection, prefix });
   await maintenance.upsertJobScheduler(JOBS.cleanupExpired, { every: CLEANUP_EVERY_MS }, { name: JOBS.cleanupExpired, opts: { removeOnComplete: 100, removeOnFail: 100 } });
@@ -25,13 +27,16 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     },
     { connection, prefix, concurrency: 1 },
   );
-  worker.on('completed', (job, result) => log.debug({ job: job.name, result }, 'job done'));
-  worker.on('failed', (job, error) => log.error({ job: job?.name, err: error }, 'job failed'));
+  const push = new Worker<PushRequest>(QUEUES.push, pushProcessor(ctx), { connection, prefix, concurrency: 20 });
+  for (const w of [worker, push]) {
+    w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
+    w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
+  }
   log.info({ queues: Object.values(QUEUES) }, 'workers running');
 
   return {
     async close() {
-      await worker.close();
+      await Promise.all([worker.close(), push.close()]);
       await maintenance.close();
       await connection.quit().catch(() => undefined);
     },

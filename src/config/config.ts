@@ -53,6 +53,19 @@ const EnvSchema = z
     TWILIO_FROM: e164.optional(),
     TWILIO_API_BASE: z.url().default('https://api.twilio.com'),
 
+    PRESENCE_TTL: duration.default(30),
+    INBOX_MAX_EVENTS: positiveInt.default(1000),
+    INBOX_MAX_AGE: duration.default(7 * 86_400),
+
+    PUSH_PROVIDER: z.enum(['local', 'remote']).optional(),
+    APNS_KEY_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character key id').optional(),
+    APNS_TEAM_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character team id').optional(),
+    APNS_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+    APNS_BUNDLE_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional(),
+    APNS_ORIGIN: z.url().default('https://api.push.apple.com'),
+    FCM_SERVICE_ACCOUNT_FILE: z.string().min(1).optional(),
+    FCM_API_BASE: z.url().default('https://fcm.googleapis.com'),
+
     ADMIN_PHONES: z
       .string()
       .default('')
@@ -62,6 +75,10 @@ const EnvSchema = z
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.JWT_SECRET) {
       ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'is required in production' });
+    }
+    const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
+    if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
+      for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
     }
     const provider = env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? 'twilio' : 'outbox');
     if (provider === 'twilio') {
@@ -74,6 +91,7 @@ const EnvSchema = z
     ...env,
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
+    PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),
   }));
 
 export type Config = z.output<typeof EnvSchema>;

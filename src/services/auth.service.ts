@@ -13,6 +13,7 @@ import type { LoginCodesRepo } from '../repos/login-codes.repo.js';
 import type { UserDoc, UsersRepo } from '../repos/users.repo.js';
 import type { SmsProvider } from '../sms/sms.js';
 import type { DevicesService } from './devices.service.js';
+import type { DeviceEvents } from '../events.js';
 
 export interface SessionTokens {
   accessToken: string;
@@ -54,6 +55,7 @@ export class AuthService {
       devices: DevicesRepo;
       loginCodes: LoginCodesRepo;
       devicesService: DevicesService;
+      events: DeviceEvents;
       tokens: TokenService;
       sms: SmsProvider;
       redis: Redis;
@@ -223,6 +225,8 @@ export class AuthService {
       pushToken: null,
       voipPushToken: null,
     });
+    // The account's other devices hear of the new sign-in (and get a push when offline).
+    await this.deps.events.toUsers([user._id], 'device.added', { deviceId, name: device.name, platform: device.platform }, { exceptDeviceId: deviceId });
     return {
       accessToken: await tokens.signAccess({ userId: user._id, deviceId }),
       refreshToken,

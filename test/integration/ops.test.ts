@@ -37,7 +37,8 @@ describe('operations', () => {
       assert.deepEqual(res.json().details, [{ mongodb: 'ok', redis: 'down' }]);
     } finally {
       await app.close();
-      await ctx.mongo.close();
+      await ctx.db.dropDatabase();
+      await ctx.close();
     }
   });
 

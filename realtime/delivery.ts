@@ -1,0 +1,102 @@
+import type { Socket } from 'socket.io';
+import type { ClientToServerEvents, DeviceEventName, ServerToClientEvents } from '../src/events.js';
+import type { DeviceInbox } from '../src/inbox/inbox.js';
+
+type DeviceSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
+
+interface Cursor {
+  /** Highest sequence sent on this socket. */
+  sent: number;
+  /** Delivery runs one at a time per socket; a poke during a run asks for another. */
+  running: boolean;
+  again: boolean;
+}
+
+/**
+ * Sends a device's inbox to its sockets on this node, in order and once each: on connect from the
+ * `lastSeq` the device gave, and after every poke. Live and replayed events take the same path, so
+ * a replay can never overtake or repeat a live event.
+ */
+export class InboxDelivery {
+  private readonly cursors = new Map<string, Cursor>();
+  private readonly byDevice = new Map<string, Set<DeviceSocket>>();
+
+  constructor(
+    private readonly inbox: DeviceInbox,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  get deviceIds(): IterableIterator<string> {
+    return this.byDevice.keys();
+  }
+
+  socketsOf(deviceId: string): number {
+    return this.byDevice.get(deviceId)?.size ?? 0;
+  }
+
+  attach(socket: DeviceSocket, deviceId: string, lastSeq: number): void {
+    this.cursors.set(socket.id, { sent: lastSeq, running: false, again: false });
+    let sockets = this.byDevice.get(deviceId);
+    if (!sockets) this.byDevice.set(deviceId, (sockets = new Set()));
+    sockets.add(socket);
+    this.kick(socket, deviceId, true);
+  }
+
+  /** Forgets the socket; true when it was the device's last socket on this node. */
+  detach(socket: DeviceSocket, deviceId: string): boolean {
+    this.cursors.delete(socket.id);
+    const sockets = this.byDevice.get(deviceId);
+    sockets?.delete(socket);
+    if (sockets && sockets.size === 0) {
+      this.byDevice.delete(deviceId);
+      return true;
+    }
+    return false;
+  }
+
+  poke(deviceId: string): void {
+    for (const socket of this.byDevice.get(deviceId) ?? []) this.kick(socket, deviceId, false);
+  }
+
+  private kick(socket: DeviceSocket, deviceId: string, first: boolean): void {
+    const cursor = this.cursors.get(socket.id);
+    if (!cursor) return;
+    if (cursor.running) {
+      cursor.again = true;
+      return;
+    }
+    cursor.running = true;
+    void this.run(socket, deviceId, cursor, first).catch(this.onError);
+  }
+
+  private async run(socket: DeviceSocket, deviceId: string, cursor: Cursor, first: boolean): Promise<void> {
+    try {
+      if (first) await this.checkResync(socket, deviceId, cursor);
+      do {
+        cursor.again = false;
+        for (;;) {
+          const batch = await this.inbox.readAfter(deviceId, cursor.sent);
+          if (batch.length === 0 || !socket.connected) break;
+          for (const entry of batch) {
+            socket.emit(entry.event as DeviceEventName, { seq: entry.seq, at: entry.at, data: entry.data as never });
+            cursor.sent = entry.seq;
+          }
+        }
+      } while (cursor.again && socket.connected);
+    } finally {
+      cursor.running = false;
+    }
+  }
+
+  /**
+   * A device that missed events the bound dropped, or that is ahead of a reset inbox, gets one
+   * `inbox.resync-required` carrying the current sequence, and continues from there.
+   */
+  private async checkResync(socket: DeviceSocket, deviceId: string, cursor: Cursor): Promise<void> {
+    const state = await this.inbox.state(deviceId);
+    const reason = cursor.sent > state.seq ? 'INBOX_RESET' : state.lost > cursor.sent ? 'INBOX_BOUND' : null;
+    if (!reason) return;
+    socket.emit('inbox.resync-required', { seq: state.seq, at: new Date().toISOString(), data: { lastSeq: cursor.sent, reason } });
+    cursor.sent = state.seq;
+  }
+}

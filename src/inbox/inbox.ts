@@ -1,0 +1,106 @@
+import type { Redis } from 'ioredis';
+
+/** One stored device event, as delivered: `{seq, at, data}` under its event name. */
+export interface InboxEntry {
+  seq: number;
+  at: string;
+  event: string;
+  data: unknown;
+}
+
+export interface InboxState {
+  /** Highest sequence number given out so far (0 when none). */
+  seq: number;
+  /** Highest sequence number dropped by the count or age bound before it was acknowledged. */
+  lost: number;
+}
+
+// Appends one event: next seq, store, then trim by count and age, remembering what the bound dropped.
+// Members are "<atMs>|<seq>|<json>" scored by seq, so age trimming reads the time from the oldest member.
+const APPEND = `
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+local now = tonumber(ARGV[1])
+redis.call('ZADD', KEYS[2], seq, ARGV[1] .. '|' .. seq .. '|' .. ARGV[2])
+local max = tonumber(ARGV[3])
+local cutoff = now - tonumber(ARGV[4])
+local lost = 0
+local n = redis.call('ZCARD', KEYS[2])
+if n > max then
+  local dropped = redis.call('ZRANGE', KEYS[2], n - max - 1, n - max - 1, 'WITHSCORES')
+  lost = tonumber(dropped[2])
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, n - max - 1)
+end
+while true do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if #oldest == 0 then break end
+  local at = tonumber(string.match(oldest[1], '^(%d+)|'))
+  if at >= cutoff then break end
+  lost = math.max(lost, tonumber(oldest[2]))
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, 0)
+end
+if lost > 0 then
+  local before = tonumber(redis.call('HGET', KEYS[1], 'lost') or '0')
+  if lost > before then redis.call('HSET', KEYS[1], 'lost', lost) end
+end
+return seq
+`;
+
+const READ_BATCH = 500;
+
+/**
+ * Per-device event inbox in Redis (DESIGN.md, "Device socket protocol"): every device event is
+ * written here with an increasing sequence number before anyone is told, so a device that was
+ * offline, or whose hub node died, gets every later event in order on reconnect.
+ */
+export class DeviceInbox {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly bounds: { maxEvents: number; maxAgeSeconds: number },
+  ) {
+    this.redis.defineCommand('inboxAppend', { numberOfKeys: 2, lua: APPEND });
+  }
+
+  private metaKey(deviceId: string) {
+    return `${this.prefix}inbox:meta:${deviceId}`;
+  }
+
+  private eventsKey(deviceId: string) {
+    return `${this.prefix}inbox:events:${deviceId}`;
+  }
+
+  /** Stores one event for the device; returns its sequence number. */
+  async append(deviceId: string, event: string, data: unknown, now = Date.now()): Promise<number> {
+    const json = JSON.stringify({ event, data });
+    const append = (this.redis as unknown as { inboxAppend: (...args: (string | number)[]) => Promise<number> }).inboxAppend;
+    return Number(
+      await append.call(this.redis, this.metaKey(deviceId), this.eventsKey(deviceId), now, json, this.bounds.maxEvents, this.bounds.maxAgeSeconds * 1000),
+    );
+  }
+
+  async state(deviceId: string): Promise<InboxState> {
+    const [seq, lost] = await this.redis.hmget(this.metaKey(deviceId), 'seq', 'lost');
+    return { seq: Number(seq ?? 0), lost: Number(lost ?? 0) };
+  }
+
+  /** Events with a sequence number above `afterSeq`, oldest first, at most one batch. */
+  async readAfter(deviceId: string, afterSeq: number, limit = READ_BATCH): Promise<InboxEntry[]> {
+    const members = await this.redis.zrangebyscore(this.eventsKey(deviceId), `(${afterSeq}`, '+inf', 'LIMIT', 0, limit);
+    return members.map((member) => {
+      const first = member.indexOf('|');
+      const second = member.indexOf('|', first + 1);
+      const { event, data } = JSON.parse(member.slice(second + 1)) as { event: string; data: unknown };
+      return { seq: Number(member.slice(first + 1, second)), at: new Date(Number(member.slice(0, first))).toISOString(), event, data };
+    });
+  }
+
+  /** Trims every event up to and including `seq`: the device has processed them. */
+  async ack(deviceId: string, seq: number): Promise<void> {
+    await this.redis.zremrangebyscore(this.eventsKey(deviceId), '-inf', seq);
+  }
+
+  /** Forgets a device's inbox (after revocation). */
+  async drop(deviceId: string): Promise<void> {
+    await this.redis.del(this.metaKey(deviceId), this.eventsKey(deviceId));
+  }
+}

@@ -1,0 +1,94 @@
+import http2 from 'node:http2';
+import { SignJWT, importPKCS8 } from 'jose';
+import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
+
+export interface ApnsOptions {
+  /** Key id of the .p8 signing key. */
+  keyId: string;
+  teamId: string;
+  /** PKCS#8 PEM of the ES256 signing key. */
+  privateKey: string;
+  /** App bundle id; VoIP pushes go to `<bundleId>.voip`. */
+  bundleId: string;
+  /** https://api.push.apple.com or https://api.sandbox.push.apple.com */
+  origin: string;
+}
+
+/** Tokens are valid for up to an hour; Apple refuses refreshing more than once per 20 minutes. */
+const TOKEN_REFRESH_MS = 40 * 60 * 1000;
+
+/** APNs over HTTP/2 with a provider token (JWT, ES256) signed by `jose`. */
+export class ApnsPushProvider implements PushProvider {
+  readonly name = 'apns';
+  private session: http2.ClientHttp2Session | null = null;
+  private token: { value: string; madeAt: number } | null = null;
+
+  constructor(private readonly options: ApnsOptions) {}
+
+  private async providerToken(): Promise<string> {
+    if (this.token && Date.now() - this.token.madeAt < TOKEN_REFRESH_MS) return this.token.value;
+    const key = await importPKCS8(this.options.privateKey, 'ES256');
+    const value = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: this.options.keyId })
+      .setIssuer(this.options.teamId)
+      .setIssuedAt()
+      .sign(key);
+    this.token = { value, madeAt: Date.now() };
+    return value;
+  }
+
+  private connection(): http2.ClientHttp2Session {
+    if (!this.session || this.session.closed || this.session.destroyed) {
+      this.session = http2.connect(this.options.origin);
+      this.session.on('error', () => {
+        this.session = null;
+      });
+    }
+    return this.session;
+  }
+
+  async send(target: PushTarget, message: PushMessage): Promise<PushResult> {
+    const voip = message.kind === 'voip';
+    const aps = voip ? {} : { alert: message.alert, sound: 'default', 'mutable-content': 1 };
+    const body = JSON.stringify({ aps, ...message.data });
+    const headers: http2.OutgoingHttpHeaders = {
+      ':method': 'POST',
+      ':path': `/3/device/${encodeURIComponent(target.token)}`,
+      authorization: `bearer ${await this.providerToken()}`,
+      'apns-topic': voip ? `${this.options.bundleId}.voip` : this.options.bundleId,
+      'apns-push-type': voip ? 'voip' : 'alert',
+      'apns-priority': '10',
+      'apns-expiration': String(Math.floor(Date.now() / 1000) + message.ttlSeconds),
+      'content-type': 'application/json',
+    };
+    if (message.collapseId) headers['apns-collapse-id'] = message.collapseId;
+
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = this.connection().request(headers);
+      let status = 0;
+      let text = '';
+      request.setEncoding('utf8');
+      request.setTimeout(10_000, () => request.close(http2.constants.NGHTTP2_CANCEL));
+      request.on('response', (responseHeaders) => (status = Number(responseHeaders[':status'])));
+      request.on('data', (chunk: string) => (text += chunk));
+      request.on('end', () => resolve({ status, text }));
+      request.on('error', reject);
+      request.end(body);
+    });
+    if (status === 200) return { ok: true };
+    const reason = (() => {
+      try {
+        return (JSON.parse(text) as { reason?: string }).reason ?? `HTTP ${status}`;
+      } catch {
+        return `HTTP ${status}`;
+      }
+    })();
+    // 410 Unregistered, or 400 BadDeviceToken / DeviceTokenNotForTopic: the token will never work again.
+    const tokenInvalid = status === 410 || ['BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered'].includes(reason);
+    return { ok: false, tokenInvalid, reason };
+  }
+
+  async close(): Promise<void> {
+    this.session?.close();
+  }
+}
