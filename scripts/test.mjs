@@ -10,9 +10,11 @@ import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const filter = process.argv.slice(2);
 
+let current = null;
 function run(command, args, env = process.env) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, stdio: 'inherit', env });
+    current = child;
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
   });
 }
@@ -47,6 +49,7 @@ let finished = false;
 async function finish(code) {
   if (finished) return;
   finished = true;
+  if (current && current.exitCode === null) current.kill('SIGKILL');
   await stack.stop();
   rmSync(tmp, { recursive: true, force: true });
   process.exit(code);
