@@ -17,6 +17,7 @@ import { installErrorHandling } from './error-handler.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
+import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(sessionRoutes, { ctx });
     await authed.register(usersRoutes, { ctx });
     await authed.register(devicesRoutes, { ctx });
+    await authed.register(presenceRoutes, { ctx });
   });
 
   await app.ready();

@@ -11,12 +11,15 @@ import { pushProviders } from './push/providers.js';
 import { JOBS, QUEUES, queuePrefix } from './queues.js';
 import type { Logger } from './logger.js';
 import { connectRedis } from './redis.js';
+import { ConnectionsRepo } from './repos/connections.repo.js';
 import { DevicesRepo } from './repos/devices.repo.js';
 import { LoginCodesRepo } from './repos/login-codes.repo.js';
+import { RoomMembersRepo } from './repos/room-members.repo.js';
 import { UsersRepo } from './repos/users.repo.js';
 import { AuthService } from './services/auth.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
+import { PresenceService } from './services/presence.service.js';
 import { PushService } from './services/push.service.js';
 import { UsersService } from './services/users.service.js';
 import { OutboxSmsProvider } from './sms/outbox.provider.js';
@@ -34,8 +37,8 @@ export interface AppContext {
   inbox: DeviceInbox;
   presence: PresenceStore;
   queues: { push: Queue<PushRequest> };
-  repos: { users: UsersRepo; devices: DevicesRepo; loginCodes: LoginCodesRepo };
-  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService };
+  repos: { users: UsersRepo; devices: DevicesRepo; loginCodes: LoginCodesRepo; connections: ConnectionsRepo; roomMembers: RoomMembersRepo };
+  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService };
   close(): Promise<void>;
 }
 
@@ -57,7 +60,13 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const redis = connectRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
 
-  const repos = { users: new UsersRepo(db), devices: new DevicesRepo(db), loginCodes: new LoginCodesRepo(db) };
+  const repos = {
+    users: new UsersRepo(db),
+    devices: new DevicesRepo(db),
+    loginCodes: new LoginCodesRepo(db),
+    connections: new ConnectionsRepo(db),
+    roomMembers: new RoomMembersRepo(db),
+  };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
   const inbox = new DeviceInbox(redis, config.REDIS_PREFIX, { maxEvents: config.INBOX_MAX_EVENTS, maxAgeSeconds: config.INBOX_MAX_AGE });
@@ -103,6 +112,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     }),
     maintenance: new MaintenanceService(repos.loginCodes),
     push: new PushService(repos.devices, inbox, presence, providers.providerFor),
+    presence: new PresenceService(presence, repos.devices, repos.connections, repos.roomMembers),
   };
 
   return {

@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startWorkers, type Workers } from '../../workers/main.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function signal(i: number) {
+  return { callId: 'call-1', fromDeviceId: 'peer', kind: 'candidate' as const, payload: { i } };
+}
+
+describe('realtime hub across three node processes', () => {
+  let t: TestApp;
+  let workers: Workers;
+  const hubs: HubProcess[] = [];
+  const clients: DeviceClient[] = [];
+  const client = (session: Session) => {
+    const c = new DeviceClient(session.accessToken);
+    clients.push(c);
+    return c;
+  };
+
+  before(async () => {
+    t = await startTestApp({ PRESENCE_TTL: '2' });
+    workers = await startWorkers(t.ctx);
+    hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config), spawnHub(t.config)])));
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await Promise.all(hubs.map((hub) => hub.kill('SIGKILL')));
+    await workers.close();
+    await t.close();
+  });
+
+  it('a device event from an api process reaches the right devices on other nodes, and no other', async () => {
+    const phone = freshPhone();
+    const a = await signIn(t, phone, { name: 'A', platform: 'IOS' });
+    const b = await signIn(t, phone, { name: 'B', platform: 'ANDROID' });
+    const stranger = await signIn(t);
+    const [onA, onB, onStranger] = [client(a), client(b), client(stranger)];
+    // B was signed in after A: A already has B's device.added waiting in its inbox.
+    await onA.connect(hubs[0]!.port);
+    await onB.connect(hubs[1]!.port);
+    await onStranger.connect(hubs[2]!.port);
+    await onA.until((r) => r.some((e) => e.event === 'device.added' && e.data.deviceId === b.deviceId));
+
+    // A third sign-in, through the REST api (which holds no sockets), tells A and B but nobody else.
+    const c = await signIn(t, phone, { name: 'C', platform: 'WEB' });
+    await onA.until((r) => r.some((e) => e.data.deviceId === c.deviceId));
+    await onB.until((r) => r.some((e) => e.data.deviceId === c.deviceId));
+
+    // A single-device event reaches only that device.
+    await t.ctx.events.toDevice(b.deviceId, 'call.signal', signal(7));
+    await onB.until((r) => r.some((e) => e.event === 'call.signal'));
+    await sleep(300);
+    assert.equal(onA.received.filter((e) => e.event === 'call.signal').length, 0);
+    assert.equal(onStranger.received.length, 0);
+    const bSeqs = onB.received.map((e) => e.seq);
+    assert.deepEqual(bSeqs, bSeqs.map((_, i) => i + 1), 'B sees 1, 2, ... in order');
+    const added = onA.received.find((e) => e.data.deviceId === c.deviceId)!;
+    assert.deepEqual(added.data, { deviceId: c.deviceId, name: 'C', platform: 'WEB' });
+    assert.ok(!Number.isNaN(Date.parse(added.at)));
+  });
+
+  it('a node killed mid-stream: its clients move on and get every missed event, in order, exactly once', async () => {
+    const victim = await spawnHub(t.config);
+    hubs.push(victim);
+    const session = await signIn(t);
+    const phone = client(session);
+    await phone.connect(victim.port);
+
+    const total = 60;
+    const emitting = (async () => {
+      for (let i = 1; i <= total; i++) {
+        await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(i));
+        await sleep(10);
+      }
+    })();
+    await phone.until((r) => r.length >= 10);
+    const dropped = phone.disconnected();
+    await victim.kill('SIGKILL');
+    assert.equal(await dropped, 'transport close');
+    // The phone reconnects to another node with the last sequence it processed.
+    await phone.connect(hubs[1]!.port);
+    await emitting;
+    await phone.until((r) => r.length >= total);
+    await sleep(300);
+    assert.deepEqual(
+      phone.received.map((e) => e.seq),
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      phone.received.map((e) => (e.data.payload as { i: number }).i),
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
+  });
+
+  it('an offline device gets a recorded push, then the event from its inbox on reconnect', async () => {
+    const phone = freshPhone();
+    const offline = await signIn(t, phone, { name: 'Offline', platform: 'ANDROID' });
+    await t.app.inject({
+      method: 'PUT',
+      url: '/api/devices/push-token',
+      headers: bearer(offline.accessToken),
+      payload: { token: 'fcm-offline-token-1', provider: 'FCM' },
+    });
+    const online = await signIn(t, phone, { name: 'Online', platform: 'IOS' });
+    await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(online.accessToken), payload: { token: 'apns-online-token-1', provider: 'APNS' } });
+    const onOnline = client(online);
+    await onOnline.connect(hubs[0]!.port);
+
+    const newcomer = await signIn(t, phone, { name: 'Newcomer', platform: 'WEB' });
+    const pushes = t.ctx.db.collection('push_records');
+    let record = null;
+    for (let i = 0; i < 50 && !record; i++) {
+      record = await pushes.findOne({ token: 'fcm-offline-token-1', 'message.data.deviceId': newcomer.deviceId });
+      if (!record) await sleep(100);
+    }
+    assert.ok(record, 'the offline device was pushed');
+    assert.equal(record.service, 'FCM');
+    assert.equal(record.message.kind, 'alert');
+    assert.equal(record.message.data.event, 'device.added');
+    assert.match(record.message.alert.body, /Newcomer/);
+    // The online device got the event over its socket, and no push.
+    await onOnline.until((r) => r.some((e) => e.data.deviceId === newcomer.deviceId));
+    assert.equal(await pushes.countDocuments({ token: 'apns-online-token-1' }), 0);
+
+    const late = client(offline);
+    await late.connect(hubs[2]!.port);
+    await late.until((r) => r.some((e) => e.data.deviceId === newcomer.deviceId));
+    assert.deepEqual(
+      late.received.map((e) => [e.event, e.data.name]),
+      [
+        ['device.added', 'Online'],
+        ['device.added', 'Newcomer'],
+      ],
+    );
+  });
+
+  it('acknowledged events are trimmed and not replayed', async () => {
+    const session = await signIn(t);
+    for (let i = 1; i <= 5; i++) await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(i));
+    const first = client(session);
+    await first.connect(hubs[0]!.port);
+    await first.until((r) => r.length === 5);
+    first.ack(3);
+    await sleep(200);
+    assert.deepEqual((await t.ctx.inbox.readAfter(session.deviceId, 0)).map((e) => e.seq), [4, 5]);
+    first.close();
+    // A device reconnecting with lastSeq 3 gets 4 and 5 only.
+    const again = new DeviceClient(session.accessToken);
+    clients.push(again);
+    again.lastSeq = 3;
+    await again.connect(hubs[1]!.port);
+    await again.until((r) => r.length === 2);
+    assert.deepEqual(again.received.map((e) => e.seq), [4, 5]);
+  });
+
+  it('presence: online while connected, offline within the heartbeat bound after its node dies', async () => {
+    const watcher = await signIn(t);
+    const watched = await signIn(t);
+    await t.ctx.repos.connections.connect(watcher.userId, watched.userId, new Date());
+    const node = await spawnHub(t.config);
+    hubs.push(node);
+    const presence = async () => {
+      const res = await t.app.inject({ url: `/api/presence?userIds=${watched.userId}`, headers: bearer(watcher.accessToken) });
+      assert.equal(res.statusCode, 200);
+      return res.json()[0] as { online: boolean; lastSeenAt: string | null };
+    };
+    assert.equal((await presence()).online, false);
+    const phone = client(watched);
+    await phone.connect(node.port);
+    await sleep(100);
+    assert.equal((await presence()).online, true);
+
+    await node.kill('SIGKILL');
+    const killedAt = Date.now();
+    let offlineAfter = -1;
+    while (Date.now() - killedAt < 6_000) {
+      if (!(await presence()).online) {
+        offlineAfter = Date.now() - killedAt;
+        break;
+      }
+      await sleep(100);
+    }
+    assert.ok(offlineAfter >= 0, 'still online 6 s after its node died');
+    assert.ok(offlineAfter <= 2_000 + 500, `offline after ${offlineAfter} ms, bound is the 2 s heartbeat life`);
+    const last = await presence();
+    assert.ok(last.lastSeenAt && Date.parse(last.lastSeenAt) <= killedAt);
+  });
+
+  it('presence: a clean disconnect is offline at once; strangers are not shown', async () => {
+    const watcher = await signIn(t);
+    const watched = await signIn(t);
+    const stranger = await signIn(t);
+    await t.ctx.repos.roomMembers.add('room-p', watcher.userId, new Date());
+    await t.ctx.repos.roomMembers.add('room-p', watched.userId, new Date());
+    const phone = client(watched);
+    await phone.connect(hubs[0]!.port);
+    await sleep(100);
+    const ask = () => t.app.inject({ url: `/api/presence?userIds=${watched.userId},${stranger.userId}`, headers: bearer(watcher.accessToken) });
+    const before = (await ask()).json();
+    assert.deepEqual(before.map((p: { userId: string }) => p.userId), [watched.userId]);
+    assert.equal(before[0].online, true);
+    phone.close();
+    await sleep(200);
+    assert.equal((await ask()).json()[0].online, false);
+    const bad = await t.app.inject({ url: '/api/presence?userIds=', headers: bearer(watcher.accessToken) });
+    assert.equal(bad.statusCode, 400);
+  });
+});
+
+describe('inbox bound', () => {
+  let t: TestApp;
+  let hub: HubProcess;
+  before(async () => {
+    t = await startTestApp({ INBOX_MAX_EVENTS: '5' });
+    hub = await spawnHub(t.config);
+  });
+  after(async () => {
+    await hub.kill();
+    await t.close();
+  });
+
+  it('a device that fell past the bound gets one inbox.resync-required, then live events', async () => {
+    const session = await signIn(t);
+    for (let i = 1; i <= 8; i++) await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(i));
+    const phone = new DeviceClient(session.accessToken);
+    phone.lastSeq = 1;
+    await phone.connect(hub.port);
+    await phone.until((r) => r.length >= 1);
+    await sleep(200);
+    assert.deepEqual(phone.received.map((e) => [e.event, e.seq]), [['inbox.resync-required', 8]]);
+    assert.deepEqual(phone.received[0]!.data, { lastSeq: 1, reason: 'INBOX_BOUND' });
+    await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(9));
+    await phone.until((r) => r.length === 2);
+    assert.deepEqual(phone.received.map((e) => e.seq), [8, 9]);
+    phone.close();
+
+    // A device within the bound replays normally: lastSeq 6 gets 7, 8, 9.
+    const fresh = new DeviceClient(session.accessToken);
+    fresh.lastSeq = 6;
+    await fresh.connect(hub.port);
+    await fresh.until((r) => r.length === 3);
+    assert.deepEqual(fresh.received.map((e) => [e.event, e.seq]), [['call.signal', 7], ['call.signal', 8], ['call.signal', 9]]);
+    fresh.close();
+  });
+});
