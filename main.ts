@@ -40,12 +40,13 @@ async function main() {
   let api: FastifyInstance | null = null;
   let hub: Hub | null = null;
   let workers: Workers | null = null;
+  if (roles.has('realtime')) hub = await startHub(ctx, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
+  if (roles.has('worker')) workers = await startWorkers(ctx);
+  // The api listens last, so /readyz answering means every role of this process is up.
   if (roles.has('api')) {
     api = await buildApp(ctx);
     await api.listen({ host: config.HOST, port: config.HTTP_PORT });
   }
-  if (roles.has('realtime')) hub = await startHub(ctx, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
-  if (roles.has('worker')) workers = await startWorkers(ctx);
 
   const urls: string[] = [];
   if (api) {

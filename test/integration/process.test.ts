@@ -36,6 +36,7 @@ describe('the service process', () => {
         if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.ok(ready, `never ready:\n${output}`);
+      for (let i = 0; i < 50 && !output.includes('Chat platform running'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.match(output, new RegExp(`Socket hub +ws://127\\.0\\.0\\.1:${socketPort}/socket\\.io/`));
       assert.match(output, /"msg":"workers running"/);
 
