@@ -7,6 +7,7 @@ import type { Principal } from '../src/auth/principal.js';
 import type { AppContext } from '../src/context.js';
 import { deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/events.js';
 import { InboxDelivery } from './delivery.js';
+import { callSignalHandler } from './handlers/calls.handlers.js';
 
 export type SocketEngine = 'uws' | 'ws';
 
@@ -81,6 +82,8 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
       if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return;
       ctx.inbox.ack(deviceId, seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
     });
+
+    socket.on('call.signal', callSignalHandler(ctx, principal));
 
     socket.on('disconnect', () => {
       if (delivery.detach(socket, deviceId)) {

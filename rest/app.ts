@@ -15,6 +15,7 @@ import { redactUrl } from '../src/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
 import { authRoutes } from './routes/auth.routes.js';
+import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
@@ -113,6 +114,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(usersRoutes, { ctx });
     await authed.register(devicesRoutes, { ctx });
     await authed.register(presenceRoutes, { ctx });
+    await authed.register(callsRoutes, { ctx });
   });
 
   await app.ready();

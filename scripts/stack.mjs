@@ -45,10 +45,14 @@ function aptInstall(packages) {
   });
 }
 
-/** Installs whatever the stack needs and is not on this machine yet. Idempotent and quick when done. */
-export function ensureInstalled() {
+/**
+ * Installs whatever the stack needs and is not on this machine yet. Idempotent and quick when done.
+ * `forTests` adds what only the tests drive: coturn's `turnserver` and `turnutils_uclient`.
+ */
+export function ensureInstalled({ forTests = false } = {}) {
   const missing = [];
   if (!has('redis-server')) missing.push('redis-server');
+  if (forTests && !(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
   if (!has('java')) missing.push('default-jdk-headless');
   if (!has('mvn') && !existsSync(path.join(mongoLib, '.complete'))) missing.push('maven');
   if (missing.length > 0) aptInstall(missing);
@@ -153,12 +157,13 @@ function stopChild(child, signal = 'SIGTERM') {
  * in which case nothing is started and those are used.
  * `persistent`: data kept under `dataDir` (H2 file, Redis append-only file); otherwise in memory.
  */
-export async function startStack({ dataDir, persistent }) {
+export async function startStack({ dataDir, persistent, forTests = false }) {
   if (process.env.MONGODB_URL && process.env.REDIS_URL) {
     log('MONGODB_URL and REDIS_URL are set: using them, starting nothing');
+    if (forTests) ensureInstalled({ forTests });
     return { mongoUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, stop: async () => {} };
   }
-  ensureInstalled();
+  ensureInstalled({ forTests });
   const started = [];
   const stop = async () => {
     await Promise.all(started.map((c) => stopChild(c)));

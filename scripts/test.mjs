@@ -44,7 +44,7 @@ for (const [what, command, args] of [
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-test-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
+const stack = await startStack({ dataDir: tmp, persistent: false, forTests: true });
 let finished = false;
 async function finish(code) {
   if (finished) return;

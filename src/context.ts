@@ -11,13 +11,17 @@ import { pushProviders } from './push/providers.js';
 import { JOBS, QUEUES, queuePrefix } from './queues.js';
 import type { Logger } from './logger.js';
 import { connectRedis } from './redis.js';
+import { BlocksRepo } from './repos/blocks.repo.js';
+import { CallsRepo } from './repos/calls.repo.js';
 import { ConnectionsRepo } from './repos/connections.repo.js';
 import { DevicesRepo } from './repos/devices.repo.js';
 import { LoginCodesRepo } from './repos/login-codes.repo.js';
 import { RoomMembersRepo } from './repos/room-members.repo.js';
 import { UsersRepo } from './repos/users.repo.js';
 import { AuthService } from './services/auth.service.js';
+import { CallsService } from './services/calls.service.js';
 import { DevicesService } from './services/devices.service.js';
+import { IceService } from './services/ice.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
 import { PresenceService } from './services/presence.service.js';
 import { PushService } from './services/push.service.js';
@@ -36,9 +40,17 @@ export interface AppContext {
   events: DeviceEvents;
   inbox: DeviceInbox;
   presence: PresenceStore;
-  queues: { push: Queue<PushRequest> };
-  repos: { users: UsersRepo; devices: DevicesRepo; loginCodes: LoginCodesRepo; connections: ConnectionsRepo; roomMembers: RoomMembersRepo };
-  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService };
+  queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }> };
+  repos: {
+    users: UsersRepo;
+    devices: DevicesRepo;
+    loginCodes: LoginCodesRepo;
+    connections: ConnectionsRepo;
+    roomMembers: RoomMembersRepo;
+    blocks: BlocksRepo;
+    calls: CallsRepo;
+  };
+  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService };
   close(): Promise<void>;
 }
 
@@ -66,6 +78,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     loginCodes: new LoginCodesRepo(db),
     connections: new ConnectionsRepo(db),
     roomMembers: new RoomMembersRepo(db),
+    blocks: new BlocksRepo(db),
+    calls: new CallsRepo(db),
   };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
@@ -77,6 +91,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     connection: queueConnection,
     prefix: queuePrefix(config.REDIS_PREFIX),
     defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+  });
+  const callsQueue = new Queue<{ callId: string }>(QUEUES.calls, {
+    connection: queueConnection,
+    prefix: queuePrefix(config.REDIS_PREFIX),
+    defaultJobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
   });
   const events = new DeviceEvents(
     redis,
@@ -96,7 +115,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     events.disconnectDevice(deviceId);
     await inbox.drop(deviceId);
   });
-  const services = {
+  const domain = {
     devices,
     users: new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER }),
     auth: new AuthService({
@@ -110,9 +129,26 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       sms: smsProvider(config),
       redis,
     }),
-    maintenance: new MaintenanceService(repos.loginCodes),
     push: new PushService(repos.devices, inbox, presence, providers.providerFor),
     presence: new PresenceService(presence, repos.devices, repos.connections, repos.roomMembers),
+    calls: new CallsService({
+      calls: repos.calls,
+      users: repos.users,
+      blocks: repos.blocks,
+      connections: repos.connections,
+      roomMembers: repos.roomMembers,
+      events,
+      ringTimeoutSeconds: config.CALL_RING_TIMEOUT,
+      scheduleTimeout: async (callId, delayMs) => {
+        await callsQueue.add(JOBS.callTimeout, { callId }, { delay: delayMs, jobId: `timeout-${callId}` });
+      },
+    }),
+    ice: new IceService({ secret: config.TURN_SECRET, turnUrls: config.TURN_URLS, stunUrls: config.STUN_URLS, ttlSeconds: config.TURN_CREDENTIAL_TTL }),
+  };
+
+  const services = {
+    ...domain,
+    maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls),
   };
 
   return {
@@ -124,11 +160,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     events,
     inbox,
     presence,
-    queues: { push: pushQueue },
+    queues: { push: pushQueue, calls: callsQueue },
     repos,
     services,
     async close() {
-      await Promise.allSettled([pushQueue.close(), providers.close()]);
+      await Promise.allSettled([pushQueue.close(), callsQueue.close(), providers.close()]);
       await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit()]);
     },
   };

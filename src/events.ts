@@ -34,7 +34,6 @@ export interface DeviceEventMap {
   'call.incoming': CallEventData;
   /** The call was answered; `answeredByDeviceId` says on which device (the others stop ringing). */
   'call.answered': CallEventData & { answeredByDeviceId: string };
-  'call.rejected': CallEventData & { rejectedByDeviceId: string };
   'call.ended': CallEventData & { endedBy: string | null; reason: 'HANGUP' | 'MISSED' | 'REJECTED' | 'CANCELLED' | 'FAILED' };
   /** SDP offer/answer or ICE candidate from the other party's device in the call. */
   'call.signal': { callId: string; fromDeviceId: string; kind: 'offer' | 'answer' | 'candidate'; payload: unknown };
@@ -58,7 +57,11 @@ export type ServerToClientEvents = {
 /** What devices send to the hub. */
 export interface ClientToServerEvents {
   'inbox.ack': (body: { seq: number }) => void;
+  /** Relay to the other device of the call; the ack says ok, or the coded error REST would give. */
+  'call.signal': (body: unknown, ack?: (result: SocketAck) => void) => void;
 }
+
+export type SocketAck = { ok: true } | { ok: false; status: number; code: string; message: string };
 
 /** How an event reaches a device that has no live socket: an alert push, a VoIP push, or nothing. */
 export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {

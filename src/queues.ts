@@ -2,11 +2,13 @@
 export const QUEUES = {
   maintenance: 'maintenance',
   push: 'push',
+  calls: 'calls',
 } as const;
 
 export const JOBS = {
   cleanupExpired: 'cleanup-expired',
   push: 'push',
+  callTimeout: 'call-timeout',
 } as const;
 
 /** BullMQ's key prefix for this deployment's queues. */

@@ -2,6 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import type { PushRequest } from '../src/events.js';
 import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/queues.js';
+import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
 
@@ -28,7 +29,8 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     { connection, prefix, concurrency: 1 },
   );
   const push = new Worker<PushRequest>(QUEUES.push, pushProcessor(ctx), { connection, prefix, concurrency: 20 });
-  for (const w of [worker, push]) {
+  const calls = new Worker<{ callId: string }>(QUEUES.calls, callTimeoutProcessor(ctx), { connection, prefix, concurrency: 20 });
+  for (const w of [worker, push, calls]) {
     w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
     w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
   }
@@ -36,7 +38,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
 
   return {
     async close() {
-      await Promise.all([worker.close(), push.close()]);
+      await Promise.all([worker.close(), push.close(), calls.close()]);
       await maintenance.close();
       await connection.quit().catch(() => undefined);
     },

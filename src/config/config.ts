@@ -18,6 +18,7 @@ const positiveInt = z.coerce.number().int('must be a whole number').positive();
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
 
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+const DEV_TURN_SECRET = 'development-only-turn-secret';
 
 const EnvSchema = z
   .object({
@@ -66,6 +67,12 @@ const EnvSchema = z
     FCM_SERVICE_ACCOUNT_FILE: z.string().min(1).optional(),
     FCM_API_BASE: z.url().default('https://fcm.googleapis.com'),
 
+    TURN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    TURN_URLS: z.string().default('turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp'),
+    STUN_URLS: z.string().default('stun:127.0.0.1:3478'),
+    TURN_CREDENTIAL_TTL: duration.default(12 * 3600),
+    CALL_RING_TIMEOUT: duration.default(45),
+
     ADMIN_PHONES: z
       .string()
       .default('')
@@ -73,8 +80,12 @@ const EnvSchema = z
       .pipe(z.array(e164)),
   })
   .superRefine((env, ctx) => {
-    if (env.NODE_ENV === 'production' && !env.JWT_SECRET) {
-      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'is required in production' });
+    for (const key of ['JWT_SECRET', 'TURN_SECRET'] as const) {
+      if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
+    }
+    for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
+      const bad = env[key].split(',').map((url) => url.trim()).filter((url) => url && !/^(stun|stuns|turn|turns):[^\s]+$/.test(url));
+      if (bad.length > 0) ctx.addIssue({ code: 'custom', path: [key], message: `not STUN/TURN URLs: ${bad.join(', ')}` });
     }
     const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
@@ -90,6 +101,7 @@ const EnvSchema = z
   .transform((env) => ({
     ...env,
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
+    TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
     PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),
   }));

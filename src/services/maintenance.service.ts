@@ -1,11 +1,23 @@
+import type { CallsRepo } from '../repos/calls.repo.js';
 import type { LoginCodesRepo } from '../repos/login-codes.repo.js';
+import type { CallsService } from './calls.service.js';
 
-/** Scheduled clean-ups: nothing may rely on TTL indexes (DESIGN.md, "Data rules"). */
+/**
+ * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (DESIGN.md, "Data rules"),
+ * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.
+ */
 export class MaintenanceService {
-  constructor(private readonly loginCodes: LoginCodesRepo) {}
+  constructor(
+    private readonly loginCodes: LoginCodesRepo,
+    private readonly callsRepo: CallsRepo,
+    private readonly calls: CallsService,
+  ) {}
 
-  /** Removes rows whose life ended; returns how many went, by kind. */
-  async cleanupExpired(now: Date): Promise<{ loginCodes: number }> {
-    return { loginCodes: await this.loginCodes.deleteExpired(now) };
+  /** Removes rows whose life ended and finishes overdue calls; returns how many, by kind. */
+  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number }> {
+    const loginCodes = await this.loginCodes.deleteExpired(now);
+    const due = await this.callsRepo.ringingDue(now);
+    for (const call of due) await this.calls.timeout(call._id);
+    return { loginCodes, missedCalls: due.length };
   }
 }

@@ -4,7 +4,6 @@ import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../rest/app.js';
 import { createContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
-import { MaintenanceService } from '../../src/services/maintenance.service.js';
 import { bearer, freshPhone, lastCode, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 
 describe('operations', () => {
@@ -83,7 +82,7 @@ describe('operations', () => {
       { _id: `old-${phone}` as never, phone, codeHash: 'x', attempts: 0, createdAt: now, expiresAt: new Date(now.getTime() - 1000), consumedAt: null },
       { _id: `live-${phone}` as never, phone, codeHash: 'x', attempts: 0, createdAt: now, expiresAt: new Date(now.getTime() + 60_000), consumedAt: null },
     ]);
-    const removed = await new MaintenanceService(t.ctx.repos.loginCodes).cleanupExpired(now);
+    const removed = await t.ctx.services.maintenance.cleanupExpired(now);
     assert.ok(removed.loginCodes >= 1);
     assert.deepEqual((await codes.find({ phone }).toArray()).map((row) => row._id), [`live-${phone}`]);
   });

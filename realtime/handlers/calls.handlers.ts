@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { Principal } from '../../src/auth/principal.js';
+import type { AppContext } from '../../src/context.js';
+import { AppError } from '../../src/errors.js';
+import type { SocketAck } from '../../src/events.js';
+import { CallSignalSchema } from '../../src/schemas/calls.schemas.js';
+import { IdParam } from '../../src/schemas/common.schemas.js';
+
+const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSignalSchema);
+
+/** `call.signal` over the socket: the same schema and service function as POST /api/calls/{callId}/signal. */
+export function callSignalHandler(ctx: AppContext, principal: Principal) {
+  return (body: unknown, ack?: (result: SocketAck) => void) => {
+    const reply = (result: SocketAck) => {
+      if (typeof ack === 'function') ack(result);
+    };
+    const parsed = SocketSignalSchema.safeParse(body);
+    if (!parsed.success) return reply({ ok: false, status: 400, code: 'VALIDATION_FAILED', message: parsed.error.issues[0]?.message ?? 'Invalid signal' });
+    const { callId, ...signal } = parsed.data;
+    ctx.services.calls.signal(principal, callId, signal).then(
+      () => reply({ ok: true }),
+      (error: unknown) => {
+        if (error instanceof AppError) return reply({ ok: false, status: error.status, code: error.code, message: error.message });
+        ctx.logger.error({ err: error }, 'call.signal failed');
+        reply({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: 'Unexpected server error' });
+      },
+    );
+  };
+}

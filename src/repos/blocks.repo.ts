@@ -1,0 +1,39 @@
+import type { Collection, Db } from 'mongodb';
+
+export const BLOCK_REASONS = ['UNKNOWN', 'SPAM', 'HARASSMENT', 'INAPPROPRIATE_CONTENT', 'DONT_KNOW_PERSON', 'OTHER'] as const;
+export type BlockReason = (typeof BLOCK_REASONS)[number];
+
+/** `blockerId` blocked `blockedId`; `_id` is `<blockerId>:<blockedId>`, so a block is unique. */
+export interface BlockDoc {
+  _id: string;
+  blockerId: string;
+  blockedId: string;
+  reason: BlockReason;
+  createdAt: Date;
+}
+
+export class BlocksRepo {
+  readonly collection: Collection<BlockDoc>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<BlockDoc>('blocks');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { blockerId: 1, createdAt: -1 }, name: 'blocks_of_user' }]);
+  }
+
+  /** Records a block; false when it already existed. */
+  async block(blockerId: string, blockedId: string, reason: BlockReason, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: `${blockerId}:${blockedId}` },
+      { $setOnInsert: { blockerId, blockedId, reason, createdAt: now } },
+      { upsert: true },
+    );
+    return result.upsertedCount === 1;
+  }
+
+  async isBlocked(blockerId: string, blockedId: string): Promise<boolean> {
+    return (await this.collection.countDocuments({ _id: `${blockerId}:${blockedId}` }, { limit: 1 })) === 1;
+  }
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { freePort } from '../helpers/ports.js';
+
+const SECRET = 'turn-shared-secret-for-tests';
+
+/** Allocates a relay with coturn's own client; true when the allocation and a relayed exchange worked. */
+function allocate(port: number, username: string, password: string): Promise<{ ok: boolean; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('turnutils_uclient', ['-u', username, '-w', password, '-p', String(port), '-e', '127.0.0.1', '-n', '2', '-m', '1', '-y', '-c', '127.0.0.1']);
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ ok: code === 0 && /Total lost packets 0/.test(output) && !/Cannot complete Allocation/.test(output), output });
+    });
+  });
+}
+
+describe('ICE servers and TURN credentials against a real turnserver', () => {
+  let t: TestApp;
+  let turn: ChildProcess;
+  let port: number;
+
+  before(async () => {
+    port = await freePort();
+    t = await startTestApp({ TURN_SECRET: SECRET, TURN_URLS: `turn:127.0.0.1:${port}?transport=udp`, STUN_URLS: `stun:127.0.0.1:${port}`, TURN_CREDENTIAL_TTL: '3' });
+    turn = spawn(
+      'turnserver',
+      [
+        '-n', '--listening-ip=127.0.0.1', `--listening-port=${port}`, '--relay-ip=127.0.0.1', '--use-auth-secret', `--static-auth-secret=${SECRET}`,
+        '--realm=test.local', '--allow-loopback-peers', '--no-cli', '--no-tls', '--no-dtls', '--min-port=51000', '--max-port=51999', '--log-file=stdout', '--simple-log',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      let log = '';
+      const timer = setTimeout(() => reject(new Error(`turnserver did not start: ${log}`)), 10_000);
+      turn.stdout!.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+        if (/Total General servers|listener opened on/.test(log)) {
+          clearTimeout(timer);
+          setTimeout(resolve, 300);
+        }
+      });
+    });
+  });
+  after(async () => {
+    turn.kill('SIGKILL');
+    await t.close();
+  });
+
+  it('hands out STUN and TURN URLs with TURN REST credentials in coturn\'s scheme', async () => {
+    const session = await signIn(t);
+    const res = await t.app.inject({ url: '/api/calls/ice-servers', headers: bearer(session.accessToken) });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.equal(body.ttl, 3);
+    assert.deepEqual(body.iceServers[0], { urls: [`stun:127.0.0.1:${port}`] });
+    const turnServer = body.iceServers[1];
+    const [expiry, userId] = turnServer.username.split(':');
+    assert.equal(userId, session.userId);
+    assert.ok(Math.abs(Number(expiry) - (Date.now() / 1000 + 3)) < 2);
+    assert.equal(Date.parse(body.expiresAt), Number(expiry) * 1000);
+  });
+
+  it('the credentials allocate a relay; altered or expired ones are refused', async () => {
+    const session = await signIn(t);
+    const res = await t.app.inject({ url: '/api/calls/ice-servers', headers: bearer(session.accessToken) });
+    const { username, credential } = res.json().iceServers[1];
+
+    const good = await allocate(port, username, credential);
+    assert.ok(good.ok, good.output.slice(-800));
+
+    const alteredPassword = `${credential.slice(0, -2)}${credential.endsWith('AA') ? 'BB' : 'AA'}`;
+    assert.equal((await allocate(port, username, alteredPassword)).ok, false);
+    const [expiry] = username.split(':');
+    assert.equal((await allocate(port, `${expiry}:someone-else`, credential)).ok, false);
+    assert.equal((await allocate(port, `${Number(expiry) + 3600}:${session.userId}`, credential)).ok, false);
+
+    // The credential lives 3 s here; after that coturn refuses it.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    assert.equal((await allocate(port, username, credential)).ok, false);
+  });
+});
