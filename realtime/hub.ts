@@ -5,7 +5,8 @@ import { Server, type Socket } from 'socket.io';
 import uws from 'uWebSockets.js';
 import type { Principal } from '../src/auth/principal.js';
 import type { AppContext } from '../src/context.js';
-import { deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/events.js';
+import { AppError } from '../src/errors.js';
+import { chatRoom, deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/events.js';
 import { InboxDelivery } from './delivery.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 
@@ -62,18 +63,23 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || token.length === 0) return next(new Error('UNAUTHORIZED'));
     ctx.services.auth.authenticate(token).then(
-      (principal) => {
+      async (principal) => {
         socket.data.principal = principal;
+        // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
+        const roomIds = await ctx.repos.roomMembers.activeRoomIds(principal.userId);
+        await socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)]);
         next();
       },
-      () => next(new Error('UNAUTHORIZED')),
+      (error: unknown) => {
+        if (!(error instanceof AppError)) log.error({ err: error }, 'socket handshake failed');
+        next(new Error('UNAUTHORIZED'));
+      },
     );
   });
 
   io.on('connection', (socket: HubSocket) => {
     const { principal } = socket.data;
     const { deviceId } = principal;
-    void socket.join([deviceRoom(deviceId), userRoom(principal.userId)]);
     ctx.presence.beat(nodeId, [deviceId]).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
     delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
 
@@ -84,6 +90,9 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     });
 
     socket.on('call.signal', callSignalHandler(ctx, principal));
+    socket.on('hub.ping', (body, ack) => {
+      if (typeof ack === 'function') ack(body);
+    });
 
     socket.on('disconnect', () => {
       if (delivery.detach(socket, deviceId)) {

@@ -49,9 +49,19 @@ export interface DeviceEventEnvelope<K extends DeviceEventName = DeviceEventName
   data: DeviceEventMap[K];
 }
 
+/**
+ * Room broadcasts: live only, not stored in inboxes (devices catch up on chat through the
+ * message-reading API). One `io.to(room).emit()` reaches every member's sockets on every node.
+ */
+export interface RoomEventMap {
+  'message.new': { roomId: string; messageId: string; [field: string]: unknown };
+}
+
 /** What the hub sends to device sockets. */
 export type ServerToClientEvents = {
   [K in DeviceEventName]: (envelope: DeviceEventEnvelope<K>) => void;
+} & {
+  [K in keyof RoomEventMap]: (payload: RoomEventMap[K]) => void;
 };
 
 /** What devices send to the hub. */
@@ -59,6 +69,8 @@ export interface ClientToServerEvents {
   'inbox.ack': (body: { seq: number }) => void;
   /** Relay to the other device of the call; the ack says ok, or the coded error REST would give. */
   'call.signal': (body: unknown, ack?: (result: SocketAck) => void) => void;
+  /** Application-level round trip: the ack echoes the body (clients measure latency with it). */
+  'hub.ping': (body: unknown, ack?: (echo: unknown) => void) => void;
 }
 
 export type SocketAck = { ok: true } | { ok: false; status: number; code: string; message: string };
@@ -112,6 +124,11 @@ export class DeviceEvents {
   /** Closes every socket of a device, on whatever node holds it. */
   disconnectDevice(deviceId: string): void {
     this.emitter.in(deviceRoom(deviceId)).disconnectSockets(true);
+  }
+
+  /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
+  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K]): void {
+    this.emitter.to(chatRoom(roomId)).emit(event, payload);
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */

@@ -138,6 +138,47 @@ describe('realtime hub across three node processes', () => {
     );
   });
 
+  it('room broadcasts reach every member socket on every node, follow membership changes, and no one else', async () => {
+    const [m1, m2, outsider, joiner] = await Promise.all([signIn(t), signIn(t), signIn(t), signIn(t)]);
+    const roomId = `room-${Date.now()}`;
+    await t.ctx.repos.roomMembers.add(roomId, m1.userId, new Date());
+    await t.ctx.repos.roomMembers.add(roomId, m2.userId, new Date());
+    const got = new Map<string, unknown[]>();
+    const listen = async (session: Session, port: number) => {
+      const c = client(session);
+      await c.connect(port);
+      const seen: unknown[] = [];
+      got.set(session.userId, seen);
+      c.socket!.on('message.new', (payload: unknown) => seen.push(payload));
+      return c;
+    };
+    await listen(m1, hubs[0]!.port);
+    await listen(m2, hubs[1]!.port);
+    await listen(outsider, hubs[2]!.port);
+    const joinerSocket = await listen(joiner, hubs[2]!.port);
+
+    t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-1', text: 'hello' });
+    await sleep(300);
+    assert.deepEqual(got.get(m1.userId), [{ roomId, messageId: 'm-1', text: 'hello' }]);
+    assert.deepEqual(got.get(m2.userId), [{ roomId, messageId: 'm-1', text: 'hello' }]);
+    assert.deepEqual(got.get(outsider.userId), []);
+
+    // A member added while connected joins the broadcast on the node holding the socket.
+    await t.ctx.repos.roomMembers.add(roomId, joiner.userId, new Date());
+    t.ctx.events.joinChatRoom(joiner.userId, roomId);
+    t.ctx.events.leaveChatRoom(m2.userId, roomId);
+    await sleep(200);
+    t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-2' });
+    await sleep(300);
+    assert.deepEqual(got.get(joiner.userId), [{ roomId, messageId: 'm-2' }]);
+    assert.equal(got.get(m2.userId)!.length, 1);
+    assert.equal(got.get(m1.userId)!.length, 2);
+
+    // hub.ping echoes its body in the ack.
+    const echo = await new Promise((resolve) => joinerSocket.socket!.emit('hub.ping', { n: 42 }, resolve));
+    assert.deepEqual(echo, { n: 42 });
+  });
+
   it('acknowledged events are trimmed and not replayed', async () => {
     const session = await signIn(t);
     for (let i = 1; i <= 5; i++) await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(i));
