@@ -1,0 +1,240 @@
+// `npm run bench:realtime`: fan-out latency of a room broadcast over 2 hub nodes, sockets held by one
+// hub node and its memory per socket, and hub.ping echoes per CPU-second of the hub on uWebSockets.js
+// against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
+// /proc so a saturated load generator shows. Prints one table.
+import { fork, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TokenService } from '../dist/src/auth/tokens.js';
+import { loadConfig } from '../dist/src/config/config.js';
+import { createContext } from '../dist/src/context.js';
+import { createLogger } from '../dist/src/logger.js';
+import { freePort, startStack } from '../scripts/stack.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
+const WAVES = Number(process.env.WAVES ?? 10);
+// One process may hold at most 20,000 descriptors here (hard limit, not raisable): room for the rest.
+const CAPACITY = Number(process.env.CAPACITY ?? 19_000);
+const ECHO_SOCKETS = Number(process.env.ECHO_SOCKETS ?? 100);
+const ECHO_SECONDS = Number(process.env.ECHO_SECONDS ?? 8);
+const CLIENT_PROCESSES = 2;
+const ROOM = 'bench-room';
+
+const ticks = 100;
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
+}
+function rssKb(pid) {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-'));
+const stack = await startStack({ dataDir: tmp, persistent: false });
+const id = randomUUID().slice(0, 8);
+const env = {
+  ...process.env,
+  MONGODB_URL: stack.mongoUrl,
+  REDIS_URL: stack.redisUrl,
+  MONGODB_DB: `bench_${id}`,
+  REDIS_PREFIX: `bench:${id}:`,
+  JWT_SECRET: `bench-secret-${randomUUID()}`,
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'test',
+};
+const config = loadConfig(env);
+const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+const children = [];
+
+async function spawnHub(engine) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), '--role=realtime'], {
+    env: { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('socket hub listening')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`hub exited ${code}`)));
+  });
+  child.stdout.resume();
+  return { port, pid: child.pid, child };
+}
+
+async function stopHub(hub) {
+  hub.child.kill('SIGTERM');
+  await new Promise((resolve) => hub.child.once('exit', resolve));
+}
+
+function spawnClient() {
+  const child = fork(path.join(root, 'bench/client-worker.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  let next = 0;
+  const pending = new Map();
+  child.on('message', (message) => {
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  return {
+    pid: child.pid,
+    call(message) {
+      const mid = next++;
+      return new Promise((resolve) => {
+        pending.set(mid, resolve);
+        child.send({ ...message, id: mid });
+      });
+    },
+    kill: () => child.kill(),
+  };
+}
+
+// Users, devices and room membership written straight to the database: this measures the hub, not sign-in.
+async function seed(count) {
+  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
+  const now = new Date();
+  const result = [];
+  for (let start = 0; start < count; start += 5000) {
+    const users = [];
+    const devices = [];
+    const members = [];
+    for (let i = start; i < Math.min(count, start + 5000); i++) {
+      const userId = `bench-user-${i}`;
+      const deviceId = `bench-device-${i}`;
+      users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
+      devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
+      members.push({ _id: `${ROOM}:${userId}`, roomId: ROOM, userId, active: true, joinedAt: now });
+      result.push({ userId, deviceId });
+    }
+    await Promise.all([
+      ctx.db.collection('users').insertMany(users, { ordered: false }),
+      ctx.db.collection('devices').insertMany(devices, { ordered: false }),
+      ctx.db.collection('room_members').insertMany(members, { ordered: false }),
+    ]);
+  }
+  for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
+  return result;
+}
+
+function percentile(sorted, p) {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function connect(clients, targets) {
+  const share = Math.ceil(targets.length / clients.length);
+  const results = await Promise.all(clients.map((c, i) => c.call({ cmd: 'connect', targets: targets.slice(i * share, (i + 1) * share), concurrency: 50 })));
+  return results.reduce((sum, r) => sum + r.connected, 0);
+}
+
+const rows = [];
+try {
+  const needed = Math.max(CAPACITY, ...FANOUT_SIZES);
+  log(`seeding ${needed} users and devices`);
+  const people = await seed(needed);
+
+  // 1. Fan-out over two hub nodes.
+  const hubs = [await spawnHub('uws'), await spawnHub('uws')];
+  for (const n of FANOUT_SIZES) {
+    const clients = Array.from({ length: CLIENT_PROCESSES }, spawnClient);
+    const targets = people.slice(0, n).map((p, i) => ({ port: hubs[i % 2].port, token: p.token }));
+    const connected = await connect(clients, targets);
+    log(`fan-out ${n}: ${connected} sockets connected`);
+    await sleep(1000);
+    const cpuBefore = hubs.map((h) => cpuMs(h.pid));
+    const clientCpuBefore = clients.map((c) => cpuMs(c.pid));
+    const started = Date.now();
+    for (let wave = 0; wave < WAVES; wave++) {
+      ctx.events.toRoom(ROOM, 'message.new', { roomId: ROOM, messageId: `wave-${wave}`, sentAt: performance.timeOrigin + performance.now() });
+      await sleep(1000);
+    }
+    await sleep(1000);
+    const seconds = (Date.now() - started) / 1000;
+    const hubCpu = hubs.map((h, i) => cpuMs(h.pid) - cpuBefore[i]);
+    const clientCpu = clients.map((c, i) => cpuMs(c.pid) - clientCpuBefore[i]);
+    const latencies = (await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })))).flatMap((r) => r.latencies).sort((a, b) => a - b);
+    rows.push([
+      `fan-out, room of ${n} over 2 hub nodes`,
+      `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms; delivered ${latencies.length}/${connected * WAVES} (${((100 * latencies.length) / (connected * WAVES)).toFixed(2)}%)`,
+      `hub CPU ${hubCpu.map((ms) => `${((100 * ms) / 1000 / seconds).toFixed(0)}%`).join(' + ')}; load generators ${clientCpu.map((ms) => `${((100 * ms) / 1000 / seconds).toFixed(0)}%`).join(' + ')}`,
+    ]);
+    await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
+    clients.forEach((c) => c.kill());
+    await sleep(1500);
+  }
+  await Promise.all(hubs.map(stopHub));
+
+  // 2. Capacity of one hub node.
+  {
+    const hub = await spawnHub('uws');
+    await sleep(2000);
+    const before = rssKb(hub.pid);
+    const clients = Array.from({ length: 3 }, spawnClient);
+    const connected = await connect(clients, people.slice(0, CAPACITY).map((p) => ({ port: hub.port, token: p.token })));
+    await sleep(5000);
+    const after = rssKb(hub.pid);
+    rows.push([
+      `capacity, idle authenticated sockets on 1 hub node`,
+      `${connected} sockets held; hub RSS ${(before / 1024).toFixed(0)} MB → ${(after / 1024).toFixed(0)} MB: ${(((after - before) * 1024) / connected / 1000).toFixed(1)} KB per socket`,
+      `limit: 20,000 descriptors per process on this machine`,
+    ]);
+    await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
+    clients.forEach((c) => c.kill());
+    await stopHub(hub);
+  }
+
+  // 3. Echo throughput per CPU-second of the hub: uWebSockets.js against ws.
+  const echo = {};
+  for (const engine of ['uws', 'ws']) {
+    const hub = await spawnHub(engine);
+    const clients = Array.from({ length: CLIENT_PROCESSES }, spawnClient);
+    await connect(clients, people.slice(0, ECHO_SOCKETS).map((p) => ({ port: hub.port, token: p.token })));
+    await sleep(1000);
+    const cpu0 = cpuMs(hub.pid);
+    const clientCpu0 = clients.map((c) => cpuMs(c.pid));
+    const started = Date.now();
+    const counts = await Promise.all(clients.map((c) => c.call({ cmd: 'echo', durationMs: ECHO_SECONDS * 1000, inflight: 4, bytes: 64 })));
+    const seconds = (Date.now() - started) / 1000;
+    const hubCpuSeconds = (cpuMs(hub.pid) - cpu0) / 1000;
+    const clientCpu = clients.map((c, i) => (cpuMs(c.pid) - clientCpu0[i]) / 1000 / seconds);
+    const echoes = counts.reduce((sum, r) => sum + r.echoes, 0);
+    echo[engine] = echoes / hubCpuSeconds;
+    rows.push([
+      `echo, socket.io on ${engine === 'uws' ? 'uWebSockets.js' : 'ws'} (${ECHO_SOCKETS} sockets)`,
+      `${Math.round(echoes / seconds)} echoes/s; ${Math.round(echo[engine])} echoes per hub CPU-second`,
+      `hub CPU ${((100 * hubCpuSeconds) / seconds).toFixed(0)}%; load generators ${clientCpu.map((f) => `${(100 * f).toFixed(0)}%`).join(' + ')}`,
+    ]);
+    await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
+    clients.forEach((c) => c.kill());
+    await stopHub(hub);
+  }
+  rows.push(['echo ratio uWebSockets.js / ws, per hub CPU-second', `${(echo.uws / echo.ws).toFixed(2)}×`, '']);
+} finally {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await ctx.db.dropDatabase().catch(() => undefined);
+  await ctx.close();
+  await stack.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
+const line = (r) => `| ${r.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
+process.stdout.write(
+  [
+    `Realtime hub benchmark, ${os.cpus().length} cores, ${new Date().toISOString()}`,
+    line(['measure', 'result', 'notes']),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.map(line),
+    '',
+  ].join('\n'),
+);
+process.exit(0);
