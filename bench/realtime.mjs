@@ -12,7 +12,7 @@ import { TokenService } from '../dist/src/auth/tokens.js';
 import { loadConfig } from '../dist/src/config/config.js';
 import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
-import { freePort, startStack } from '../scripts/stack.mjs';
+import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -50,8 +50,15 @@ const env = {
   NODE_ENV: 'test',
 };
 const config = loadConfig(env);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 const children = [];
+// Ctrl-C or SIGTERM: stop every process this run started, then the stack.
+onShutdownSignal(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await stack.stop();
+  rmSync(tmp, { recursive: true, force: true });
+  process.exit(130);
+});
+const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 
 async function spawnHub(engine) {
   const port = await freePort();
@@ -108,18 +115,21 @@ async function seed(count) {
     const users = [];
     const devices = [];
     const members = [];
+    const rooms = [];
     for (let i = start; i < Math.min(count, start + 5000); i++) {
       const userId = `bench-user-${i}`;
       const deviceId = `bench-device-${i}`;
       users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
       devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
       members.push({ _id: `${ROOM}:${userId}`, roomId: ROOM, userId, active: true, joinedAt: now });
+      rooms.push({ _id: userId, roomIds: [ROOM] });
       result.push({ userId, deviceId });
     }
     await Promise.all([
       ctx.db.collection('users').insertMany(users, { ordered: false }),
       ctx.db.collection('devices').insertMany(devices, { ordered: false }),
       ctx.db.collection('room_members').insertMany(members, { ordered: false }),
+      ctx.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
     ]);
   }
   for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });

@@ -10,11 +10,23 @@ export interface RoomMemberDoc {
   joinedAt: Date;
 }
 
+/**
+ * The rooms a user is an active member of, keyed by user id. Kept beside the membership rows so that
+ * "rooms of this user" (every socket handshake asks it) is one `_id` lookup: mongo-java-server uses
+ * only unique indexes, and a scan of every membership per connection does not scale.
+ */
+interface UserRoomsDoc {
+  _id: string;
+  roomIds: string[];
+}
+
 export class RoomMembersRepo {
   readonly collection: Collection<RoomMemberDoc>;
+  private readonly userRooms: Collection<UserRoomsDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<RoomMemberDoc>('room_members');
+    this.userRooms = db.collection<UserRoomsDoc>('user_rooms');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -24,26 +36,30 @@ export class RoomMembersRepo {
     ]);
   }
 
+  /** Adds (or re-activates) a member. The row is the truth; the user's room list follows it. */
   async add(roomId: string, userId: string, now: Date): Promise<void> {
     await this.collection.updateOne(
       { _id: `${roomId}:${userId}` },
       { $set: { roomId, userId, active: true }, $setOnInsert: { joinedAt: now } },
       { upsert: true },
     );
+    await this.userRooms.updateOne({ _id: userId }, { $addToSet: { roomIds: roomId } }, { upsert: true });
+  }
+
+  async deactivate(roomId: string, userId: string): Promise<void> {
+    await this.collection.updateOne({ _id: `${roomId}:${userId}` }, { $set: { active: false } });
+    await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
   }
 
   async activeRoomIds(userId: string): Promise<string[]> {
-    const rows = await this.collection.find({ userId, active: true }, { projection: { roomId: 1 } }).toArray();
-    return rows.map((row) => row.roomId);
+    return (await this.userRooms.findOne({ _id: userId }))?.roomIds ?? [];
   }
 
   /** Of `others`, those sharing at least one active room with `userId`. */
   async sharingARoom(userId: string, others: string[]): Promise<Set<string>> {
-    const rooms = await this.activeRoomIds(userId);
-    if (rooms.length === 0 || others.length === 0) return new Set();
-    const rows = await this.collection
-      .find({ roomId: { $in: rooms }, userId: { $in: others }, active: true }, { projection: { userId: 1 } })
-      .toArray();
-    return new Set(rows.map((row) => row.userId));
+    const rooms = new Set(await this.activeRoomIds(userId));
+    if (rooms.size === 0 || others.length === 0) return new Set();
+    const lists = await this.userRooms.find({ _id: { $in: others } }).toArray();
+    return new Set(lists.filter((list) => list.roomIds.some((roomId) => rooms.has(roomId))).map((list) => list._id));
   }
 }
