@@ -37,6 +37,12 @@ export interface DeviceEventMap {
   'call.ended': CallEventData & { endedBy: string | null; reason: 'HANGUP' | 'MISSED' | 'REJECTED' | 'CANCELLED' | 'FAILED' };
   /** SDP offer/answer or ICE candidate from the other party's device in the call. */
   'call.signal': { callId: string; fromDeviceId: string; kind: 'offer' | 'answer' | 'candidate'; payload: unknown };
+  /** Someone asks to connect (also after signing up, for invitations sent to the new number). */
+  'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
+  /** A connection request the user sent was accepted. */
+  'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
+  /** A device of the account removed its biometric key. */
+  'device.biometric-key-removed': { deviceId: string; name: string };
   /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
   'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
 }
@@ -78,6 +84,8 @@ export type SocketAck = { ok: true } | { ok: false; status: number; code: string
 /** How an event reaches a device that has no live socket: an alert push, a VoIP push, or nothing. */
 export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'device.added': 'alert',
+  'contact.request': 'alert',
+  'device.biometric-key-removed': 'alert',
   'call.incoming': 'voip',
 };
 

@@ -33,6 +33,23 @@ export class BlocksRepo {
     return result.upsertedCount === 1;
   }
 
+  async unblock(blockerId: string, blockedId: string): Promise<boolean> {
+    return (await this.collection.deleteOne({ _id: `${blockerId}:${blockedId}` })).deletedCount === 1;
+  }
+
+  /** True when either user blocked the other. */
+  async eitherBlocked(a: string, b: string): Promise<boolean> {
+    return (await this.collection.countDocuments({ _id: { $in: [`${a}:${b}`, `${b}:${a}`] } }, { limit: 1 })) > 0;
+  }
+
+  async pageForBlocker(blockerId: string, skip: number, limit: number): Promise<{ items: BlockDoc[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.collection.find({ blockerId }).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(limit).toArray(),
+      this.collection.countDocuments({ blockerId }),
+    ]);
+    return { items, total };
+  }
+
   async isBlocked(blockerId: string, blockedId: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: `${blockerId}:${blockedId}` }, { limit: 1 })) === 1;
   }

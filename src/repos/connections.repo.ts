@@ -32,6 +32,18 @@ export class ConnectionsRepo {
     );
   }
 
+  async remove(a: string, b: string): Promise<boolean> {
+    return (await this.collection.deleteOne({ _id: connectionId(a, b) })).deletedCount === 1;
+  }
+
+  async pageForUser(userId: string, skip: number, limit: number): Promise<{ items: ConnectionDoc[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.collection.find({ userIds: userId }).sort({ createdAt: -1, _id: 1 }).skip(skip).limit(limit).toArray(),
+      this.collection.countDocuments({ userIds: userId }),
+    ]);
+    return { items, total };
+  }
+
   find(a: string, b: string): Promise<ConnectionDoc | null> {
     return this.collection.findOne({ _id: connectionId(a, b) });
   }

@@ -9,6 +9,13 @@ export interface PushTokenRecord {
   updatedAt: Date;
 }
 
+export interface BiometricKeyRecord {
+  /** Base64 SubjectPublicKeyInfo DER. */
+  publicKey: string;
+  algorithm: 'ECDSA_P256' | 'ED25519';
+  enrolledAt: Date;
+}
+
 export interface DeviceDoc {
   _id: string;
   userId: string;
@@ -24,6 +31,8 @@ export interface DeviceDoc {
   spentRefreshHashes: string[];
   pushToken: PushTokenRecord | null;
   voipPushToken: { token: string; updatedAt: Date } | null;
+  /** Enrolled biometric key; absent or null when none. */
+  biometricKey?: BiometricKeyRecord | null;
 }
 
 const SPENT_HASHES_KEPT = 50;
@@ -47,9 +56,14 @@ export class DevicesRepo {
     return this.collection.findOne({ _id: id });
   }
 
-  /** The device if it belongs to `userId` and is not revoked. */
-  findActive(id: string, userId: string): Promise<DeviceDoc | null> {
-    return this.collection.findOne({ _id: id, userId, revokedAt: null });
+  /**
+   * The device if it belongs to `userId` and is not revoked. Looked up by `_id` alone and checked
+   * here: this runs on every request and handshake, and mongo-java-server uses the `_id` index only
+   * for a filter on `_id` by itself (with more fields it scans the collection).
+   */
+  async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
+    const device = await this.collection.findOne({ _id: id });
+    return device && device.userId === userId && device.revokedAt === null ? device : null;
   }
 
   listActiveByUser(userId: string): Promise<DeviceDoc[]> {
@@ -80,6 +94,18 @@ export class DevicesRepo {
 
   async setVoipPushToken(id: string, token: DeviceDoc['voipPushToken']): Promise<void> {
     await this.collection.updateOne({ _id: id }, { $set: { voipPushToken: token } });
+  }
+
+  /**
+   * Swaps the biometric key only if the one enrolled is still `expected` (by public key), so two
+   * concurrent changes cannot both win. Null `next` removes it.
+   */
+  async swapBiometricKey(id: string, expected: string | null, next: BiometricKeyRecord | null): Promise<boolean> {
+    const current = await this.collection.findOne({ _id: id });
+    if (!current || (current.biometricKey?.publicKey ?? null) !== expected) return false;
+    const condition = expected === null ? { $in: [null] } : expected;
+    const result = await this.collection.updateOne({ _id: id, 'biometricKey.publicKey': condition as never }, { $set: { biometricKey: next } });
+    return result.modifiedCount === 1 || (expected === null && next === null);
   }
 
   async touch(id: string, now: Date): Promise<void> {

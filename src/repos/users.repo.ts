@@ -15,6 +15,8 @@ export interface TwoFactorState {
 export interface UserDoc {
   _id: string;
   phone: string;
+  /** Optional; absent (not null) when unset, so the sparse unique index leaves it out. */
+  email?: string;
   displayName: string | null;
   language: string;
   twoFactor: TwoFactorState;
@@ -30,7 +32,10 @@ export class UsersRepo {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([{ key: { phone: 1 }, name: 'phone_unique', unique: true }]);
+    await this.collection.createIndexes([
+      { key: { phone: 1 }, name: 'phone_unique', unique: true },
+      { key: { email: 1 }, name: 'email_unique', unique: true, sparse: true },
+    ]);
   }
 
   findById(id: string): Promise<UserDoc | null> {
@@ -39,6 +44,14 @@ export class UsersRepo {
 
   findByPhone(phone: string): Promise<UserDoc | null> {
     return this.collection.findOne({ phone });
+  }
+
+  findByEmail(email: string): Promise<UserDoc | null> {
+    return this.collection.findOne({ email });
+  }
+
+  findManyByIds(ids: string[]): Promise<UserDoc[]> {
+    return this.collection.find({ _id: { $in: ids } }).toArray();
   }
 
   /** The user with this phone number, created on first sight. Safe under concurrent first logins. */

@@ -15,10 +15,13 @@ function render(entry: InboxEntry, kind: PushRequest['kind']): PushMessage {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') data[key] = String(value);
   }
   if (kind === 'voip') return { kind, data, ttlSeconds: 30, collapseId: data.callId };
-  const alert =
-    entry.event === 'device.added'
-      ? { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` }
-      : { title: 'Chat', body: 'You have a new notification' };
+  const sender = (entry.data as { sender?: { displayName?: string | null } } | null)?.sender;
+  const alerts: Record<string, { title: string; body: string }> = {
+    'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
+    'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
+    'device.biometric-key-removed': { title: 'Security', body: `The biometric key of ${data.name ?? 'a device'} was removed` },
+  };
+  const alert = alerts[entry.event] ?? { title: 'Chat', body: 'You have a new notification' };
   return { kind, alert, data, ttlSeconds: 86_400 };
 }
 

@@ -10,7 +10,7 @@ function signal(i: number) {
   return { callId: 'call-1', fromDeviceId: 'peer', kind: 'candidate' as const, payload: { i } };
 }
 
-describe('realtime hub across three node processes', () => {
+for (const engine of ['uws', 'ws']) describe(`realtime hub across three node processes (${engine})`, () => {
   let t: TestApp;
   let workers: Workers;
   const hubs: HubProcess[] = [];
@@ -24,7 +24,7 @@ describe('realtime hub across three node processes', () => {
   before(async () => {
     t = await startTestApp({ PRESENCE_TTL: '2' });
     workers = await startWorkers(t.ctx);
-    hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config), spawnHub(t.config)])));
+    hubs.push(...(await Promise.all([spawnHub(t.config, { SOCKET_ENGINE: engine }), spawnHub(t.config, { SOCKET_ENGINE: engine }), spawnHub(t.config, { SOCKET_ENGINE: engine })])));
   });
   after(async () => {
     for (const c of clients) c.close();
@@ -64,7 +64,7 @@ describe('realtime hub across three node processes', () => {
   });
 
   it('a node killed mid-stream: its clients move on and get every missed event, in order, exactly once', async () => {
-    const victim = await spawnHub(t.config);
+    const victim = await spawnHub(t.config, { SOCKET_ENGINE: engine });
     hubs.push(victim);
     const session = await signIn(t);
     const phone = client(session);
@@ -202,7 +202,7 @@ describe('realtime hub across three node processes', () => {
     const watcher = await signIn(t);
     const watched = await signIn(t);
     await t.ctx.repos.connections.connect(watcher.userId, watched.userId, new Date());
-    const node = await spawnHub(t.config);
+    const node = await spawnHub(t.config, { SOCKET_ENGINE: engine });
     hubs.push(node);
     const presence = async () => {
       const res = await t.app.inject({ url: `/api/presence?userIds=${watched.userId}`, headers: bearer(watcher.accessToken) });

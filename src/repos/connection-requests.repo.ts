@@ -1,0 +1,103 @@
+import type { Collection, Db } from 'mongodb';
+import type { BlockReason } from './blocks.repo.js';
+
+export type ConnectionRequestStatus = 'PENDING' | 'ACCEPTED' | 'DECLINED' | 'CANCELLED';
+
+export interface ConnectionRequestDoc {
+  _id: string;
+  senderId: string;
+  /** Null while the request is an invitation to someone who has no account yet. */
+  recipientId: string | null;
+  recipientPhone: string | null;
+  recipientEmail: string | null;
+  customMessage: string;
+  status: ConnectionRequestStatus;
+  declineReason: BlockReason | null;
+  /**
+   * While pending: the pair key (the two ids sorted, or the sender and the invited address), unique,
+   * so one pair has one pending request. Once answered: the request's own id, which frees the pair.
+   */
+  pendingKey: string;
+  createdAt: Date;
+  answeredAt: Date | null;
+}
+
+export const pairKey = (a: string, b: string) => [a, b].sort().join(':');
+
+export class ConnectionRequestsRepo {
+  readonly collection: Collection<ConnectionRequestDoc>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ConnectionRequestDoc>('connection_requests');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { pendingKey: 1 }, name: 'one_pending_per_pair', unique: true },
+      { key: { recipientId: 1, createdAt: -1 }, name: 'incoming' },
+      { key: { senderId: 1, createdAt: -1 }, name: 'outgoing' },
+      { key: { recipientPhone: 1, status: 1 }, name: 'invites_by_phone' },
+    ]);
+  }
+
+  async insert(request: ConnectionRequestDoc): Promise<void> {
+    await this.collection.insertOne(request);
+  }
+
+  findById(id: string): Promise<ConnectionRequestDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  async hasPending(key: string): Promise<boolean> {
+    return (await this.collection.countDocuments({ pendingKey: key }, { limit: 1 })) === 1;
+  }
+
+  /** Answers a pending request addressed to `recipientId`; null when it is not pending (or not theirs). */
+  answer(id: string, recipientId: string, status: 'ACCEPTED' | 'DECLINED', reason: BlockReason | null, now: Date): Promise<ConnectionRequestDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, recipientId, status: 'PENDING' },
+      { $set: { status, declineReason: reason, answeredAt: now, pendingKey: id } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Cancels whatever is pending between two users (after a block). */
+  async cancelBetween(a: string, b: string, now: Date): Promise<void> {
+    const pending = await this.collection.findOne({ pendingKey: pairKey(a, b) });
+    if (pending) await this.collection.updateOne({ _id: pending._id, status: 'PENDING' }, { $set: { status: 'CANCELLED', answeredAt: now, pendingKey: pending._id } });
+  }
+
+  /** Requests sent to or by the user, newest first. */
+  async pageForUser(userId: string, skip: number, limit: number): Promise<{ items: ConnectionRequestDoc[]; total: number }> {
+    const filter = { $or: [{ recipientId: userId }, { senderId: userId }] };
+    const [items, total] = await Promise.all([
+      this.collection.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(limit).toArray(),
+      this.collection.countDocuments(filter),
+    ]);
+    return { items, total };
+  }
+
+  /** Invitations waiting for this phone number or e-mail, to hand to the account created for it. */
+  async claimInvites(userId: string, address: { phone?: string; email?: string }): Promise<ConnectionRequestDoc[]> {
+    const or = [...(address.phone ? [{ recipientPhone: address.phone }] : []), ...(address.email ? [{ recipientEmail: address.email }] : [])];
+    if (or.length === 0) return [];
+    const invites = await this.collection.find({ recipientId: null, status: 'PENDING', $or: or }).toArray();
+    const claimed: ConnectionRequestDoc[] = [];
+    for (const invite of invites) {
+      if (invite.senderId === userId) continue;
+      // The pending key moves from the address to the user pair; a pair that already has a pending
+      // request keeps that one and this invitation lapses.
+      try {
+        const updated = await this.collection.findOneAndUpdate(
+          { _id: invite._id, recipientId: null, status: 'PENDING' },
+          { $set: { recipientId: userId, pendingKey: pairKey(invite.senderId, userId) } },
+          { returnDocument: 'after' },
+        );
+        if (updated) claimed.push(updated);
+      } catch {
+        await this.collection.updateOne({ _id: invite._id }, { $set: { status: 'CANCELLED', pendingKey: invite._id } });
+      }
+    }
+    return claimed;
+  }
+}
