@@ -15,6 +15,9 @@ import { redactUrl } from '../src/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
 import { authRoutes } from './routes/auth.routes.js';
+import { biometricRoutes } from './routes/biometric.routes.js';
+import { blocksRoutes } from './routes/blocks.routes.js';
+import { contactsRoutes } from './routes/contacts.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
@@ -115,6 +118,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(devicesRoutes, { ctx });
     await authed.register(presenceRoutes, { ctx });
     await authed.register(callsRoutes, { ctx });
+    await authed.register(contactsRoutes, { ctx });
+    await authed.register(blocksRoutes, { ctx });
+    await authed.register(biometricRoutes, { ctx });
   });
 
   await app.ready();

@@ -14,12 +14,16 @@ import { connectRedis } from './redis.js';
 import { BlocksRepo } from './repos/blocks.repo.js';
 import { CallsRepo } from './repos/calls.repo.js';
 import { ConnectionsRepo } from './repos/connections.repo.js';
+import { ConnectionRequestsRepo } from './repos/connection-requests.repo.js';
 import { DevicesRepo } from './repos/devices.repo.js';
 import { LoginCodesRepo } from './repos/login-codes.repo.js';
 import { RoomMembersRepo } from './repos/room-members.repo.js';
 import { UsersRepo } from './repos/users.repo.js';
 import { AuthService } from './services/auth.service.js';
+import { BiometricService } from './services/biometric.service.js';
+import { BlocksService } from './services/blocks.service.js';
 import { CallsService } from './services/calls.service.js';
+import { ContactsService } from './services/contacts.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { IceService } from './services/ice.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
@@ -29,6 +33,9 @@ import { UsersService } from './services/users.service.js';
 import { OutboxSmsProvider } from './sms/outbox.provider.js';
 import type { SmsProvider } from './sms/sms.js';
 import { TwilioSmsProvider } from './sms/twilio.provider.js';
+import type { EmailProvider } from './email/email.js';
+import { OutboxEmailProvider } from './email/outbox.provider.js';
+import { SendgridEmailProvider } from './email/sendgrid.provider.js';
 
 /** Everything a role needs, wired once per process: connections, repos and services. */
 export interface AppContext {
@@ -49,8 +56,10 @@ export interface AppContext {
     roomMembers: RoomMembersRepo;
     blocks: BlocksRepo;
     calls: CallsRepo;
+    connectionRequests: ConnectionRequestsRepo;
   };
-  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService };
+  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
+    contacts: ContactsService; blocks: BlocksService; biometric: BiometricService };
   close(): Promise<void>;
 }
 
@@ -67,6 +76,13 @@ function smsProvider(config: Config): SmsProvider {
   return new OutboxSmsProvider(config.SMS_OUTBOX_FILE);
 }
 
+function emailProvider(config: Config): EmailProvider {
+  if (config.EMAIL_PROVIDER === 'sendgrid') {
+    return new SendgridEmailProvider({ apiKey: config.SENDGRID_API_KEY ?? '', from: config.EMAIL_FROM, apiBase: config.SENDGRID_API_BASE });
+  }
+  return new OutboxEmailProvider(config.EMAIL_OUTBOX_FILE);
+}
+
 export async function createContext(config: Config, logger: Logger): Promise<AppContext> {
   const { client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB);
   const redis = connectRedis(config.REDIS_URL);
@@ -80,6 +96,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     roomMembers: new RoomMembersRepo(db),
     blocks: new BlocksRepo(db),
     calls: new CallsRepo(db),
+    connectionRequests: new ConnectionRequestsRepo(db),
   };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
@@ -109,6 +126,17 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     },
   );
   const providers = pushProviders(config, db);
+  const sms = smsProvider(config);
+  const contacts = new ContactsService({
+    users: repos.users,
+    requests: repos.connectionRequests,
+    connections: repos.connections,
+    blocks: repos.blocks,
+    events,
+    sms,
+    email: emailProvider(config),
+    appName: config.TOTP_ISSUER,
+  });
   const devices = new DevicesService(repos.devices);
   // A revoked or signed-out device loses its sockets on every hub node, and its inbox.
   devices.onRevoked(async ({ deviceId }) => {
@@ -126,8 +154,21 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       devicesService: devices,
       events,
       tokens: new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL),
-      sms: smsProvider(config),
+      sms,
       redis,
+      // Invitations sent to this number become requests to the account, told to the new device.
+      afterSignIn: (user) => contacts.claimInvites(user),
+    }),
+    contacts,
+    blocks: new BlocksService(repos.blocks, repos.users, repos.connectionRequests),
+    biometric: new BiometricService({
+      devices: repos.devices,
+      users: repos.users,
+      redis,
+      redisPrefix: config.REDIS_PREFIX,
+      sms,
+      events,
+      appName: config.TOTP_ISSUER,
     }),
     push: new PushService(repos.devices, inbox, presence, providers.providerFor),
     presence: new PresenceService(presence, repos.devices, repos.connections, repos.roomMembers),

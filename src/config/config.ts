@@ -54,6 +54,12 @@ const EnvSchema = z
     TWILIO_FROM: e164.optional(),
     TWILIO_API_BASE: z.url().default('https://api.twilio.com'),
 
+    EMAIL_PROVIDER: z.enum(['outbox', 'sendgrid']).optional(),
+    EMAIL_OUTBOX_FILE: z.string().min(1).default('.data/email-outbox.jsonl'),
+    EMAIL_FROM: z.email('expected an e-mail address').default('no-reply@chat.invalid'),
+    SENDGRID_API_KEY: z.string().min(10).optional(),
+    SENDGRID_API_BASE: z.url().default('https://api.sendgrid.com'),
+
     PRESENCE_TTL: duration.default(30),
     INBOX_MAX_EVENTS: positiveInt.default(1000),
     INBOX_MAX_AGE: duration.default(7 * 86_400),
@@ -87,6 +93,10 @@ const EnvSchema = z
       const bad = env[key].split(',').map((url) => url.trim()).filter((url) => url && !/^(stun|stuns|turn|turns):[^\s]+$/.test(url));
       if (bad.length > 0) ctx.addIssue({ code: 'custom', path: [key], message: `not STUN/TURN URLs: ${bad.join(', ')}` });
     }
+    const emailProvider = env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? 'sendgrid' : 'outbox');
+    if (emailProvider === 'sendgrid' && !env.SENDGRID_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SENDGRID_API_KEY'], message: 'is required when EMAIL_PROVIDER is sendgrid' });
+    }
     const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
       for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
@@ -103,6 +113,7 @@ const EnvSchema = z
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
     TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
+    EMAIL_PROVIDER: env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? ('sendgrid' as const) : ('outbox' as const)),
     PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),
   }));
 

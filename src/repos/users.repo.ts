@@ -81,7 +81,7 @@ export class UsersRepo {
     }
   }
 
-  async updateProfile(id: string, changes: { displayName?: string; language?: string }, now: Date): Promise<UserDoc | null> {
+  async updateProfile(id: string, changes: { displayName?: string; language?: string; email?: string }, now: Date): Promise<UserDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: now } }, { returnDocument: 'after' });
   }
 

@@ -5,6 +5,7 @@ export const UserSchema = z
   .object({
     id: z.string(),
     phone: z.string(),
+    email: z.string().nullable(),
     displayName: z.string().nullable(),
     language: z.string(),
     twoFactorEnabled: z.boolean(),
@@ -18,6 +19,7 @@ export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().
 export const UserUpdateSchema = z
   .object({
     displayName: z.string().trim().min(1).max(64).optional(),
+    email: z.email('not a valid e-mail address').max(254).transform((value) => value.toLowerCase()).optional(),
     language: z
       .string()
       .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'expected a language code such as en or pt-BR')

@@ -59,6 +59,8 @@ export class AuthService {
       tokens: TokenService;
       sms: SmsProvider;
       redis: Redis;
+      /** Runs after each new session, once the device exists (so device events reach it). */
+      afterSignIn?: (user: UserDoc) => Promise<void>;
       clock?: () => Date;
     },
   ) {}
@@ -227,6 +229,7 @@ export class AuthService {
     });
     // The account's other devices hear of the new sign-in (and get a push when offline).
     await this.deps.events.toUsers([user._id], 'device.added', { deviceId, name: device.name, platform: device.platform }, { exceptDeviceId: deviceId });
+    await this.deps.afterSignIn?.(user);
     return {
       accessToken: await tokens.signAccess({ userId: user._id, deviceId }),
       refreshToken,

@@ -1,11 +1,13 @@
 import type { Principal } from '../auth/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
+import { isDuplicateKey } from '../db/mongo.js';
 import { badRequest, unauthorized } from '../errors.js';
 import type { UserDoc, UsersRepo } from '../repos/users.repo.js';
 
 export interface UserView {
   id: string;
   phone: string;
+  email: string | null;
   displayName: string | null;
   language: string;
   twoFactorEnabled: boolean;
@@ -38,6 +40,7 @@ export class UsersService {
     return {
       id: user._id,
       phone: user.phone,
+      email: user.email ?? null,
       displayName: user.displayName,
       language: user.language,
       twoFactorEnabled: user.twoFactor.enabled,
@@ -52,8 +55,14 @@ export class UsersService {
     return user;
   }
 
-  async updateMe(principal: Principal, changes: { displayName?: string; language?: string }): Promise<UserDoc> {
-    const user = await this.users.updateProfile(principal.userId, changes, this.clock());
+  async updateMe(principal: Principal, changes: { displayName?: string; language?: string; email?: string }): Promise<UserDoc> {
+    let user;
+    try {
+      user = await this.users.updateProfile(principal.userId, changes, this.clock());
+    } catch (error) {
+      if (isDuplicateKey(error)) throw badRequest('EMAIL_TAKEN', 'Another account uses this e-mail address');
+      throw error;
+    }
     if (!user) throw unauthorized();
     return user;
   }

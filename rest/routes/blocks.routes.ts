@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { BlockQuerySchema, UserBlockDtoSchema, pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
+import { principalOf } from '../auth.js';
+import { authedErrors } from '../responses.js';
+
+export const blocksRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { blocks } = ctx.services;
+  const tags = ['Users'];
+  const security = [{ bearerAuth: [] }];
+
+  app.get('/api/users/blocks', {
+    schema: {
+      tags,
+      security,
+      summary: 'Users the caller blocked, most recently blocked first',
+      querystring: pagingQuery(10_000, 10_000),
+      response: { 200: pagedSchema(UserBlockDtoSchema, 'PagedModelUserBlockDto'), ...authedErrors() },
+    },
+    handler: async (request) => blocks.list(principalOf(request), request.query.pageSize, request.query.currentPage),
+  });
+
+  app.post('/api/users/blocks', {
+    schema: {
+      tags,
+      security,
+      summary: 'Block a user',
+      description: 'A block either way refuses connection requests and calls, and cancels a pending request between the two. 400 for oneself, a user that does not exist, or one already blocked.',
+      querystring: BlockQuerySchema,
+      response: { 200: UserBlockDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => blocks.block(principalOf(request), request.query.blockedUserId, request.query.reason),
+  });
+
+  app.delete('/api/users/blocks/:blockedUserId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Unblock a user',
+      description: '400 when the user is not blocked.',
+      params: z.object({ blockedUserId: IdParam }),
+      response: { 204: NoContentSchema, ...authedErrors() },
+    },
+    handler: async (request, reply) => {
+      await blocks.unblock(principalOf(request), request.params.blockedUserId);
+      return reply.code(204).send();
+    },
+  });
+};
