@@ -44,7 +44,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async
       summary: 'Remove this device\'s biometric key',
       description:
         'Proof: `signature` by the enrolled key over "BIOMETRIC_KEY_CHANGE_V1|REMOVE|<nonce>" (with `nonce`), or a `code`. 204 when no key is enrolled; 403 when proof is missing or invalid; 429 after too many wrong codes. The account\'s devices get `device.biometric-key-removed`.',
-      body: BiometricKeyRemoveSchema.optional(),
+      body: BiometricKeyRemoveSchema.nullish(),
       response: { 204: NoContentSchema, ...authedErrors(403, 429, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
