@@ -22,6 +22,7 @@ const CAPACITY = Number(process.env.CAPACITY ?? 19_000);
 const ECHO_SOCKETS = Number(process.env.ECHO_SOCKETS ?? 100);
 const ECHO_SECONDS = Number(process.env.ECHO_SECONDS ?? 8);
 const CLIENT_PROCESSES = 2;
+const PHASES = new Set((process.env.PHASES ?? 'fanout,capacity,echo').split(','));
 const ROOM = 'bench-room';
 
 const ticks = 100;
@@ -153,8 +154,8 @@ try {
   const people = await seed(needed);
 
   // 1. Fan-out over two hub nodes.
-  const hubs = [await spawnHub('uws'), await spawnHub('uws')];
-  for (const n of FANOUT_SIZES) {
+  const hubs = PHASES.has('fanout') ? [await spawnHub('uws'), await spawnHub('uws')] : [];
+  for (const n of PHASES.has('fanout') ? FANOUT_SIZES : []) {
     const clients = Array.from({ length: CLIENT_PROCESSES }, spawnClient);
     const targets = people.slice(0, n).map((p, i) => ({ port: hubs[i % 2].port, token: p.token }));
     const connected = await connect(clients, targets);
@@ -184,7 +185,7 @@ try {
   await Promise.all(hubs.map(stopHub));
 
   // 2. Capacity of one hub node.
-  {
+  if (PHASES.has('capacity')) {
     const hub = await spawnHub('uws');
     await sleep(2000);
     const before = rssKb(hub.pid);
@@ -204,7 +205,7 @@ try {
 
   // 3. Echo throughput per CPU-second of the hub: uWebSockets.js against ws.
   const echo = {};
-  for (const engine of ['uws', 'ws']) {
+  for (const engine of PHASES.has('echo') ? ['uws', 'ws'] : []) {
     const hub = await spawnHub(engine);
     const clients = Array.from({ length: CLIENT_PROCESSES }, spawnClient);
     await connect(clients, people.slice(0, ECHO_SOCKETS).map((p) => ({ port: hub.port, token: p.token })));
@@ -227,7 +228,7 @@ try {
     clients.forEach((c) => c.kill());
     await stopHub(hub);
   }
-  rows.push(['echo ratio uWebSockets.js / ws, per hub CPU-second', `${(echo.uws / echo.ws).toFixed(2)}×`, '']);
+  if (PHASES.has('echo')) rows.push(['echo ratio uWebSockets.js / ws, per hub CPU-second', `${(echo.uws / echo.ws).toFixed(2)}×`, '']);
 } finally {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await ctx.db.dropDatabase().catch(() => undefined);

@@ -82,6 +82,10 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     const { deviceId } = principal;
     ctx.presence.beat(nodeId, [deviceId]).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
     delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
+    // Held for the life of the socket but needed only at the handshake: the token and the request
+    // headers are dropped (about 1.5 KB a socket at tens of thousands of sockets).
+    socket.handshake.auth = {};
+    socket.handshake.headers = {};
 
     socket.on('inbox.ack', (body) => {
       const seq = (body as { seq?: unknown } | undefined)?.seq;
