@@ -86,3 +86,13 @@ export async function signIn(t: TestApp, phone = freshPhone(), device = { name: 
   if (login.statusCode !== 200) throw new Error(`login answered ${login.statusCode}: ${login.body}`);
   return login.json() as Session;
 }
+
+/** The push the local provider recorded matching `filter`, waiting up to `ms` for the worker to send it. */
+export async function recordedPush(t: TestApp, filter: Record<string, unknown>, ms = 5_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const record = await t.ctx.db.collection('push_records').findOne(filter);
+    if (record || Date.now() > deadline) return record;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

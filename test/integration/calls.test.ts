@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Socket } from 'socket.io-client';
 import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -189,11 +189,7 @@ describe('calls between devices on different nodes', () => {
     await t.ctx.repos.connections.connect(caller.userId, callee.userId, new Date());
     await t.app.inject({ method: 'PUT', url: '/api/devices/voip-push-token', headers: bearer(callee.accessToken), payload: { token: 'voip-sleeping-0001' } });
     const callId = (await call(caller, callee.userId)).json().id;
-    let record = null;
-    for (let i = 0; i < 50 && !record; i++) {
-      record = await t.ctx.db.collection('push_records').findOne({ token: 'voip-sleeping-0001' });
-      if (!record) await sleep(100);
-    }
+    const record = await recordedPush(t, { token: 'voip-sleeping-0001' });
     assert.ok(record, 'VoIP push recorded');
     assert.equal(record.service, 'APNS');
     assert.equal(record.message.kind, 'voip');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -148,11 +148,7 @@ describe('connection requests, connections and blocks', () => {
     const offline = await signIn(t);
     await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(offline.accessToken), payload: { token: 'fcm-contact-offline', provider: 'FCM' } });
     await send(sender, { recipientId: offline.userId });
-    let record = null;
-    for (let i = 0; i < 50 && !record; i++) {
-      record = await t.ctx.db.collection('push_records').findOne({ token: 'fcm-contact-offline' });
-      if (!record) await sleep(100);
-    }
+    const record = await recordedPush(t, { token: 'fcm-contact-offline' });
     assert.ok(record);
     assert.equal(record.message.data.event, 'contact.request');
     assert.match(record.message.alert.body, /Pusher wants to connect/);

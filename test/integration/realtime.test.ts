@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -112,11 +112,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
 
     const newcomer = await signIn(t, phone, { name: 'Newcomer', platform: 'WEB' });
     const pushes = t.ctx.db.collection('push_records');
-    let record = null;
-    for (let i = 0; i < 50 && !record; i++) {
-      record = await pushes.findOne({ token: 'fcm-offline-token-1', 'message.data.deviceId': newcomer.deviceId });
-      if (!record) await sleep(100);
-    }
+    const record = await recordedPush(t, { token: 'fcm-offline-token-1', 'message.data.deviceId': newcomer.deviceId });
     assert.ok(record, 'the offline device was pushed');
     assert.equal(record.service, 'FCM');
     assert.equal(record.message.kind, 'alert');
