@@ -18,6 +18,8 @@ import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
 import { blocksRoutes } from './routes/blocks.routes.js';
 import { contactsRoutes } from './routes/contacts.routes.js';
+import { messagesRoutes } from './routes/messages.routes.js';
+import { roomsRoutes } from './routes/rooms.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
@@ -121,6 +123,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(contactsRoutes, { ctx });
     await authed.register(blocksRoutes, { ctx });
     await authed.register(biometricRoutes, { ctx });
+    await authed.register(roomsRoutes, { ctx });
+    await authed.register(messagesRoutes, { ctx });
   });
 
   await app.ready();

@@ -16,6 +16,8 @@ import { CallsRepo } from './repos/calls.repo.js';
 import { ConnectionsRepo } from './repos/connections.repo.js';
 import { ConnectionRequestsRepo } from './repos/connection-requests.repo.js';
 import { DevicesRepo } from './repos/devices.repo.js';
+import { MessagesRepo } from './repos/messages.repo.js';
+import { RoomsRepo } from './repos/rooms.repo.js';
 import { LoginCodesRepo } from './repos/login-codes.repo.js';
 import { RoomMembersRepo } from './repos/room-members.repo.js';
 import { UsersRepo } from './repos/users.repo.js';
@@ -26,6 +28,8 @@ import { CallsService } from './services/calls.service.js';
 import { ContactsService } from './services/contacts.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { IceService } from './services/ice.service.js';
+import { MessagesService } from './services/messages.service.js';
+import { RoomsService } from './services/rooms.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
 import { PresenceService } from './services/presence.service.js';
 import { PushService } from './services/push.service.js';
@@ -57,9 +61,12 @@ export interface AppContext {
     blocks: BlocksRepo;
     calls: CallsRepo;
     connectionRequests: ConnectionRequestsRepo;
+    rooms: RoomsRepo;
+    messages: MessagesRepo;
   };
   services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
-    contacts: ContactsService; blocks: BlocksService; biometric: BiometricService };
+    contacts: ContactsService; blocks: BlocksService; biometric: BiometricService;
+    rooms: RoomsService; messages: MessagesService };
   close(): Promise<void>;
 }
 
@@ -97,6 +104,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     blocks: new BlocksRepo(db),
     calls: new CallsRepo(db),
     connectionRequests: new ConnectionRequestsRepo(db),
+    rooms: new RoomsRepo(db),
+    messages: new MessagesRepo(db),
   };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
@@ -160,6 +169,8 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       afterSignIn: (user) => contacts.claimInvites(user),
     }),
     contacts,
+    rooms: new RoomsService({ rooms: repos.rooms, members: repos.roomMembers, users: repos.users, blocks: repos.blocks, events }),
+    messages: new MessagesService({ rooms: repos.rooms, members: repos.roomMembers, messages: repos.messages, blocks: repos.blocks, events }),
     blocks: new BlocksService(repos.blocks, repos.users, repos.connectionRequests),
     biometric: new BiometricService({
       devices: repos.devices,

@@ -7,6 +7,13 @@ export interface RoomMemberDoc {
   userId: string;
   /** Members who left or were removed keep their row with `active` false. */
   active: boolean;
+  /** A disabled member stays in the room but may not post or read its settings. */
+  enabled: boolean;
+  muted: boolean;
+  /** Per-member override of the room's participantPublishEnabled (the publish switch); null: the room's. */
+  publishEnabled: boolean | null;
+  /** Removed by the creator or an admin: may not join back by themself. */
+  removedByAdmin: boolean;
   joinedAt: Date;
 }
 
@@ -36,19 +43,41 @@ export class RoomMembersRepo {
     ]);
   }
 
-  /** Adds (or re-activates) a member. The row is the truth; the user's room list follows it. */
-  async add(roomId: string, userId: string, now: Date): Promise<void> {
-    await this.collection.updateOne(
+  /**
+   * Adds (or re-activates) a member; true when the user was not an active member before. The row is
+   * the truth; the user's room list follows it.
+   */
+  async add(roomId: string, userId: string, now: Date, options: { muted?: boolean } = {}): Promise<boolean> {
+    const before = await this.collection.findOneAndUpdate(
       { _id: `${roomId}:${userId}` },
-      { $set: { roomId, userId, active: true }, $setOnInsert: { joinedAt: now } },
-      { upsert: true },
+      {
+        $set: { roomId, userId, active: true, enabled: true, removedByAdmin: false, muted: options.muted ?? false },
+        $setOnInsert: { joinedAt: now, publishEnabled: null },
+      },
+      { upsert: true, returnDocument: 'before' },
     );
     await this.userRooms.updateOne({ _id: userId }, { $addToSet: { roomIds: roomId } }, { upsert: true });
+    return !before?.active;
   }
 
-  async deactivate(roomId: string, userId: string): Promise<void> {
-    await this.collection.updateOne({ _id: `${roomId}:${userId}` }, { $set: { active: false } });
+  /** Ends a membership; true when it was active. `byAdmin` remembers a removal by the creator or an admin. */
+  async deactivate(roomId: string, userId: string, byAdmin = false): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: `${roomId}:${userId}`, active: true }, { $set: { active: false, removedByAdmin: byAdmin } });
     await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
+    return result.modifiedCount === 1;
+  }
+
+  find(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
+    return this.collection.findOne({ _id: `${roomId}:${userId}` });
+  }
+
+  async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, active: true }, { $set: set }, { returnDocument: 'after' });
+  }
+
+  async activeMemberIds(roomId: string): Promise<string[]> {
+    const rows = await this.collection.find({ roomId, active: true }, { projection: { userId: 1 } }).toArray();
+    return rows.map((row) => row.userId);
   }
 
   async activeRoomIds(userId: string): Promise<string[]> {

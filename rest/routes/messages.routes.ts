@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { IdParam } from '../../src/schemas/common.schemas.js';
+import { ChatMessageSchema, MessagesPageSchema, MessagesQuerySchema } from '../../src/schemas/messages.schemas.js';
+import { principalOf } from '../auth.js';
+import { BODY_ERRORS, authedErrors } from '../responses.js';
+
+export const messagesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { messages } = ctx.services;
+  const tags = ['Messages'];
+  const security = [{ bearerAuth: [] }];
+  const room = z.object({ roomId: IdParam });
+
+  app.put('/api/messages/:roomId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Post a message; answers its id',
+      description:
+        'Enabled members only. In a broadcast room, or where participants may not publish, only the creator or an admin (or a participant allowed by the publish switch). The body\'s roomId must equal the path\'s. An end-to-end encrypted room takes only an encrypted message (base64 of at least 28 bytes). Members\' sockets get `message.new`.',
+      params: room,
+      body: ChatMessageSchema,
+      response: { 200: z.string().describe('Id of the new message'), ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request, reply) => {
+      const posted = await messages.post(principalOf(request), request.params.roomId, request.body);
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(posted.id));
+    },
+  });
+
+  app.get('/api/messages/:roomId', {
+    schema: {
+      tags,
+      security,
+      summary: 'A page of the room\'s messages, newest first, by cursor in either direction',
+      params: room,
+      querystring: MessagesQuerySchema,
+      response: { 200: MessagesPageSchema, ...authedErrors() },
+    },
+    handler: async (request) => messages.read(principalOf(request), request.params.roomId, request.query),
+  });
+};

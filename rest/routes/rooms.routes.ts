@@ -1,0 +1,175 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
+import {
+  EnabledQuerySchema,
+  MutedQuerySchema,
+  MutedSchema,
+  PublishQuerySchema,
+  RoomCreateSchema,
+  RoomDtoSchema,
+  RoomSearchSchema,
+  RoomUpdateQuerySchema,
+} from '../../src/schemas/rooms.schemas.js';
+import { principalOf } from '../auth.js';
+import { BODY_ERRORS, authedErrors } from '../responses.js';
+
+export const roomsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { rooms } = ctx.services;
+  const tags = ['Rooms'];
+  const security = [{ bearerAuth: [] }];
+  const room = z.object({ roomId: IdParam });
+  const member = z.object({ roomId: IdParam, userId: IdParam });
+  const page = pagedSchema(RoomDtoSchema, 'PagedModelRoomDto');
+  const noContent = { 204: NoContentSchema, ...authedErrors() };
+
+  app.post('/api/rooms', {
+    schema: {
+      tags,
+      security,
+      summary: 'Create a room',
+      description: 'A direct chat takes exactly one other member and is unique per pair: creating it again returns the existing one. Other kinds need a name of 3 to 50 characters; public groups and broadcast rooms get a readable link from it (400 ROOM_LINK_TAKEN when another room uses it).',
+      body: RoomCreateSchema,
+      response: { 200: RoomDtoSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => rooms.create(principalOf(request), request.body),
+  });
+
+  app.get('/api/rooms', {
+    schema: { tags, security, summary: 'The caller\'s rooms, newest first', querystring: pagingQuery(50, 500), response: { 200: page, ...authedErrors() } },
+    handler: async (request) => rooms.listMine(principalOf(request), request.query.pageSize, request.query.currentPage),
+  });
+
+  app.post('/api/rooms/search', {
+    schema: {
+      tags,
+      security,
+      summary: 'Public groups, largest first, by name words or the most popular',
+      body: RoomSearchSchema,
+      response: { 200: page, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => rooms.search(principalOf(request), request.body),
+  });
+
+  app.get('/api/rooms/by-link/:link', {
+    schema: {
+      tags,
+      security,
+      summary: 'Resolve a readable link, following the redirects renamed rooms leave',
+      params: z.object({ link: z.string().min(1).max(100) }),
+      response: { 200: RoomDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => rooms.byLink(principalOf(request), request.params.link),
+  });
+
+  app.get('/api/rooms/:roomId', {
+    schema: {
+      tags,
+      security,
+      summary: 'A room the caller created or administers, or a public group they are an enabled member of',
+      params: room,
+      response: { 200: RoomDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => rooms.get(principalOf(request), request.params.roomId),
+  });
+
+  app.post('/api/rooms/:roomId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Update name, description and (public groups) the comment and publish switches',
+      description: 'Creator or admin only, not in a direct chat. The switches apply to public groups only, and only when both are given. Renaming a public group moves its link and keeps the old one as a redirect; 400 ROOM_LINK_TAKEN when another room uses the new link.',
+      params: room,
+      querystring: RoomUpdateQuerySchema,
+      response: { 200: RoomDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => rooms.update(principalOf(request), request.params.roomId, request.query),
+  });
+
+  app.post('/api/rooms/:roomId/:participantId/publish-enabled', {
+    schema: {
+      tags,
+      security,
+      summary: 'Let one participant post, or not (creator or admin)',
+      params: z.object({ roomId: IdParam, participantId: IdParam }),
+      querystring: PublishQuerySchema,
+      response: noContent,
+    },
+    handler: async (request, reply) => {
+      await rooms.setPublishEnabled(principalOf(request), request.params.roomId, request.params.participantId, request.query.publishEnabled);
+      return reply.code(204).send();
+    },
+  });
+
+  app.get('/api/rooms/:roomId/muted', {
+    schema: { tags, security, summary: 'The caller\'s mute setting (enabled members)', params: room, response: { 200: MutedSchema, ...authedErrors() } },
+    handler: async (request) => rooms.muted(principalOf(request), request.params.roomId),
+  });
+
+  app.post('/api/rooms/:roomId/muted', {
+    schema: { tags, security, summary: 'Set the caller\'s mute setting', params: room, querystring: MutedQuerySchema, response: { 200: MutedSchema, ...authedErrors() } },
+    handler: async (request) => rooms.setMuted(principalOf(request), request.params.roomId, request.query.muted),
+  });
+
+  app.post('/api/rooms/:roomId/join', {
+    schema: {
+      tags,
+      security,
+      summary: 'Join a public group (starting muted), or open a visible broadcast room',
+      description: '400 when the room is not a public group (or visible broadcast room), or an admin removed the caller.',
+      params: room,
+      response: { 200: RoomDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => rooms.joinRoom(principalOf(request), request.params.roomId),
+  });
+
+  app.post('/api/rooms/:roomId/leave', {
+    schema: { tags, security, summary: 'Leave the room', params: room, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.leave(principalOf(request), request.params.roomId);
+      return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/rooms/:roomId/members/:userId', {
+    schema: { tags, security, summary: 'Add a member (creator or admin)', params: member, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.addMember(principalOf(request), request.params.roomId, request.params.userId);
+      return reply.code(204).send();
+    },
+  });
+
+  app.delete('/api/rooms/:roomId/members/:userId', {
+    schema: { tags, security, summary: 'Remove a member (creator or admin); they cannot join back by themself', params: member, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.removeMember(principalOf(request), request.params.roomId, request.params.userId);
+      return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/rooms/:roomId/members/:userId/enabled', {
+    schema: { tags, security, summary: 'Enable or disable a member (creator or admin)', params: member, querystring: EnabledQuerySchema, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.setMemberEnabled(principalOf(request), request.params.roomId, request.params.userId, request.query.enabled);
+      return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/rooms/:roomId/admins/:userId', {
+    schema: { tags, security, summary: 'Make an enabled member an admin (creator or admin)', params: member, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.setAdmin(principalOf(request), request.params.roomId, request.params.userId, true);
+      return reply.code(204).send();
+    },
+  });
+
+  app.delete('/api/rooms/:roomId/admins/:userId', {
+    schema: { tags, security, summary: 'Unmake an admin (creator or admin)', params: member, response: noContent },
+    handler: async (request, reply) => {
+      await rooms.setAdmin(principalOf(request), request.params.roomId, request.params.userId, false);
+      return reply.code(204).send();
+    },
+  });
+};
