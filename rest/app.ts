@@ -26,6 +26,7 @@ import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
+import { utilitiesRoutes } from './routes/utilities.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -41,7 +42,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger.child({ role: 'api' }) as FastifyBaseLogger,
     bodyLimit: ctx.config.BODY_LIMIT,
-    trustProxy: true,
+    // Behind a load balancer set TRUST_PROXY_HOPS; otherwise a client could claim any address.
+    trustProxy: (_address: string, hop: number) => hop < ctx.config.TRUST_PROXY_HOPS,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -125,6 +127,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(biometricRoutes, { ctx });
     await authed.register(roomsRoutes, { ctx });
     await authed.register(messagesRoutes, { ctx });
+    await authed.register(utilitiesRoutes, { ctx });
   });
 
   await app.ready();

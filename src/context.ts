@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config/config.js';
 import { connectMongo } from './db/mongo.js';
+import { GeoipLiteLocator, type GeoLocator } from './geo/geoip.js';
 import { DeviceEvents, type PushRequest } from './events.js';
 import { DeviceInbox } from './inbox/inbox.js';
 import { PresenceStore } from './presence/presence.js';
@@ -49,6 +50,7 @@ export interface AppContext {
   db: Db;
   redis: Redis;
   events: DeviceEvents;
+  geo: GeoLocator;
   inbox: DeviceInbox;
   presence: PresenceStore;
   queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }> };
@@ -136,6 +138,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   );
   const providers = pushProviders(config, db);
   const sms = smsProvider(config);
+  const geo = new GeoipLiteLocator();
   const contacts = new ContactsService({
     users: repos.users,
     requests: repos.connectionRequests,
@@ -170,7 +173,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     }),
     contacts,
     rooms: new RoomsService({ rooms: repos.rooms, members: repos.roomMembers, users: repos.users, blocks: repos.blocks, events }),
-    messages: new MessagesService({ rooms: repos.rooms, members: repos.roomMembers, messages: repos.messages, blocks: repos.blocks, events }),
+    messages: new MessagesService({ rooms: repos.rooms, members: repos.roomMembers, messages: repos.messages, blocks: repos.blocks, events, geo }),
     blocks: new BlocksService(repos.blocks, repos.users, repos.connectionRequests),
     biometric: new BiometricService({
       devices: repos.devices,
@@ -210,6 +213,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     db,
     redis,
     events,
+    geo,
     inbox,
     presence,
     queues: { push: pushQueue, calls: callsQueue },

@@ -24,7 +24,7 @@ export const messagesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async 
       response: { 200: z.string().describe('Id of the new message'), ...authedErrors(...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
-      const posted = await messages.post(principalOf(request), request.params.roomId, request.body);
+      const posted = await messages.post(principalOf(request), request.params.roomId, request.body, { ip: request.ip });
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(posted.id));
     },
   });

@@ -30,6 +30,8 @@ const EnvSchema = z
     SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
     PUBLIC_BASE_URL: z.url().optional(),
     BODY_LIMIT: positiveInt.default(1_048_576),
+    /** Trust X-Forwarded-For from this many proxy hops (0: use the connection's address). */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
 
     MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URL').default('mongodb://127.0.0.1:27017/'),
     MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),

@@ -2,6 +2,7 @@ import { ObjectId } from 'mongodb';
 import type { Principal } from '../auth/principal.js';
 import { badRequest } from '../errors.js';
 import type { DeviceEvents } from '../events.js';
+import type { GeoLocator } from '../geo/geoip.js';
 import type { BlocksRepo } from '../repos/blocks.repo.js';
 import type { GeoLocation, MessageDoc, MessagesRepo } from '../repos/messages.repo.js';
 import type { RoomMembersRepo } from '../repos/room-members.repo.js';
@@ -67,6 +68,7 @@ export class MessagesService {
       messages: MessagesRepo;
       blocks: BlocksRepo;
       events: DeviceEvents;
+      geo: GeoLocator;
       clock?: () => Date;
     },
   ) {}
@@ -76,7 +78,7 @@ export class MessagesService {
    * creator or an admin (or a participant the publish switch allowed); the body's roomId equals the
    * path; an end-to-end encrypted room takes only an encrypted message. A block ends a direct chat.
    */
-  async post(principal: Principal, roomId: string, input: PostMessageInput): Promise<MessageView> {
+  async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
     if (input.roomId !== roomId) throw badRequest('ROOM_ID_MISMATCH', 'The body\'s roomId must equal the path\'s');
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
@@ -109,7 +111,8 @@ export class MessagesService {
       userId: principal.userId,
       message: text,
       encrypted,
-      geoLocation: input.geoLocation ?? null,
+      // Derived from the request's address when the client sent none (spec, ChatMessage); never in E2EE rooms.
+      geoLocation: input.geoLocation ?? (encrypted ? null : this.deps.geo.locate(request.ip)),
       attachmentIds: [],
       createdAt: now,
     };
