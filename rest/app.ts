@@ -18,6 +18,7 @@ import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
 import { blocksRoutes } from './routes/blocks.routes.js';
 import { contactsRoutes } from './routes/contacts.routes.js';
+import { messageExtrasRoutes } from './routes/message-extras.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
@@ -127,6 +128,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(biometricRoutes, { ctx });
     await authed.register(roomsRoutes, { ctx });
     await authed.register(messagesRoutes, { ctx });
+    await authed.register(messageExtrasRoutes, { ctx });
     await authed.register(utilitiesRoutes, { ctx });
   });
 

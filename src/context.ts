@@ -139,6 +139,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const providers = pushProviders(config, db);
   const sms = smsProvider(config);
   const geo = new GeoipLiteLocator();
+  const users = new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER });
   const contacts = new ContactsService({
     users: repos.users,
     requests: repos.connectionRequests,
@@ -157,7 +158,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   });
   const domain = {
     devices,
-    users: new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER }),
+    users,
     auth: new AuthService({
       config,
       users: repos.users,
@@ -173,7 +174,20 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     }),
     contacts,
     rooms: new RoomsService({ rooms: repos.rooms, members: repos.roomMembers, users: repos.users, blocks: repos.blocks, events }),
-    messages: new MessagesService({ rooms: repos.rooms, members: repos.roomMembers, messages: repos.messages, blocks: repos.blocks, events, geo }),
+    messages: new MessagesService({
+      rooms: repos.rooms,
+      members: repos.roomMembers,
+      messages: repos.messages,
+      blocks: repos.blocks,
+      events,
+      geo,
+      users: repos.users,
+      isSiteAdmin: async (userId) => {
+        const user = await repos.users.findById(userId);
+        return user !== null && users.isAdmin(user);
+      },
+      supportedLanguages: config.SUPPORTED_LANGUAGES,
+    }),
     blocks: new BlocksService(repos.blocks, repos.users, repos.connectionRequests),
     biometric: new BiometricService({
       devices: repos.devices,

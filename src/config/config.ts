@@ -81,6 +81,12 @@ const EnvSchema = z
     TURN_CREDENTIAL_TTL: duration.default(12 * 3600),
     CALL_RING_TIMEOUT: duration.default(45),
 
+    SUPPORTED_LANGUAGES: z
+      .string()
+      .default('en,de,fr,es,it,pt,ru,uk,pl,tr,ar,zh,ja,ko,hi')
+      .transform((value) => value.split(',').map((code) => code.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'expected language codes such as en or pt-BR')).min(1)),
+
     ADMIN_PHONES: z
       .string()
       .default('')

@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 
 export interface GeoLocation {
   latitude: number;
@@ -16,6 +16,12 @@ export interface MessageDoc {
   encrypted: boolean;
   geoLocation: GeoLocation | null;
   attachmentIds: string[];
+  /** The message this one comments on; null for the room's own timeline. */
+  parentId: string | null;
+  /** Language the post was written in (the author's language when posted). */
+  language: string;
+  /** Other language versions of a broadcast post, by language code. */
+  translations: Record<string, string>;
   createdAt: Date;
 }
 
@@ -38,14 +44,21 @@ export class MessagesRepo {
     return this.collection.findOne({ _id: id });
   }
 
-  /** Up to `limit` messages before (older than) a cursor, newest first. */
-  before(roomId: string, cursor: string | null, limit: number): Promise<MessageDoc[]> {
-    const filter = cursor ? { roomId, _id: { $lt: cursor } } : { roomId };
+  /** Up to `limit` messages of a timeline (the room's, or one message's comments) before a cursor, newest first. */
+  before(roomId: string, parentId: string | null, cursor: string | null, limit: number): Promise<MessageDoc[]> {
+    const filter = cursor ? { roomId, parentId, _id: { $lt: cursor } } : { roomId, parentId };
     return this.collection.find(filter).sort({ _id: -1 }).limit(limit).toArray();
   }
 
-  /** The `limit` messages right after (newer than) a cursor, oldest first. */
-  after(roomId: string, cursor: string, limit: number): Promise<MessageDoc[]> {
-    return this.collection.find({ roomId, _id: { $gt: cursor } }).sort({ _id: 1 }).limit(limit).toArray();
+  /** The `limit` messages of a timeline right after (newer than) a cursor, oldest first. */
+  after(roomId: string, parentId: string | null, cursor: string, limit: number): Promise<MessageDoc[]> {
+    return this.collection.find({ roomId, parentId, _id: { $gt: cursor } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /** Sets (text) or removes (null) one language version; the message as it is afterwards. */
+  setTranslation(id: string, language: string, text: string | null): Promise<MessageDoc | null> {
+    const field = `translations.${language}` as `translations.${string}`;
+    const update: UpdateFilter<MessageDoc> = text === null ? { $unset: { [field]: true } } : { $set: { [field]: text } };
+    return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 }

@@ -29,9 +29,21 @@ export const MessageDtoSchema = z
     encrypted: z.boolean(),
     geoLocation: GeoLocationSchema.nullable(),
     attachmentIds: z.array(z.string()),
+    parentId: z.string().nullable().describe('The message this one comments on'),
+    language: z.string().describe('Language the post was written in'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'MessageDto' });
+
+export const CommentSchema = z.object({ message: z.string().max(200_000) }).strict().meta({ id: 'CommentRequest' });
+
+export const PostTranslationsSchema = z
+  .object({
+    messageId: z.string(),
+    originalLanguage: z.string(),
+    translations: z.record(z.string(), z.string()).describe('Every language version, the original included'),
+  })
+  .meta({ id: 'PostTranslations' });
 
 const Cursor = z.string().regex(/^[0-9a-f]{24}$/, 'not a message id');
 

@@ -6,7 +6,8 @@ import type { GeoLocator } from '../geo/geoip.js';
 import type { BlocksRepo } from '../repos/blocks.repo.js';
 import type { GeoLocation, MessageDoc, MessagesRepo } from '../repos/messages.repo.js';
 import type { RoomMembersRepo } from '../repos/room-members.repo.js';
-import type { RoomsRepo } from '../repos/rooms.repo.js';
+import type { RoomDoc, RoomsRepo } from '../repos/rooms.repo.js';
+import type { UsersRepo } from '../repos/users.repo.js';
 import { isManager } from './rooms.service.js';
 
 export interface MessageView {
@@ -17,7 +18,16 @@ export interface MessageView {
   encrypted: boolean;
   geoLocation: GeoLocation | null;
   attachmentIds: string[];
+  parentId: string | null;
+  language: string;
   createdAt: string;
+}
+
+export interface PostTranslationsView {
+  messageId: string;
+  originalLanguage: string;
+  /** Every language version, the original included. */
+  translations: Record<string, string>;
 }
 
 export interface PostMessageInput {
@@ -40,6 +50,8 @@ export function presentMessage(message: MessageDoc): MessageView {
     encrypted: message.encrypted,
     geoLocation: message.geoLocation,
     attachmentIds: message.attachmentIds,
+    parentId: message.parentId,
+    language: message.language,
     createdAt: message.createdAt.toISOString(),
   };
 }
@@ -69,6 +81,9 @@ export class MessagesService {
       blocks: BlocksRepo;
       events: DeviceEvents;
       geo: GeoLocator;
+      users: UsersRepo;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
+      supportedLanguages: string[];
       clock?: () => Date;
     },
   ) {}
@@ -91,36 +106,71 @@ export class MessagesService {
       const other = room.uniqueKey.split(':').find((id) => id !== principal.userId);
       if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw badRequest('BLOCKED', 'A block ends this direct chat');
     }
-    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    return this.store(principal, room, null, input, request);
+  }
 
-    let text: string;
+  /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
+  async comment(principal: Principal, messageId: string, input: { message: string }, request: { ip: string } = { ip: '' }): Promise<MessageView> {
+    const parent = await this.deps.messages.findById(messageId);
+    if (!parent || parent.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    const room = await this.deps.rooms.findById(parent.roomId);
+    if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    const member = await this.deps.members.find(room._id, principal.userId);
+    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    if (!room.commentsEnabled) throw badRequest('COMMENTS_DISABLED', 'This room does not take comments');
+    return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request);
+  }
+
+  private async store(principal: Principal, room: RoomDoc, parentId: string | null, input: PostMessageInput, request: { ip: string }): Promise<MessageView> {
+    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
     const encrypted = room.type === 'E2EE';
-    if (encrypted) {
-      if (!ENCRYPTED.test(input.message)) throw badRequest('MESSAGE_NOT_ENCRYPTED', 'This room takes only end-to-end encrypted messages');
-      text = input.message;
-    } else {
-      text = cleanText(input.message);
-      if (text.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
-    }
+    const text = encrypted ? input.message : cleanText(input.message);
+    if (encrypted && !ENCRYPTED.test(text)) throw badRequest('MESSAGE_NOT_ENCRYPTED', 'This room takes only end-to-end encrypted messages');
+    if (text.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
     if (text.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
 
-    const now = this.deps.clock?.() ?? new Date();
+    const author = await this.deps.users.findById(principal.userId);
     const doc: MessageDoc = {
       _id: new ObjectId().toHexString(),
-      roomId,
+      roomId: room._id,
       userId: principal.userId,
       message: text,
       encrypted,
       // Derived from the request's address when the client sent none (spec, ChatMessage); never in E2EE rooms.
       geoLocation: input.geoLocation ?? (encrypted ? null : this.deps.geo.locate(request.ip)),
       attachmentIds: [],
-      createdAt: now,
+      parentId,
+      language: author?.language ?? 'en',
+      translations: {},
+      createdAt: this.deps.clock?.() ?? new Date(),
     };
     await this.deps.messages.insert(doc);
     const view = presentMessage(doc);
     // Live path: one broadcast to the room's socket.io room on every node; devices catch up by reading.
-    this.deps.events.toRoom(roomId, 'message.new', { ...view, messageId: view.id });
+    this.deps.events.toRoom(room._id, 'message.new', { ...view, messageId: view.id });
     return view;
+  }
+
+  /**
+   * Rule 2: a language version of a broadcast post, by the room's creator or an admin, or a site
+   * administrator; only a supported language other than the original; cleaned like a post; an
+   * empty text removes it. Nothing is pushed or emitted.
+   */
+  async translate(principal: Principal, messageId: string, language: string, text: string): Promise<PostTranslationsView> {
+    const message = await this.deps.messages.findById(messageId);
+    if (!message || message.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    const room = await this.deps.rooms.findById(message.roomId);
+    if (!room || room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_POST', 'Only broadcast posts have translations');
+    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) {
+      throw badRequest('TRANSLATION_NOT_ALLOWED', 'Only the room\'s creator or an admin, or a site administrator, may translate');
+    }
+    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
+    if (language === message.language) throw badRequest('ORIGINAL_LANGUAGE', 'This is the post\'s original language');
+    const cleaned = cleanText(text);
+    if (cleaned.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
+    const updated = await this.deps.messages.setTranslation(message._id, language, cleaned.length === 0 ? null : cleaned);
+    const current = updated ?? message;
+    return { messageId: current._id, originalLanguage: current.language, translations: { ...current.translations, [current.language]: current.message } };
   }
 
   /**
@@ -130,13 +180,30 @@ export class MessagesService {
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
-    const member = await this.deps.members.find(roomId, principal.userId);
+    await this.assertMayRead(principal, room);
+    return this.page(roomId, null, input);
+  }
+
+  /** A message's comments, newest first, with the same cursors as the room timeline. */
+  async readComments(principal: Principal, messageId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
+    const parent = await this.deps.messages.findById(messageId);
+    const room = parent ? await this.deps.rooms.findById(parent.roomId) : null;
+    if (!parent || !room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    await this.assertMayRead(principal, room);
+    return this.page(room._id, parent._id, input);
+  }
+
+  private async assertMayRead(principal: Principal, room: RoomDoc): Promise<void> {
+    const member = await this.deps.members.find(room._id, principal.userId);
     const open = room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
     if (!member?.active && !open) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
+  }
+
+  private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {
     if (input.before && input.after) throw badRequest('CURSOR_CONFLICT', 'Give before or after, not both');
     const rows = input.after
-      ? (await this.deps.messages.after(roomId, input.after, input.limit + 1)).reverse()
-      : await this.deps.messages.before(roomId, input.before ?? null, input.limit + 1);
+      ? (await this.deps.messages.after(roomId, parentId, input.after, input.limit + 1)).reverse()
+      : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1);
     const hasMore = rows.length > input.limit;
     const items = input.after ? rows.slice(rows.length - Math.min(rows.length, input.limit)) : rows.slice(0, input.limit);
     return { items: items.map(presentMessage), hasMore };

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { IdParam } from '../../src/schemas/common.schemas.js';
+import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema } from '../../src/schemas/messages.schemas.js';
+import { principalOf } from '../auth.js';
+import { BODY_ERRORS, authedErrors } from '../responses.js';
+
+/** Comments and translations: routes keyed by a message id. */
+export const messageExtrasRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { messages } = ctx.services;
+  const tags = ['Messages'];
+  const security = [{ bearerAuth: [] }];
+  const message = z.object({ messageId: IdParam });
+
+  // The translation body is the text itself (spec): text/plain here, or a JSON string.
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  app.put('/api/messages/:messageId/translations/:language', {
+    schema: {
+      tags,
+      security,
+      summary: 'Set or remove one language version of a broadcast post',
+      description:
+        'Body: the text (text/plain, or a JSON string); an empty body removes that language. Only the room\'s creator or an admin, or a site administrator; only a supported language other than the post\'s original one. The text is cleaned as a posted message is. No push and no socket event follow.',
+      params: z.object({ messageId: IdParam, language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'not a language code') }),
+      body: z.string().max(200_000).nullish(),
+      response: { 200: PostTranslationsSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => messages.translate(principalOf(request), request.params.messageId, request.params.language, request.body ?? ''),
+  });
+
+  app.post('/api/messages/:messageId/comments', {
+    schema: {
+      tags,
+      security,
+      summary: 'Comment on a message, where the room has comments enabled',
+      description: 'Any enabled member may comment (also where participants may not post). Members\' sockets get `message.new` with `parentId` set.',
+      params: message,
+      body: CommentSchema,
+      response: { 200: MessageDtoSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => messages.comment(principalOf(request), request.params.messageId, request.body, { ip: request.ip }),
+  });
+
+  app.get('/api/messages/:messageId/comments', {
+    schema: {
+      tags,
+      security,
+      summary: 'A message\'s comments, newest first, by cursor',
+      params: message,
+      querystring: MessagesQuerySchema,
+      response: { 200: MessagesPageSchema, ...authedErrors() },
+    },
+    handler: async (request) => messages.readComments(principalOf(request), request.params.messageId, request.query),
+  });
+};
