@@ -14,6 +14,7 @@ import { AppError } from '../src/errors.js';
 import { redactUrl } from '../src/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling } from './error-handler.js';
+import { attachmentsRoutes } from './routes/attachments.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
 import { blocksRoutes } from './routes/blocks.routes.js';
@@ -129,6 +130,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(roomsRoutes, { ctx });
     await authed.register(messagesRoutes, { ctx });
     await authed.register(messageExtrasRoutes, { ctx });
+    await authed.register(attachmentsRoutes, { ctx });
     await authed.register(utilitiesRoutes, { ctx });
   });
 

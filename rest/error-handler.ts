@@ -25,6 +25,13 @@ const FASTIFY_CODES: Record<string, { status: number; code: string; message: str
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', message: 'The body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'MALFORMED_JSON', message: 'The body is empty' },
+  // @fastify/multipart
+  FST_FILES_LIMIT: { status: 400, code: 'LIMIT_FILES_PER_UPLOAD', message: 'At most 10 files per upload' },
+  FST_REQ_FILE_TOO_LARGE: { status: 400, code: 'LIMIT_FILE_SIZE', message: 'A file is larger than any upload allows (250 MB)' },
+  FST_PARTS_LIMIT: { status: 400, code: 'LIMIT_PARTS', message: 'Too many parts in the upload' },
+  FST_FIELDS_LIMIT: { status: 400, code: 'LIMIT_FIELDS', message: 'Too many fields in the upload' },
+  FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send multipart/form-data' },
+  FST_MP_PREMATURE_CLOSE: { status: 400, code: 'UPLOAD_INCOMPLETE', message: 'The upload ended early' },
 };
 
 export function installErrorHandling(app: FastifyInstance): void {

@@ -16,6 +16,7 @@ import { BlocksRepo } from './repos/blocks.repo.js';
 import { CallsRepo } from './repos/calls.repo.js';
 import { ConnectionsRepo } from './repos/connections.repo.js';
 import { ConnectionRequestsRepo } from './repos/connection-requests.repo.js';
+import { AttachmentsRepo } from './repos/attachments.repo.js';
 import { DevicesRepo } from './repos/devices.repo.js';
 import { MessagesRepo } from './repos/messages.repo.js';
 import { RoomsRepo } from './repos/rooms.repo.js';
@@ -23,6 +24,7 @@ import { LoginCodesRepo } from './repos/login-codes.repo.js';
 import { RoomMembersRepo } from './repos/room-members.repo.js';
 import { UsersRepo } from './repos/users.repo.js';
 import { AuthService } from './services/auth.service.js';
+import { AttachmentsService } from './services/attachments.service.js';
 import { BiometricService } from './services/biometric.service.js';
 import { BlocksService } from './services/blocks.service.js';
 import { CallsService } from './services/calls.service.js';
@@ -38,6 +40,8 @@ import { UsersService } from './services/users.service.js';
 import { OutboxSmsProvider } from './sms/outbox.provider.js';
 import type { SmsProvider } from './sms/sms.js';
 import { TwilioSmsProvider } from './sms/twilio.provider.js';
+import { LocalDiskStorage } from './storage/local.storage.js';
+import type { BlobStorage } from './storage/storage.js';
 import type { EmailProvider } from './email/email.js';
 import { OutboxEmailProvider } from './email/outbox.provider.js';
 import { SendgridEmailProvider } from './email/sendgrid.provider.js';
@@ -53,7 +57,8 @@ export interface AppContext {
   geo: GeoLocator;
   inbox: DeviceInbox;
   presence: PresenceStore;
-  queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }> };
+  queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }>; media: Queue<{ attachmentId: string }> };
+  storage: BlobStorage;
   repos: {
     users: UsersRepo;
     devices: DevicesRepo;
@@ -65,10 +70,11 @@ export interface AppContext {
     connectionRequests: ConnectionRequestsRepo;
     rooms: RoomsRepo;
     messages: MessagesRepo;
+    attachments: AttachmentsRepo;
   };
   services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
     contacts: ContactsService; blocks: BlocksService; biometric: BiometricService;
-    rooms: RoomsService; messages: MessagesService };
+    rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService };
   close(): Promise<void>;
 }
 
@@ -108,6 +114,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     connectionRequests: new ConnectionRequestsRepo(db),
     rooms: new RoomsRepo(db),
     messages: new MessagesRepo(db),
+    attachments: new AttachmentsRepo(db),
   };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
 
@@ -125,6 +132,12 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     prefix: queuePrefix(config.REDIS_PREFIX),
     defaultJobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
   });
+  const mediaQueue = new Queue<{ attachmentId: string }>(QUEUES.media, {
+    connection: queueConnection,
+    prefix: queuePrefix(config.REDIS_PREFIX),
+    defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+  });
+  const storage: BlobStorage = new LocalDiskStorage(config.STORAGE_DIR);
   const events = new DeviceEvents(
     redis,
     config.REDIS_PREFIX,
@@ -218,6 +231,17 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const services = {
     ...domain,
     maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls),
+    attachments: new AttachmentsService({
+      attachments: repos.attachments,
+      messages: domain.messages,
+      storage,
+      // Job data holds the id only; the worker reads the rest.
+      enqueueMedia: async (attachmentId) => {
+        await mediaQueue.add(JOBS.processAttachment, { attachmentId }, { jobId: `media-${attachmentId}` });
+      },
+      mediaBacklog: async () => mediaQueue.getJobCountByTypes('waiting', 'delayed', 'prioritized'),
+      mediaQueueMax: config.MEDIA_QUEUE_MAX,
+    }),
   };
 
   return {
@@ -230,11 +254,12 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     geo,
     inbox,
     presence,
-    queues: { push: pushQueue, calls: callsQueue },
+    queues: { push: pushQueue, calls: callsQueue, media: mediaQueue },
+    storage,
     repos,
     services,
     async close() {
-      await Promise.allSettled([pushQueue.close(), callsQueue.close(), providers.close()]);
+      await Promise.allSettled([pushQueue.close(), callsQueue.close(), mediaQueue.close(), providers.close()]);
       await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit()]);
     },
   };

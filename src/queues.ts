@@ -3,12 +3,14 @@ export const QUEUES = {
   maintenance: 'maintenance',
   push: 'push',
   calls: 'calls',
+  media: 'media',
 } as const;
 
 export const JOBS = {
   cleanupExpired: 'cleanup-expired',
   push: 'push',
   callTimeout: 'call-timeout',
+  processAttachment: 'process-attachment',
 } as const;
 
 /** BullMQ's key prefix for this deployment's queues. */

@@ -62,6 +62,11 @@ const EnvSchema = z
     SENDGRID_API_KEY: z.string().min(10).optional(),
     SENDGRID_API_BASE: z.url().default('https://api.sendgrid.com'),
 
+    STORAGE_PROVIDER: z.enum(['local', 's3']).default('local'),
+    STORAGE_DIR: z.string().min(1).default('.data/blobs'),
+    UPLOAD_STAGING_DIR: z.string().min(1).optional(),
+    MEDIA_QUEUE_MAX: positiveInt.default(1000),
+
     PRESENCE_TTL: duration.default(30),
     INBOX_MAX_EVENTS: positiveInt.default(1000),
     INBOX_MAX_AGE: duration.default(7 * 86_400),

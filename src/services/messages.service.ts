@@ -95,6 +95,20 @@ export class MessagesService {
    */
   async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
     if (input.roomId !== roomId) throw badRequest('ROOM_ID_MISMATCH', 'The body\'s roomId must equal the path\'s');
+    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    const room = await this.assertMayPost(principal, roomId);
+    return this.store(principal, room, null, input, request, []);
+  }
+
+  /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
+  async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: { ip: string }): Promise<MessageView> {
+    if (input && input.roomId !== room._id) throw badRequest('ROOM_ID_MISMATCH', 'The payload\'s roomId must equal the path\'s');
+    if ((input?.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
+  }
+
+  /** Rule 1 on who may post in a room (also for uploads, rule 4); the room when allowed. */
+  async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
     const member = await this.deps.members.find(roomId, principal.userId);
@@ -106,7 +120,7 @@ export class MessagesService {
       const other = room.uniqueKey.split(':').find((id) => id !== principal.userId);
       if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw badRequest('BLOCKED', 'A block ends this direct chat');
     }
-    return this.store(principal, room, null, input, request);
+    return room;
   }
 
   /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
@@ -118,15 +132,22 @@ export class MessagesService {
     const member = await this.deps.members.find(room._id, principal.userId);
     if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
     if (!room.commentsEnabled) throw badRequest('COMMENTS_DISABLED', 'This room does not take comments');
-    return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request);
+    return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request, []);
   }
 
-  private async store(principal: Principal, room: RoomDoc, parentId: string | null, input: PostMessageInput, request: { ip: string }): Promise<MessageView> {
-    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+  private async store(
+    principal: Principal,
+    room: RoomDoc,
+    parentId: string | null,
+    input: PostMessageInput,
+    request: { ip: string },
+    attachmentIds: string[],
+  ): Promise<MessageView> {
     const encrypted = room.type === 'E2EE';
     const text = encrypted ? input.message : cleanText(input.message);
     if (encrypted && !ENCRYPTED.test(text)) throw badRequest('MESSAGE_NOT_ENCRYPTED', 'This room takes only end-to-end encrypted messages');
-    if (text.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
+    // A message may be only its attachments.
+    if (text.length === 0 && attachmentIds.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
     if (text.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
 
     const author = await this.deps.users.findById(principal.userId);
@@ -138,7 +159,7 @@ export class MessagesService {
       encrypted,
       // Derived from the request's address when the client sent none (spec, ChatMessage); never in E2EE rooms.
       geoLocation: input.geoLocation ?? (encrypted ? null : this.deps.geo.locate(request.ip)),
-      attachmentIds: [],
+      attachmentIds,
       parentId,
       language: author?.language ?? 'en',
       translations: {},
@@ -178,9 +199,7 @@ export class MessagesService {
    * messages right after a cursor (to catch up after being offline), continuing with the newest id.
    */
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
-    const room = await this.deps.rooms.findById(roomId);
-    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
-    await this.assertMayRead(principal, room);
+    await this.assertMayRead(principal, roomId);
     return this.page(roomId, null, input);
   }
 
@@ -189,14 +208,18 @@ export class MessagesService {
     const parent = await this.deps.messages.findById(messageId);
     const room = parent ? await this.deps.rooms.findById(parent.roomId) : null;
     if (!parent || !room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
-    await this.assertMayRead(principal, room);
+    await this.assertMayRead(principal, room._id);
     return this.page(room._id, parent._id, input);
   }
 
-  private async assertMayRead(principal: Principal, room: RoomDoc): Promise<void> {
+  /** Who may read a room (its messages, comments, attachments): active members, and anyone for public groups and visible broadcasts. */
+  async assertMayRead(principal: Principal, roomId: string): Promise<RoomDoc> {
+    const room = await this.deps.rooms.findById(roomId);
+    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
     const member = await this.deps.members.find(room._id, principal.userId);
     const open = room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
     if (!member?.active && !open) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
+    return room;
   }
 
   private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {

@@ -1,0 +1,95 @@
+import { mkdir, unlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppContext } from '../../src/context.js';
+import { AppError, badRequest } from '../../src/errors.js';
+import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, type StagedFile } from '../../src/services/attachment-limits.js';
+import type { PostMessageInput } from '../../src/services/messages.service.js';
+import { IdParam, IsoDateTime, NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
+import { ChatMessageSchema } from '../../src/schemas/messages.schemas.js';
+import { principalOf } from '../auth.js';
+import { authedErrors } from '../responses.js';
+
+const AttachmentDtoSchema = z
+  .object({
+    id: z.string(),
+    roomId: z.string(),
+    messageId: z.string(),
+    uploaderId: z.string(),
+    filename: z.string(),
+    contentType: z.string(),
+    kind: z.enum(['IMAGE', 'AUDIO', 'VIDEO', 'OTHER']),
+    size: z.number().int(),
+    status: z.enum(['PROCESSING', 'READY', 'FAILED']),
+    hasThumbnail: z.boolean(),
+    hasPoster: z.boolean(),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'AttachmentDto' });
+
+export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const { attachments } = ctx.services;
+  const tags = ['Messages'];
+  const security = [{ bearerAuth: [] }];
+  const stagingDir = ctx.config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
+  await mkdir(stagingDir, { recursive: true });
+  await app.register(fastifyMultipart, { limits: { files: MAX_FILES_PER_UPLOAD, fileSize: SIZE_LIMITS.VIDEO + 1, fields: 4, fieldSize: 256 * 1024, parts: 20 } });
+
+  app.post('/api/messages/:roomId/attachments', {
+    schema: {
+      tags,
+      security,
+      summary: 'Upload files (multipart: `file` parts and an optional `payload` ChatMessage as JSON)',
+      description:
+        'At most 10 files; by extension, images up to 25 MB, audio 50 MB, video 250 MB, others 100 MB (1 MB = 1,048,576 bytes): each violation is a 400 naming the limit, before anything is posted or stored. The payload message is posted first and the files attach to it (without a payload, a message with no text). Images get a thumbnail and videos an MP4 and a poster in the background; the uploader\'s devices get `attachment.progress` and `attachment.failed`. 400 in end-to-end encrypted rooms; 429 when 20 of the caller\'s files are in processing or the processing queue is full.',
+      consumes: ['multipart/form-data'],
+      params: z.object({ roomId: IdParam }),
+      response: { 204: NoContentSchema, ...authedErrors(413, 415, 429) },
+    },
+    handler: async (request, reply) => {
+      const principal = principalOf(request);
+      const room = await attachments.assertMayUpload(principal, request.params.roomId);
+      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data');
+      const staged: StagedFile[] = [];
+      let payload: PostMessageInput | undefined;
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            staged.push(await stageFile(part.file, part.filename || 'file', part.mimetype, stagingDir));
+          } else if (part.fieldname === 'payload') {
+            let json: unknown;
+            try {
+              json = JSON.parse(String(part.value));
+            } catch {
+              throw badRequest('PAYLOAD_INVALID', 'payload must be a JSON ChatMessage');
+            }
+            const parsed = ChatMessageSchema.safeParse(json);
+            if (!parsed.success) throw badRequest('PAYLOAD_INVALID', parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+            payload = parsed.data;
+          }
+        }
+      } catch (error) {
+        await Promise.all(staged.map((file) => unlink(file.path).catch(() => undefined)));
+        throw error;
+      }
+      await attachments.commit(principal, room, staged, payload, { ip: request.ip });
+      return reply.code(204).send();
+    },
+  });
+
+  app.get('/api/messages/:roomId/attachments', {
+    schema: {
+      tags,
+      security,
+      summary: 'The room\'s attachments, newest first',
+      params: z.object({ roomId: IdParam }),
+      querystring: pagingQuery(10, 100),
+      response: { 200: pagedSchema(AttachmentDtoSchema, 'PagedModelAttachmentDto'), ...authedErrors() },
+    },
+    handler: async (request) => attachments.list(principalOf(request), request.params.roomId, request.query.pageSize, request.query.currentPage),
+  });
+};
