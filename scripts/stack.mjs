@@ -52,6 +52,8 @@ function aptInstall(packages) {
 export function ensureInstalled({ forTests = false } = {}) {
   const missing = [];
   if (!has('redis-server')) missing.push('redis-server');
+  // The media worker converts video with ffmpeg (and reads it with ffprobe).
+  if (!has('ffmpeg') || !has('ffprobe')) missing.push('ffmpeg');
   if (forTests && !(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
   if (!has('java')) missing.push('default-jdk-headless');
   if (!has('mvn') && !existsSync(path.join(mongoLib, '.complete'))) missing.push('maven');

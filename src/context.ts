@@ -31,6 +31,7 @@ import { CallsService } from './services/calls.service.js';
 import { ContactsService } from './services/contacts.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { IceService } from './services/ice.service.js';
+import { MediaService } from './services/media.service.js';
 import { MessagesService } from './services/messages.service.js';
 import { RoomsService } from './services/rooms.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
@@ -74,7 +75,7 @@ export interface AppContext {
   };
   services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
     contacts: ContactsService; blocks: BlocksService; biometric: BiometricService;
-    rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService };
+    rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService; media: MediaService };
   close(): Promise<void>;
 }
 
@@ -231,6 +232,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const services = {
     ...domain,
     maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls),
+    media: new MediaService({ attachments: repos.attachments, storage, events }),
     attachments: new AttachmentsService({
       attachments: repos.attachments,
       messages: domain.messages,

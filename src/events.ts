@@ -43,6 +43,10 @@ export interface DeviceEventMap {
   'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
   /** A device of the account removed its biometric key. */
   'device.biometric-key-removed': { deviceId: string; name: string };
+  /** Processing of an uploaded file moved on; `state` READY with 100 when done. */
+  'attachment.progress': { attachmentId: string; messageId: string; roomId: string; percent: number; state: 'PROCESSING' | 'READY' };
+  /** An uploaded file could not be processed (not a readable image or video). */
+  'attachment.failed': { attachmentId: string; messageId: string; roomId: string; reason: string };
   /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
   'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
 }

@@ -4,6 +4,7 @@ import type { PushRequest } from '../src/events.js';
 import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
+import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
 
 export interface Workers {
@@ -30,7 +31,9 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   );
   const push = new Worker<PushRequest>(QUEUES.push, pushProcessor(ctx), { connection, prefix, concurrency: 20 });
   const calls = new Worker<{ callId: string }>(QUEUES.calls, callTimeoutProcessor(ctx), { connection, prefix, concurrency: 20 });
-  for (const w of [worker, push, calls]) {
+  // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
+  const media = new Worker<{ attachmentId: string }>(QUEUES.media, mediaProcessor(ctx), { connection, prefix, concurrency: 2 });
+  for (const w of [worker, push, calls, media]) {
     w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
     w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
   }
@@ -38,7 +41,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
 
   return {
     async close() {
-      await Promise.all([worker.close(), push.close(), calls.close()]);
+      await Promise.all([worker.close(), push.close(), calls.close(), media.close()]);
       await maintenance.close();
       await connection.quit().catch(() => undefined);
     },
