@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -13,12 +13,13 @@ import type { AppContext } from '../src/context.js';
 import { AppError } from '../src/errors.js';
 import { redactUrl } from '../src/logger.js';
 import { requireAccessToken } from './auth.js';
-import { installErrorHandling } from './error-handler.js';
+import { installErrorHandling, sendError } from './error-handler.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
 import { blocksRoutes } from './routes/blocks.routes.js';
 import { contactsRoutes } from './routes/contacts.routes.js';
+import { mediaRoutes } from './routes/media.routes.js';
 import { messageExtrasRoutes } from './routes/message-extras.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
@@ -54,6 +55,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // One line per request comes from the onResponse hook below, with secret query values redacted.
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false } },
+    // Ticket links carry a JWT in the path.
+    maxParamLength: 2048,
+    // Errors the router raises before any route runs (a bad URL encoding, an over-long parameter).
+    frameworkErrors: (error, request, reply) => {
+      const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      void sendError(request as unknown as FastifyRequest, reply as unknown as FastifyReply, status, 'BAD_URL', 'The request URL is not valid');
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -117,6 +125,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   await app.register(opsRoutes, { ctx, metrics });
   await app.register(authRoutes, { ctx });
+  await app.register(mediaRoutes, { ctx });
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(ctx));
     await authed.register(sessionRoutes, { ctx });

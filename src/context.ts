@@ -151,6 +151,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     },
   );
   const providers = pushProviders(config, db);
+  const tokens = new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL);
   const sms = smsProvider(config);
   const geo = new GeoipLiteLocator();
   const users = new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER });
@@ -180,7 +181,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       loginCodes: repos.loginCodes,
       devicesService: devices,
       events,
-      tokens: new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL),
+      tokens,
       sms,
       redis,
       // Invitations sent to this number become requests to the account, told to the new device.
@@ -243,6 +244,9 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       },
       mediaBacklog: async () => mediaQueue.getJobCountByTypes('waiting', 'delayed', 'prioritized'),
       mediaQueueMax: config.MEDIA_QUEUE_MAX,
+      tokens,
+      ticketTtlSeconds: config.TICKET_TTL,
+      publicBaseUrl: (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.HTTP_PORT}`).replace(/\/$/, ''),
     }),
   };
 

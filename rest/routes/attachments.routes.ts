@@ -31,6 +31,8 @@ const AttachmentDtoSchema = z
   })
   .meta({ id: 'AttachmentDto' });
 
+const MediaTicketSchema = z.object({ url: z.string(), expiresAt: IsoDateTime }).meta({ id: 'MediaTicketDto' });
+
 export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
   const { attachments } = ctx.services;
   const tags = ['Messages'];
@@ -79,6 +81,18 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = asy
       await attachments.commit(principal, room, staged, payload, { ip: request.ip });
       return reply.code(204).send();
     },
+  });
+
+  app.post('/api/messages/:messageId/attachments/:attachmentId/ticket', {
+    schema: {
+      tags,
+      security,
+      summary: 'A short-lived link that opens one attachment without the Authorization header',
+      description: `The link works for ${ctx.config.TICKET_TTL} seconds, opens this attachment only (add ?variant=thumbnail, poster or mp4 for its derived files), supports HTTP ranges, and is not an access token.`,
+      params: z.object({ messageId: IdParam, attachmentId: IdParam }),
+      response: { 200: MediaTicketSchema, ...authedErrors() },
+    },
+    handler: async (request) => attachments.ticket(principalOf(request), request.params.messageId, request.params.attachmentId),
   });
 
   app.get('/api/messages/:roomId/attachments', {

@@ -5,6 +5,7 @@ import type { DevicePlatform } from '../repos/devices.repo.js';
 const ISSUER = 'chat-platform';
 const ACCESS_AUDIENCE = 'api';
 const TWO_FACTOR_AUDIENCE = 'auth-2fa';
+const TICKET_AUDIENCE = 'media-ticket';
 
 export interface AccessClaims {
   userId: string;
@@ -73,6 +74,24 @@ export class TokenService {
       throw new InvalidTokenError(false);
     }
     return { userId: payload.sub, phone: payload.phone, device, attemptId: payload.jti, expiresAt: payload.exp };
+  }
+
+  /** A short-lived link credential for one attachment (spec, rule 7): not an access token. */
+  signTicket(attachmentId: string, ttlSeconds: number): Promise<string> {
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(attachmentId)
+      .setIssuer(ISSUER)
+      .setAudience(TICKET_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${ttlSeconds}s`)
+      .sign(this.key);
+  }
+
+  async verifyTicket(token: string): Promise<{ attachmentId: string }> {
+    const payload = await this.verify(token, TICKET_AUDIENCE);
+    if (typeof payload.sub !== 'string') throw new InvalidTokenError(false);
+    return { attachmentId: payload.sub };
   }
 
   private async verify(token: string, audience: string) {

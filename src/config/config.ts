@@ -66,6 +66,7 @@ const EnvSchema = z
     STORAGE_DIR: z.string().min(1).default('.data/blobs'),
     UPLOAD_STAGING_DIR: z.string().min(1).optional(),
     MEDIA_QUEUE_MAX: positiveInt.default(1000),
+    TICKET_TTL: duration.default(300),
 
     PRESENCE_TTL: duration.default(30),
     INBOX_MAX_EVENTS: positiveInt.default(1000),

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Principal } from '../auth/principal.js';
-import { badRequest, tooManyRequests } from '../errors.js';
+import { InvalidTokenError, type TokenService } from '../auth/tokens.js';
+import { badRequest, tooManyRequests, unauthorized } from '../errors.js';
 import type { AttachmentDoc, AttachmentsRepo } from '../repos/attachments.repo.js';
 import type { RoomDoc } from '../repos/rooms.repo.js';
 import type { BlobStorage } from '../storage/storage.js';
@@ -55,6 +56,9 @@ export class AttachmentsService {
       enqueueMedia: (attachmentId: string) => Promise<void>;
       mediaBacklog: () => Promise<number>;
       mediaQueueMax: number;
+      tokens: TokenService;
+      ticketTtlSeconds: number;
+      publicBaseUrl: string;
       clock?: () => Date;
     },
   ) {}
@@ -121,6 +125,44 @@ export class AttachmentsService {
     } finally {
       await Promise.all(staged.map((file) => unlink(file.path).catch(() => undefined)));
     }
+  }
+
+  /**
+   * Rule 7: a link that opens this one attachment for a few minutes without the Authorization
+   * header. The caller must have access to the room, and the attachment must belong to the message.
+   */
+  async ticket(principal: Principal, messageId: string, attachmentId: string): Promise<{ url: string; expiresAt: string }> {
+    const attachment = await this.deps.attachments.findById(attachmentId);
+    if (!attachment || attachment.messageId !== messageId) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment of this message');
+    await this.deps.messages.assertMayRead(principal, attachment.roomId);
+    const ttl = this.deps.ticketTtlSeconds;
+    const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
+    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date(Date.now() + ttl * 1000).toISOString() };
+  }
+
+  /** What a ticket opens: the attachment's file, or one of its derived files. */
+  async openTicket(ticket: string, variant: 'original' | 'thumbnail' | 'poster' | 'mp4'): Promise<{ key: string; contentType: string; filename: string }> {
+    let attachmentId: string;
+    try {
+      ({ attachmentId } = await this.deps.tokens.verifyTicket(ticket));
+    } catch (error) {
+      if (error instanceof InvalidTokenError) throw unauthorized(error.expired ? 'TICKET_EXPIRED' : 'TICKET_INVALID', error.expired ? 'This link has expired' : 'This link is not valid');
+      throw error;
+    }
+    const a = await this.deps.attachments.findById(attachmentId);
+    if (!a) throw unauthorized('TICKET_INVALID', 'This link is not valid');
+    const chosen =
+      variant === 'original'
+        ? { key: a.storageKey, contentType: a.contentType, filename: a.filename }
+        : variant === 'thumbnail' && a.thumbnailKey
+          ? { key: a.thumbnailKey, contentType: 'image/webp', filename: 'thumbnail.webp' }
+          : variant === 'poster' && a.posterKey
+            ? { key: a.posterKey, contentType: 'image/webp', filename: 'poster.webp' }
+            : variant === 'mp4' && a.convertedKey
+              ? { key: a.convertedKey, contentType: 'video/mp4', filename: `${path.parse(a.filename).name}.mp4` }
+              : null;
+    if (!chosen) throw badRequest('VARIANT_NOT_AVAILABLE', `This attachment has no ${variant}`);
+    return chosen;
   }
 
   /** Rule 5: a room's attachments, newest first, for those who may read the room. */

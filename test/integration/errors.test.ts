@@ -99,3 +99,17 @@ describe('error model', () => {
     assert.match(String(made.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   });
 });
+
+describe('router-level errors', () => {
+  it('an over-long path parameter is a coded error, not a bare framework answer', async () => {
+    const t = await startTestApp();
+    try {
+      const res = await t.app.inject({ url: `/media/${'x'.repeat(3000)}` });
+      assert.equal(res.statusCode, 414);
+      assert.equal(res.json().code, 'BAD_URL');
+      assert.equal(res.json().status, 414);
+    } finally {
+      await t.close();
+    }
+  });
+});
