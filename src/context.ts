@@ -33,6 +33,9 @@ import { DevicesService } from './services/devices.service.js';
 import { IceService } from './services/ice.service.js';
 import { MediaService } from './services/media.service.js';
 import { MessagesService } from './services/messages.service.js';
+import { SummariesService, type SummaryJob } from './services/summaries.service.js';
+import { ExtractiveSummarizer } from './summaries/extractive.summarizer.js';
+import { OpenAiCompatibleSummarizer } from './summaries/openai.summarizer.js';
 import { RoomsService } from './services/rooms.service.js';
 import { MaintenanceService } from './services/maintenance.service.js';
 import { PresenceService } from './services/presence.service.js';
@@ -58,7 +61,7 @@ export interface AppContext {
   geo: GeoLocator;
   inbox: DeviceInbox;
   presence: PresenceStore;
-  queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }>; media: Queue<{ attachmentId: string }> };
+  queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }>; media: Queue<{ attachmentId: string }>; summaries: Queue<SummaryJob> };
   storage: BlobStorage;
   repos: {
     users: UsersRepo;
@@ -75,7 +78,7 @@ export interface AppContext {
   };
   services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
     contacts: ContactsService; blocks: BlocksService; biometric: BiometricService;
-    rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService; media: MediaService };
+    rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService; media: MediaService; summaries: SummariesService };
   close(): Promise<void>;
 }
 
@@ -134,6 +137,11 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     defaultJobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
   });
   const mediaQueue = new Queue<{ attachmentId: string }>(QUEUES.media, {
+    connection: queueConnection,
+    prefix: queuePrefix(config.REDIS_PREFIX),
+    defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
+  });
+  const summariesQueue = new Queue<SummaryJob>(QUEUES.summaries, {
     connection: queueConnection,
     prefix: queuePrefix(config.REDIS_PREFIX),
     defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
@@ -234,6 +242,20 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     ...domain,
     maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls),
     media: new MediaService({ attachments: repos.attachments, storage, events }),
+    summaries: new SummariesService({
+      rooms: repos.rooms,
+      members: repos.roomMembers,
+      messages: repos.messages,
+      users: repos.users,
+      events,
+      summarizer:
+        config.SUMMARIZER === 'openai'
+          ? new OpenAiCompatibleSummarizer({ baseUrl: config.OPENAI_BASE_URL ?? '', apiKey: config.OPENAI_API_KEY, model: config.OPENAI_MODEL })
+          : new ExtractiveSummarizer(),
+      enqueue: async (job) => {
+        await summariesQueue.add(JOBS.summarize, job, { jobId: job.requestId });
+      },
+    }),
     attachments: new AttachmentsService({
       attachments: repos.attachments,
       messages: domain.messages,
@@ -260,12 +282,12 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     geo,
     inbox,
     presence,
-    queues: { push: pushQueue, calls: callsQueue, media: mediaQueue },
+    queues: { push: pushQueue, calls: callsQueue, media: mediaQueue, summaries: summariesQueue },
     storage,
     repos,
     services,
     async close() {
-      await Promise.allSettled([pushQueue.close(), callsQueue.close(), mediaQueue.close(), providers.close()]);
+      await Promise.allSettled([pushQueue.close(), callsQueue.close(), mediaQueue.close(), summariesQueue.close(), providers.close()]);
       await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit()]);
     },
   };

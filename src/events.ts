@@ -47,6 +47,17 @@ export interface DeviceEventMap {
   'attachment.progress': { attachmentId: string; messageId: string; roomId: string; percent: number; state: 'PROCESSING' | 'READY' };
   /** An uploaded file could not be processed (not a readable image or video). */
   'attachment.failed': { attachmentId: string; messageId: string; roomId: string; reason: string };
+  /** A summary asked for with POST /api/messages/{messageId}/tldr is ready. */
+  'chat.tldr-ready': {
+    requestId: string;
+    roomId: string;
+    messageId: string;
+    summary: string;
+    /** Language of the summary ("und" when the summarizer kept the conversation's own). */
+    language: string;
+    requestedLanguage: string;
+    messageCount: number;
+  };
   /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
   'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
 }

@@ -4,6 +4,7 @@ export const QUEUES = {
   push: 'push',
   calls: 'calls',
   media: 'media',
+  summaries: 'summaries',
 } as const;
 
 export const JOBS = {
@@ -11,6 +12,7 @@ export const JOBS = {
   push: 'push',
   callTimeout: 'call-timeout',
   processAttachment: 'process-attachment',
+  summarize: 'summarize',
 } as const;
 
 /** BullMQ's key prefix for this deployment's queues. */

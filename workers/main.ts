@@ -1,6 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import type { PushRequest } from '../src/events.js';
+import type { SummaryJob } from '../src/services/summaries.service.js';
 import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
@@ -33,7 +34,8 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const calls = new Worker<{ callId: string }>(QUEUES.calls, callTimeoutProcessor(ctx), { connection, prefix, concurrency: 20 });
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
   const media = new Worker<{ attachmentId: string }>(QUEUES.media, mediaProcessor(ctx), { connection, prefix, concurrency: 2 });
-  for (const w of [worker, push, calls, media]) {
+  const summaries = new Worker<SummaryJob>(QUEUES.summaries, async (job) => ctx.services.summaries.run(job.data), { connection, prefix, concurrency: 2 });
+  for (const w of [worker, push, calls, media, summaries]) {
     w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
     w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
   }
@@ -41,7 +43,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
 
   return {
     async close() {
-      await Promise.all([worker.close(), push.close(), calls.close(), media.close()]);
+      await Promise.all([worker.close(), push.close(), calls.close(), media.close(), summaries.close()]);
       await maintenance.close();
       await connection.quit().catch(() => undefined);
     },

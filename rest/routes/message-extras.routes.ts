@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
 import { IdParam } from '../../src/schemas/common.schemas.js';
-import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema } from '../../src/schemas/messages.schemas.js';
+import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/schemas/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
@@ -28,6 +28,19 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = a
       response: { 200: PostTranslationsSchema, ...authedErrors(...BODY_ERRORS) },
     },
     handler: async (request) => messages.translate(principalOf(request), request.params.messageId, request.params.language, request.body ?? ''),
+  });
+
+  app.post('/api/messages/:messageId/tldr', {
+    schema: {
+      tags,
+      security,
+      summary: 'Queue a summary of the conversation around this message',
+      description:
+        'Answers 202 at once; the summary arrives as `chat.tldr-ready` on the caller\'s devices. The caller must be an enabled member; not in end-to-end encrypted rooms (400).',
+      params: message,
+      response: { 202: TldrRequestedSchema, ...authedErrors() },
+    },
+    handler: async (request, reply) => reply.code(202).send(await ctx.services.summaries.request(principalOf(request), request.params.messageId)),
   });
 
   app.post('/api/messages/:messageId/comments', {

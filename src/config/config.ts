@@ -68,6 +68,11 @@ const EnvSchema = z
     MEDIA_QUEUE_MAX: positiveInt.default(1000),
     TICKET_TTL: duration.default(300),
 
+    SUMMARIZER: z.enum(['extractive', 'openai']).default('extractive'),
+    OPENAI_BASE_URL: z.url().optional(),
+    OPENAI_API_KEY: z.string().min(1).optional(),
+    OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+
     PRESENCE_TTL: duration.default(30),
     INBOX_MAX_EVENTS: positiveInt.default(1000),
     INBOX_MAX_AGE: duration.default(7 * 86_400),
@@ -110,6 +115,9 @@ const EnvSchema = z
     const emailProvider = env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? 'sendgrid' : 'outbox');
     if (emailProvider === 'sendgrid' && !env.SENDGRID_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['SENDGRID_API_KEY'], message: 'is required when EMAIL_PROVIDER is sendgrid' });
+    }
+    if (env.SUMMARIZER === 'openai' && !env.OPENAI_BASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when SUMMARIZER is openai' });
     }
     const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {

@@ -54,3 +54,7 @@ export const MessagesQuerySchema = z.object({
 });
 
 export const MessagesPageSchema = z.object({ items: z.array(MessageDtoSchema), hasMore: z.boolean() }).meta({ id: 'MessagesPage' });
+
+export const TldrRequestedSchema = z
+  .object({ requestId: z.string(), messageId: z.string(), status: z.literal('QUEUED') })
+  .meta({ id: 'TldrRequestedDto' });
