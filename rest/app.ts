@@ -23,6 +23,7 @@ import { mediaRoutes } from './routes/media.routes.js';
 import { messageExtrasRoutes } from './routes/message-extras.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
@@ -140,6 +141,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await authed.register(messagesRoutes, { ctx });
     await authed.register(messageExtrasRoutes, { ctx });
     await authed.register(attachmentsRoutes, { ctx });
+    await authed.register(speechRoutes, { ctx });
     await authed.register(utilitiesRoutes, { ctx });
   });
 

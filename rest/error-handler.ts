@@ -14,8 +14,8 @@ function body(request: FastifyRequest, status: number, code: string, message: st
   };
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: unknown[]) {
-  return reply.code(status).type('application/json; charset=utf-8').send(body(request, status, code, message, details));
+export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: unknown[], extra?: Record<string, string>) {
+  return reply.code(status).type('application/json; charset=utf-8').send({ ...body(request, status, code, message, details), ...extra });
 }
 
 /** Fastify's own request errors, mapped to codes of the ErrorResponse. */
@@ -41,7 +41,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error, code: error.code }, 'dependency failure');
       if (error.headers) reply.headers(error.headers);
-      return sendError(request, reply, error.status, error.code, error.message, error.details);
+      return sendError(request, reply, error.status, error.code, error.message, error.details, (error as AppError & { extra?: Record<string, string> }).extra);
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const details = error.validation.map((issue) => ({

@@ -54,7 +54,11 @@ export function ensureInstalled({ forTests = false } = {}) {
   if (!has('redis-server')) missing.push('redis-server');
   // The media worker converts video with ffmpeg (and reads it with ffprobe).
   if (!has('ffmpeg') || !has('ffprobe')) missing.push('ffmpeg');
+  // Speech-to-text runs on the server with pocketsphinx and its US English model.
+  if (!has('pocketsphinx_continuous') || !existsSync('/usr/share/pocketsphinx/model/en-us/en-us.lm.bin')) missing.push('pocketsphinx', 'pocketsphinx-en-us');
   if (forTests && !(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
+  // A known recording ("go forward ten meters") for the speech-to-text test.
+  if (forTests && !existsSync('/usr/share/pocketsphinx/test/data/goforward.raw')) missing.push('pocketsphinx-testdata');
   if (!has('java')) missing.push('default-jdk-headless');
   if (!has('mvn') && !existsSync(path.join(mongoLib, '.complete'))) missing.push('maven');
   if (missing.length > 0) aptInstall(missing);

@@ -45,6 +45,7 @@ import { OutboxSmsProvider } from './sms/outbox.provider.js';
 import type { SmsProvider } from './sms/sms.js';
 import { TwilioSmsProvider } from './sms/twilio.provider.js';
 import { LocalDiskStorage } from './storage/local.storage.js';
+import { PocketsphinxTranscriber, type Transcriber } from './speech/transcriber.js';
 import type { BlobStorage } from './storage/storage.js';
 import type { EmailProvider } from './email/email.js';
 import { OutboxEmailProvider } from './email/outbox.provider.js';
@@ -63,6 +64,7 @@ export interface AppContext {
   presence: PresenceStore;
   queues: { push: Queue<PushRequest>; calls: Queue<{ callId: string }>; media: Queue<{ attachmentId: string }>; summaries: Queue<SummaryJob> };
   storage: BlobStorage;
+  transcriber: Transcriber;
   repos: {
     users: UsersRepo;
     devices: DevicesRepo;
@@ -284,6 +286,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     presence,
     queues: { push: pushQueue, calls: callsQueue, media: mediaQueue, summaries: summariesQueue },
     storage,
+    transcriber: new PocketsphinxTranscriber(),
     repos,
     services,
     async close() {

@@ -13,6 +13,11 @@ export class AppError extends Error {
   }
 }
 
+/** Fields added to this error's ErrorResponse body (e.g. `error` of the speech-to-text answer). */
+export function withBody<T extends AppError>(error: T, extra: Record<string, string>): T & { extra: Record<string, string> } {
+  return Object.assign(error, { extra });
+}
+
 export const badRequest = (code: string, message: string, details?: unknown[]) => new AppError(400, code, message, details);
 
 export const unauthorized = (code = 'UNAUTHORIZED', message = 'A valid access token is required') => new AppError(401, code, message);

@@ -8,6 +8,7 @@ export const ErrorResponseSchema = z
     message: z.string().describe('Human-readable explanation'),
     details: z.array(z.unknown()).optional().describe('Per-field problems for validation failures'),
     path: z.string().describe('Request path'),
+    error: z.string().optional().describe('Speech-to-text 400s: which of EMPTY_FILE, NO_TRANSCRIPT, UNREADABLE_AUDIO'),
     timestamp: z.string().describe('ISO 8601 time of the answer'),
   })
   .meta({ id: 'ErrorResponse' });
