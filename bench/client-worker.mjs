@@ -25,7 +25,8 @@ function open(port, token) {
         resolve(conn); // connect_error
       } else if (packet === '2') {
         const [event, payload] = JSON.parse(frame.slice(2));
-        if (event === 'message.new') latencies.push(now() - payload.sentAt);
+        // Emitted broadcasts carry sentAt; posted messages carry it in their text ("sent:<ms>").
+        if (event === 'message.new') latencies.push(now() - (payload.sentAt ?? Number(/^sent:([\d.]+)/.exec(payload.message ?? '')?.[1])));
       } else if (packet === '3') {
         const bracket = frame.indexOf('[');
         const id = Number(frame.slice(2, bracket));

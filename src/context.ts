@@ -45,6 +45,7 @@ import { OutboxSmsProvider } from './sms/outbox.provider.js';
 import type { SmsProvider } from './sms/sms.js';
 import { TwilioSmsProvider } from './sms/twilio.provider.js';
 import { LocalDiskStorage } from './storage/local.storage.js';
+import { S3Storage } from './storage/s3.storage.js';
 import { PocketsphinxTranscriber, type Transcriber } from './speech/transcriber.js';
 import type { BlobStorage } from './storage/storage.js';
 import type { EmailProvider } from './email/email.js';
@@ -148,7 +149,17 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     prefix: queuePrefix(config.REDIS_PREFIX),
     defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
   });
-  const storage: BlobStorage = new LocalDiskStorage(config.STORAGE_DIR);
+  const storage: BlobStorage =
+    config.STORAGE_PROVIDER === 's3'
+      ? new S3Storage({
+          endpoint: config.S3_ENDPOINT ?? '',
+          region: config.S3_REGION,
+          bucket: config.S3_BUCKET ?? '',
+          accessKeyId: config.S3_ACCESS_KEY_ID ?? '',
+          secretAccessKey: config.S3_SECRET_ACCESS_KEY ?? '',
+          pathStyle: config.S3_PATH_STYLE,
+        })
+      : new LocalDiskStorage(config.STORAGE_DIR);
   const events = new DeviceEvents(
     redis,
     config.REDIS_PREFIX,

@@ -65,6 +65,12 @@ const EnvSchema = z
     STORAGE_PROVIDER: z.enum(['local', 's3']).default('local'),
     STORAGE_DIR: z.string().min(1).default('.data/blobs'),
     UPLOAD_STAGING_DIR: z.string().min(1).optional(),
+    S3_ENDPOINT: z.url().optional(),
+    S3_REGION: z.string().min(1).default('us-east-1'),
+    S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'not an S3 bucket name').optional(),
+    S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+    S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    S3_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     MEDIA_QUEUE_MAX: positiveInt.default(1000),
     TICKET_TTL: duration.default(300),
 
@@ -115,6 +121,11 @@ const EnvSchema = z
     const emailProvider = env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? 'sendgrid' : 'outbox');
     if (emailProvider === 'sendgrid' && !env.SENDGRID_API_KEY) {
       ctx.addIssue({ code: 'custom', path: ['SENDGRID_API_KEY'], message: 'is required when EMAIL_PROVIDER is sendgrid' });
+    }
+    if (env.STORAGE_PROVIDER === 's3') {
+      for (const key of ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
+        if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when STORAGE_PROVIDER is s3' });
+      }
     }
     if (env.SUMMARIZER === 'openai' && !env.OPENAI_BASE_URL) {
       ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when SUMMARIZER is openai' });

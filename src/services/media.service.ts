@@ -23,14 +23,15 @@ function run(command: string, args: string[], onStdout?: (text: string) => void)
   });
 }
 
-async function durationSeconds(file: string): Promise<number> {
+export async function durationSeconds(file: string): Promise<number> {
   let out = '';
   await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', file], (text) => (out += text));
   const seconds = Number.parseFloat(out.trim());
   return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
 }
 
-async function thumbnail(input: string, output: string): Promise<void> {
+/** The thumbnail the worker makes: WebP, at most 320 px on its longer side, turned upright. */
+export async function thumbnail(input: string, output: string): Promise<void> {
   try {
     await sharp(input, { failOn: 'error' })
       .rotate()
@@ -40,6 +41,20 @@ async function thumbnail(input: string, output: string): Promise<void> {
   } catch (error) {
     throw new UnprocessableMediaError(`not a readable image: ${(error as Error).message}`);
   }
+}
+
+/** The worker's conversion: H.264/AAC MP4 with the index up front, progress in percent (at most 95). */
+export async function convertToMp4(input: string, output: string, durationSeconds: number, onProgress?: (percent: number) => void): Promise<void> {
+  await run(
+    'ffmpeg',
+    ['-nostdin', '-y', '-i', input, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2',
+      '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-progress', 'pipe:1', '-nostats', output],
+    (text) => {
+      const match = /out_time_us=(\d+)/.exec(text.split('\n').filter((line) => line.startsWith('out_time_us=')).at(-1) ?? '');
+      if (!match || durationSeconds === 0) return;
+      onProgress?.(Math.min(95, Math.floor((Number(match[1]) / 1e6 / durationSeconds) * 100)));
+    },
+  );
 }
 
 /** The media worker's work on one attachment: thumbnails with sharp, MP4 and a poster with ffmpeg. */
@@ -72,21 +87,13 @@ export class MediaService {
         const duration = await durationSeconds(input);
         const mp4 = path.join(work, 'video.mp4');
         let reported = 0;
-        await run(
-          'ffmpeg',
-          ['-nostdin', '-y', '-i', input, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2',
-            '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-progress', 'pipe:1', '-nostats', mp4],
-          (text) => {
-            const match = /out_time_us=(\d+)/.exec(text.split('\n').filter((line) => line.startsWith('out_time_us=')).at(-1) ?? '');
-            if (!match || duration === 0) return;
-            const percent = Math.min(95, Math.floor(((Number(match[1]) / 1e6) / duration) * 100));
-            // A progress event every quarter, not every frame.
-            if (percent >= reported + 25) {
-              reported = percent - (percent % 25);
-              void this.progress(attachment, reported);
-            }
-          },
-        );
+        await convertToMp4(input, mp4, duration, (percent) => {
+          // A progress event every quarter, not every frame.
+          if (percent >= reported + 25) {
+            reported = percent - (percent % 25);
+            void this.progress(attachment, reported);
+          }
+        });
         const frame = path.join(work, 'poster.jpg');
         await run('ffmpeg', ['-nostdin', '-y', '-ss', String(Math.min(1, duration / 2)), '-i', mp4, '-frames:v', '1', frame]);
         const poster = path.join(work, 'poster.webp');

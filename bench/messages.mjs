@@ -1,0 +1,214 @@
+// `npm run bench:messages`: a message posted through REST to a room of 10,000 member sockets over 2
+// hub nodes (time from the POST to every receipt); posting throughput and p99 against a trivial
+// route of the same api process in the same run, and p99 at a fixed 1,000 posts per second;
+// thumbnails per second and MP4 conversion speed against real time, with the worker's own code.
+import { execFile, fork, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { TokenService } from '../dist/src/auth/tokens.js';
+import { loadConfig } from '../dist/src/config/config.js';
+import { createContext } from '../dist/src/context.js';
+import { createLogger } from '../dist/src/logger.js';
+import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/services/media.service.js';
+import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
+const WAVES = Number(process.env.WAVES ?? 10);
+const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 8);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+const now = () => performance.timeOrigin + performance.now();
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-msg-'));
+const stack = await startStack({ dataDir: tmp, persistent: false });
+const id = randomUUID().slice(0, 8);
+const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, MONGODB_DB: `benchmsg_${id}`, REDIS_PREFIX: `benchmsg:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: 'warn', NODE_ENV: 'test', STORAGE_DIR: path.join(tmp, 'blobs') };
+const config = loadConfig(env);
+const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+const children = [];
+onShutdownSignal(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await stack.stop();
+  rmSync(tmp, { recursive: true, force: true });
+  process.exit(130);
+});
+
+async function spawnRole(role, extraEnv, ready) {
+  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), `--role=${role}`], { env: { ...env, ...extraEnv, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes(ready)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${role} exited ${code}`)));
+  });
+  child.stdout.resume();
+  return child;
+}
+
+function spawnClient() {
+  const child = fork(path.join(root, 'bench/client-worker.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  let next = 0;
+  const pending = new Map();
+  child.on('message', (m) => {
+    pending.get(m.id)?.(m);
+    pending.delete(m.id);
+  });
+  return { call: (m) => new Promise((resolve) => { const mid = next++; pending.set(mid, resolve); child.send({ ...m, id: mid }); }), kill: () => child.kill() };
+}
+
+// A room of MEMBERS users with a device each, written straight to the database (this measures posting and fan-out).
+async function seedRoom(roomId, count, offset) {
+  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
+  const at = new Date();
+  const people = [];
+  for (let start = 0; start < count; start += 5000) {
+    const users = [], devices = [], members = [], userRooms = [];
+    for (let i = start; i < Math.min(count, start + 5000); i++) {
+      const userId = `u${offset + i}`, deviceId = `d${offset + i}`;
+      users.push({ _id: userId, phone: `+1888${String(offset + i).padStart(7, '0')}`, displayName: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: at, updatedAt: at });
+      devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
+      members.push({ _id: `${roomId}:${userId}`, roomId, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at });
+      userRooms.push({ _id: userId, roomIds: [roomId] });
+      people.push({ userId, deviceId });
+    }
+    await Promise.all([
+      ctx.db.collection('users').insertMany(users),
+      ctx.db.collection('devices').insertMany(devices),
+      ctx.db.collection('room_members').insertMany(members),
+      ctx.db.collection('user_rooms').insertMany(userRooms),
+    ]);
+  }
+  await ctx.db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId: people[0].userId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount: count, createdAt: at, updatedAt: at });
+  for (const p of people) p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
+  return people;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+function request(port, method, url, token, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body ? JSON.stringify(body) : undefined;
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, agent, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Closed loop: CONCURRENCY requests in flight for `seconds`; requests per second and latency percentiles. */
+async function closedLoop(send, seconds) {
+  const times = [];
+  let failures = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const status = await send();
+      times.push(performance.now() - t0);
+      if (status >= 400) failures++;
+    }
+  }));
+  times.sort((a, b) => a - b);
+  return { rps: times.length / seconds, p50: pct(times, 50), p99: pct(times, 99), failures };
+}
+
+/** Open loop: a fixed rate for `seconds`, whatever the answers; latency percentiles. */
+async function fixedRate(send, perSecond, seconds) {
+  const times = [];
+  let failures = 0;
+  const total = perSecond * seconds;
+  const start = performance.now();
+  const inflight = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const t0 = performance.now();
+    inflight.push(send().then((status) => { times.push(performance.now() - t0); if (status >= 400) failures++; }));
+  }
+  await Promise.all(inflight);
+  times.sort((a, b) => a - b);
+  return { p50: pct(times, 50), p99: pct(times, 99), achieved: times.length / ((performance.now() - start) / 1000), failures };
+}
+
+const rows = [];
+try {
+  log(`seeding a room of ${MEMBERS}`);
+  const people = await seedRoom('bench-room', MEMBERS, 0);
+  const posters = await seedRoom('post-room', 2, MEMBERS);
+  const hubPorts = [await freePort(), await freePort()];
+  await Promise.all(hubPorts.map((port) => spawnRole('realtime', { SOCKET_PORT: String(port) }, 'socket hub listening')));
+  const apiPort = await freePort();
+  await spawnRole('api', { HTTP_PORT: String(apiPort) }, 'Server listening');
+
+  // 1. REST post → every member socket.
+  const clients = [spawnClient(), spawnClient()];
+  const targets = people.map((p, i) => ({ port: hubPorts[i % 2], token: p.token }));
+  const half = Math.ceil(targets.length / 2);
+  const connected = (await Promise.all(clients.map((c, i) => c.call({ cmd: 'connect', targets: targets.slice(i * half, (i + 1) * half), concurrency: 50 })))).reduce((s, r) => s + r.connected, 0);
+  log(`${connected} sockets connected`);
+  await sleep(1000);
+  const poster = people[0].token;
+  for (let wave = 0; wave < WAVES; wave++) {
+    const status = await request(apiPort, 'PUT', '/api/messages/bench-room', poster, { roomId: 'bench-room', message: `sent:${now()}` });
+    if (status !== 200) throw new Error(`post answered ${status}`);
+    await sleep(1000);
+  }
+  await sleep(1000);
+  const latencies = (await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })))).flatMap((r) => r.latencies).sort((a, b) => a - b);
+  rows.push([`REST post to a room of ${MEMBERS} over 2 hub nodes`, `p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms; delivered ${latencies.length}/${connected * WAVES} (${((100 * latencies.length) / (connected * WAVES)).toFixed(2)}%)`]);
+  await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
+  clients.forEach((c) => c.kill());
+  await sleep(1500);
+
+  // 2. Posting against a trivial route of the same api process.
+  const trivial = await closedLoop(() => request(apiPort, 'GET', '/healthz'), LOAD_SECONDS);
+  const posting = await closedLoop(() => request(apiPort, 'PUT', '/api/messages/post-room', posters[0].token, { roomId: 'post-room', message: 'load' }), LOAD_SECONDS);
+  rows.push([`trivial route GET /healthz, ${CONCURRENCY} in flight`, `${Math.round(trivial.rps)} req/s, p50 ${trivial.p50.toFixed(1)} ms, p99 ${trivial.p99.toFixed(1)} ms`]);
+  rows.push([`PUT /api/messages, ${CONCURRENCY} in flight`, `${Math.round(posting.rps)} posts/s, p50 ${posting.p50.toFixed(1)} ms, p99 ${posting.p99.toFixed(1)} ms, failures ${posting.failures}; ${(posting.rps / trivial.rps).toFixed(2)}× the trivial route`]);
+  const steady = await fixedRate(() => request(apiPort, 'PUT', '/api/messages/post-room', posters[1].token, { roomId: 'post-room', message: 'steady' }), 1000, LOAD_SECONDS);
+  rows.push(['PUT /api/messages at a fixed 1,000 posts/s', `achieved ${Math.round(steady.achieved)}/s, p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, failures ${steady.failures}`]);
+
+  // 3. Media, with the worker's own functions.
+  const images = [];
+  for (let i = 0; i < 60; i++) {
+    const file = path.join(tmp, `photo-${i}.jpg`);
+    await sharp({ create: { width: 1600, height: 1200, channels: 3, background: { r: i * 4, g: 120, b: 200 } } }).jpeg({ quality: 85 }).toFile(file);
+    images.push(file);
+  }
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all([0, 1].map(async () => { while (next < images.length) { const i = next++; await thumbnail(images[i], path.join(tmp, `thumb-${i}.webp`)); } }));
+  const thumbSeconds = (performance.now() - t0) / 1000;
+  rows.push(['thumbnails (1600×1200 JPEG → 320 px WebP), 2 at a time', `${(images.length / thumbSeconds).toFixed(1)} per second`]);
+  const clip = path.join(tmp, 'clip.avi');
+  await promisify(execFile)('ffmpeg', ['-nostdin', '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=duration=20:size=1280x720:rate=30', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=20', '-c:v', 'mpeg4', '-q:v', '4', '-c:a', 'libmp3lame', clip]);
+  const duration = await durationSeconds(clip);
+  const c0 = performance.now();
+  await convertToMp4(clip, path.join(tmp, 'clip.mp4'), duration);
+  const convertSeconds = (performance.now() - c0) / 1000;
+  rows.push([`MP4 conversion (H.264/AAC) of a ${duration.toFixed(0)} s 720p clip`, `${convertSeconds.toFixed(1)} s: ${(duration / convertSeconds).toFixed(2)}× real time`]);
+} finally {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await ctx.db.dropDatabase().catch(() => undefined);
+  await ctx.close();
+  await stack.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+const width = Math.max(...rows.map((r) => r[0].length));
+process.stdout.write([`Messages benchmark, ${os.cpus().length} cores, ${new Date().toISOString()}`, ...rows.map(([a, b]) => `| ${a.padEnd(width)} | ${b} |`), ''].join('\n'));
+process.exit(0);
