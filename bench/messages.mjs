@@ -5,7 +5,7 @@
 import { execFile, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,7 @@ const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
 const WAVES = Number(process.env.WAVES ?? 10);
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 8);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
+// Fixed-rate phase: 500 posts/s from each of the two generators.
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const now = () => performance.timeOrigin + performance.now();
@@ -96,11 +97,10 @@ async function seedRoom(roomId, count, offset) {
   return people;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
 function request(port, method, url, token, body) {
   return new Promise((resolve, reject) => {
     const payload = body ? JSON.stringify(body) : undefined;
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, agent, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));
     });
@@ -109,41 +109,36 @@ function request(port, method, url, token, body) {
   });
 }
 
-/** Closed loop: CONCURRENCY requests in flight for `seconds`; requests per second and latency percentiles. */
-async function closedLoop(send, seconds) {
-  const times = [];
-  let failures = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (Date.now() < until) {
-      const t0 = performance.now();
-      const status = await send();
-      times.push(performance.now() - t0);
-      if (status >= 400) failures++;
-    }
-  }));
-  times.sort((a, b) => a - b);
-  return { rps: times.length / seconds, p50: pct(times, 50), p99: pct(times, 99), failures };
+const ticks = 100;
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
 }
 
-/** Open loop: a fixed rate for `seconds`, whatever the answers; latency percentiles. */
-async function fixedRate(send, perSecond, seconds) {
-  const times = [];
-  let failures = 0;
-  const total = perSecond * seconds;
-  const start = performance.now();
-  const inflight = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / perSecond;
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    const t0 = performance.now();
-    inflight.push(send().then((status) => { times.push(performance.now() - t0); if (status >= 400) failures++; }));
-  }
-  await Promise.all(inflight);
-  times.sort((a, b) => a - b);
-  return { p50: pct(times, 50), p99: pct(times, 99), achieved: times.length / ((performance.now() - start) / 1000), failures };
+/** Two load-generator processes, each taking half the load; CPU of the api and of the generators. */
+async function load(apiPid, message) {
+  const workers = [0, 1].map(() => {
+    const child = fork(path.join(root, 'bench/http-worker.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    return child;
+  });
+  const api0 = cpuMs(apiPid);
+  const gen0 = workers.map((w) => cpuMs(w.pid));
+  const started = performance.now();
+  const results = await Promise.all(
+    workers.map((w, i) => new Promise((resolve) => {
+      w.once('message', resolve);
+      w.send({ id: i, ...message(i) });
+    })),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = { api: (cpuMs(apiPid) - api0) / 10 / seconds, generators: workers.map((w, i) => (cpuMs(w.pid) - gen0[i]) / 10 / seconds) };
+  workers.forEach((w) => w.kill());
+  const times = results.flatMap((r) => r.times).sort((a, b) => a - b);
+  return { count: times.length, seconds, p50: pct(times, 50), p99: pct(times, 99), failures: results.reduce((sum, r) => sum + r.failures, 0), cpu };
 }
+const cpuNote = (cpu) => `api CPU ${cpu.api.toFixed(0)}%; load generators ${cpu.generators.map((c) => `${c.toFixed(0)}%`).join(' + ')}`;
 
 const rows = [];
 try {
@@ -153,7 +148,7 @@ try {
   const hubPorts = [await freePort(), await freePort()];
   await Promise.all(hubPorts.map((port) => spawnRole('realtime', { SOCKET_PORT: String(port) }, 'socket hub listening')));
   const apiPort = await freePort();
-  await spawnRole('api', { HTTP_PORT: String(apiPort) }, 'Server listening');
+  const apiPid = (await spawnRole('api', { HTTP_PORT: String(apiPort) }, 'Server listening')).pid;
 
   // 1. REST post → every member socket.
   const clients = [spawnClient(), spawnClient()];
@@ -176,12 +171,15 @@ try {
   await sleep(1500);
 
   // 2. Posting against a trivial route of the same api process.
-  const trivial = await closedLoop(() => request(apiPort, 'GET', '/healthz'), LOAD_SECONDS);
-  const posting = await closedLoop(() => request(apiPort, 'PUT', '/api/messages/post-room', posters[0].token, { roomId: 'post-room', message: 'load' }), LOAD_SECONDS);
-  rows.push([`trivial route GET /healthz, ${CONCURRENCY} in flight`, `${Math.round(trivial.rps)} req/s, p50 ${trivial.p50.toFixed(1)} ms, p99 ${trivial.p99.toFixed(1)} ms`]);
-  rows.push([`PUT /api/messages, ${CONCURRENCY} in flight`, `${Math.round(posting.rps)} posts/s, p50 ${posting.p50.toFixed(1)} ms, p99 ${posting.p99.toFixed(1)} ms, failures ${posting.failures}; ${(posting.rps / trivial.rps).toFixed(2)}× the trivial route`]);
-  const steady = await fixedRate(() => request(apiPort, 'PUT', '/api/messages/post-room', posters[1].token, { roomId: 'post-room', message: 'steady' }), 1000, LOAD_SECONDS);
-  rows.push(['PUT /api/messages at a fixed 1,000 posts/s', `achieved ${Math.round(steady.achieved)}/s, p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, failures ${steady.failures}`]);
+  const split = (extra) => (i) => ({ cmd: 'closed', seconds: LOAD_SECONDS, target: { port: apiPort, concurrency: CONCURRENCY / 2, ...extra(i) } });
+  const trivial = await load(apiPid, split(() => ({ method: 'GET', path: '/healthz' })));
+  const posting = await load(apiPid, split((i) => ({ method: 'PUT', path: '/api/messages/post-room', token: posters[i].token, body: { roomId: 'post-room', message: 'load' } })));
+  const trivialRps = trivial.count / trivial.seconds;
+  const postRps = posting.count / posting.seconds;
+  rows.push([`trivial route GET /healthz, ${CONCURRENCY} in flight`, `${Math.round(trivialRps)} req/s, p50 ${trivial.p50.toFixed(1)} ms, p99 ${trivial.p99.toFixed(1)} ms; ${cpuNote(trivial.cpu)}`]);
+  rows.push([`PUT /api/messages, ${CONCURRENCY} in flight`, `${Math.round(postRps)} posts/s, p50 ${posting.p50.toFixed(1)} ms, p99 ${posting.p99.toFixed(1)} ms, failures ${posting.failures}; ${(postRps / trivialRps).toFixed(2)}× the trivial route; ${cpuNote(posting.cpu)}`]);
+  const steady = await load(apiPid, (i) => ({ cmd: 'fixed', perSecond: 500, seconds: LOAD_SECONDS, target: { port: apiPort, concurrency: 256, method: 'PUT', path: '/api/messages/post-room', token: posters[i].token, body: { roomId: 'post-room', message: 'steady' } } }));
+  rows.push(['PUT /api/messages at a fixed 1,000 posts/s', `achieved ${Math.round(steady.count / steady.seconds)}/s, p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, failures ${steady.failures}; ${cpuNote(steady.cpu)}`]);
 
   // 3. Media, with the worker's own functions.
   const images = [];

@@ -57,7 +57,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: false } },
     // Ticket links carry a JWT in the path.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Errors the router raises before any route runs (a bad URL encoding, an over-long parameter).
     frameworkErrors: (error, request, reply) => {
       const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
