@@ -5,7 +5,7 @@
 import { execFile, fork, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/services/media.service.js';
 import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -27,7 +28,7 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const now = () => performance.timeOrigin + performance.now();
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const pct = percentile;
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-msg-'));
 const stack = await startStack({ dataDir: tmp, persistent: false });
@@ -59,15 +60,7 @@ async function spawnRole(role, extraEnv, ready) {
 }
 
 function spawnClient() {
-  const child = fork(path.join(root, 'bench/client-worker.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.push(child);
-  let next = 0;
-  const pending = new Map();
-  child.on('message', (m) => {
-    pending.get(m.id)?.(m);
-    pending.delete(m.id);
-  });
-  return { call: (m) => new Promise((resolve) => { const mid = next++; pending.set(mid, resolve); child.send({ ...m, id: mid }); }), kill: () => child.kill() };
+  return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
 }
 
 // A room of MEMBERS users with a device each, written straight to the database (this measures posting and fan-out).
@@ -107,13 +100,6 @@ function request(port, method, url, token, body) {
     req.on('error', reject);
     req.end(payload);
   });
-}
-
-const ticks = 100;
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
 }
 
 /** Two load-generator processes, each taking half the load; CPU of the api and of the generators. */

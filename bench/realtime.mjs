@@ -2,9 +2,9 @@
 // hub node and its memory per socket, and hub.ping echoes per CPU-second of the hub on uWebSockets.js
 // against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
 // /proc so a saturated load generator shows. Prints one table.
-import { fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { loadConfig } from '../dist/src/config/config.js';
 import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
 import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile, rssKb } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -25,15 +26,6 @@ const CLIENT_PROCESSES = 2;
 const PHASES = new Set((process.env.PHASES ?? 'fanout,capacity,echo').split(','));
 const ROOM = 'bench-room';
 
-const ticks = 100;
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
-}
-function rssKb(pid) {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-}
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -86,25 +78,7 @@ async function stopHub(hub) {
 }
 
 function spawnClient() {
-  const child = fork(path.join(root, 'bench/client-worker.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.push(child);
-  let next = 0;
-  const pending = new Map();
-  child.on('message', (message) => {
-    pending.get(message.id)?.(message);
-    pending.delete(message.id);
-  });
-  return {
-    pid: child.pid,
-    call(message) {
-      const mid = next++;
-      return new Promise((resolve) => {
-        pending.set(mid, resolve);
-        child.send({ ...message, id: mid });
-      });
-    },
-    kill: () => child.kill(),
-  };
+  return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
 }
 
 // Users, devices and room membership written straight to the database: this measures the hub, not sign-in.
@@ -135,10 +109,6 @@ async function seed(count) {
   }
   for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
   return result;
-}
-
-function percentile(sorted, p) {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 async function connect(clients, targets) {

@@ -1,0 +1,45 @@
+// Helpers the benchmark scripts share: process CPU and memory from /proc, percentiles, and an IPC
+// client for forked load-generator processes.
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const CLOCK_TICKS = 100;
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+export function rssKb(pid) {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+
+/** The p-th percentile of an ascending array. */
+export function percentile(sorted, p) {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Forks a worker script and returns `call(message)` resolving with its answer; `children` collects it for clean-up. */
+export function forkWorker(script, children) {
+  const child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
+  let next = 0;
+  const pending = new Map();
+  child.on('message', (message) => {
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  return {
+    pid: child.pid,
+    call(message) {
+      const id = next++;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.send({ ...message, id });
+      });
+    },
+    kill: () => child.kill(),
+  };
+}
