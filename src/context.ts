@@ -129,26 +129,16 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const presence = new PresenceStore(redis, config.REDIS_PREFIX, config.PRESENCE_TTL * 1000);
   // BullMQ does not close a connection it was given: this one is quit in close() below.
   const queueConnection = redis.duplicate();
-  const pushQueue = new Queue<PushRequest>(QUEUES.push, {
-    connection: queueConnection,
-    prefix: queuePrefix(config.REDIS_PREFIX),
-    defaultJobOptions: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
-  });
-  const callsQueue = new Queue<{ callId: string }>(QUEUES.calls, {
-    connection: queueConnection,
-    prefix: queuePrefix(config.REDIS_PREFIX),
-    defaultJobOptions: { attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
-  });
-  const mediaQueue = new Queue<{ attachmentId: string }>(QUEUES.media, {
-    connection: queueConnection,
-    prefix: queuePrefix(config.REDIS_PREFIX),
-    defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
-  });
-  const summariesQueue = new Queue<SummaryJob>(QUEUES.summaries, {
-    connection: queueConnection,
-    prefix: queuePrefix(config.REDIS_PREFIX),
-    defaultJobOptions: { attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, removeOnComplete: 1000, removeOnFail: 1000 },
-  });
+  const queue = <T>(name: string, attempts: number, backoff: { type: 'fixed' | 'exponential'; delay: number }) =>
+    new Queue<T>(name, {
+      connection: queueConnection,
+      prefix: queuePrefix(config.REDIS_PREFIX),
+      defaultJobOptions: { attempts, backoff, removeOnComplete: 1000, removeOnFail: 1000 },
+    });
+  const pushQueue = queue<PushRequest>(QUEUES.push, 5, { type: 'exponential', delay: 2_000 });
+  const callsQueue = queue<{ callId: string }>(QUEUES.calls, 3, { type: 'fixed', delay: 1_000 });
+  const mediaQueue = queue<{ attachmentId: string }>(QUEUES.media, 3, { type: 'exponential', delay: 2_000 });
+  const summariesQueue = queue<SummaryJob>(QUEUES.summaries, 3, { type: 'exponential', delay: 2_000 });
   const storage: BlobStorage =
     config.STORAGE_PROVIDER === 's3'
       ? new S3Storage({

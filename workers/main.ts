@@ -7,6 +7,7 @@ import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
+import { summaryProcessor } from './processors/summary.processor.js';
 
 export interface Workers {
   close(): Promise<void>;
@@ -34,8 +35,9 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const calls = new Worker<{ callId: string }>(QUEUES.calls, callTimeoutProcessor(ctx), { connection, prefix, concurrency: 20 });
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
   const media = new Worker<{ attachmentId: string }>(QUEUES.media, mediaProcessor(ctx), { connection, prefix, concurrency: 2 });
-  const summaries = new Worker<SummaryJob>(QUEUES.summaries, async (job) => ctx.services.summaries.run(job.data), { connection, prefix, concurrency: 2 });
-  for (const w of [worker, push, calls, media, summaries]) {
+  const summaries = new Worker<SummaryJob>(QUEUES.summaries, summaryProcessor(ctx), { connection, prefix, concurrency: 2 });
+  const all = [worker, push, calls, media, summaries];
+  for (const w of all) {
     w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
     w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
   }
@@ -43,7 +45,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
 
   return {
     async close() {
-      await Promise.all([worker.close(), push.close(), calls.close(), media.close(), summaries.close()]);
+      await Promise.all(all.map((w) => w.close()));
       await maintenance.close();
       await connection.quit().catch(() => undefined);
     },
