@@ -166,6 +166,10 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const sms = smsProvider(config);
   const geo = new GeoipLiteLocator();
   const users = new UsersService(repos.users, { adminPhones: config.ADMIN_PHONES, totpIssuer: config.TOTP_ISSUER });
+  const isSiteAdmin = async (userId: string) => {
+    const user = await repos.users.findById(userId);
+    return user !== null && users.isAdmin(user);
+  };
   const contacts = new ContactsService({
     users: repos.users,
     requests: repos.connectionRequests,
@@ -199,7 +203,15 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       afterSignIn: (user) => contacts.claimInvites(user),
     }),
     contacts,
-    rooms: new RoomsService({ rooms: repos.rooms, members: repos.roomMembers, users: repos.users, blocks: repos.blocks, events }),
+    rooms: new RoomsService({
+      rooms: repos.rooms,
+      members: repos.roomMembers,
+      users: repos.users,
+      blocks: repos.blocks,
+      events,
+      isSiteAdmin,
+      supportedLanguages: config.SUPPORTED_LANGUAGES,
+    }),
     messages: new MessagesService({
       rooms: repos.rooms,
       members: repos.roomMembers,
@@ -208,10 +220,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       events,
       geo,
       users: repos.users,
-      isSiteAdmin: async (userId) => {
-        const user = await repos.users.findById(userId);
-        return user !== null && users.isAdmin(user);
-      },
+      isSiteAdmin,
       supportedLanguages: config.SUPPORTED_LANGUAGES,
     }),
     blocks: new BlocksService(repos.blocks, repos.users, repos.connectionRequests),

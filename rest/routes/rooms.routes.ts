@@ -11,6 +11,7 @@ import {
   RoomCreateSchema,
   RoomDtoSchema,
   RoomSearchSchema,
+  RoomTranslationSchema,
   RoomUpdateQuerySchema,
 } from '../../src/schemas/rooms.schemas.js';
 import { principalOf } from '../auth.js';
@@ -123,6 +124,19 @@ export const roomsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       response: { 200: RoomDtoSchema, ...authedErrors() },
     },
     handler: async (request) => rooms.joinRoom(principalOf(request), request.params.roomId),
+  });
+
+  app.put('/api/rooms/:roomId/translations/:language', {
+    schema: {
+      tags,
+      security,
+      summary: 'Set or remove a language version of a broadcast room\'s name and description',
+      description: 'Creator or admin, or a site administrator; supported languages other than the original. Joining a visible broadcast room shows it in the caller\'s language. An empty name removes the language.',
+      params: z.object({ roomId: IdParam, language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'not a language code') }),
+      body: RoomTranslationSchema,
+      response: { 200: RoomDtoSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => rooms.translate(principalOf(request), request.params.roomId, request.params.language, request.body),
   });
 
   app.post('/api/rooms/:roomId/leave', {

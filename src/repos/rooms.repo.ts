@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from '../db/mongo.js';
 
 export const ROOM_TYPES = ['DIRECT', 'PRIVATE_GROUP', 'PUBLIC_GROUP', 'BROADCAST', 'E2EE'] as const;
@@ -22,6 +22,10 @@ export interface RoomDoc {
   /** DIRECT: the two user ids sorted; otherwise the room id. Unique, so a pair has one direct chat. */
   uniqueKey: string;
   memberCount: number;
+  /** Language the name and description are written in (the creator's). */
+  language?: string;
+  /** Other language versions of a broadcast room's name and description. */
+  translations?: Record<string, { name: string; description: string | null }>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -83,6 +87,12 @@ export class RoomsRepo {
 
   update(id: string, set: Partial<RoomDoc>): Promise<RoomDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+  }
+
+  setTranslation(id: string, language: string, version: { name: string; description: string | null } | null): Promise<RoomDoc | null> {
+    const field = `translations.${language}` as `translations.${string}`;
+    const update: UpdateFilter<RoomDoc> = version === null ? { $unset: { [field]: true } } : { $set: { [field]: version } };
+    return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 
   async setAdmin(id: string, userId: string, admin: boolean): Promise<void> {

@@ -18,9 +18,16 @@ export const RoomDtoSchema = z
     participantPublishEnabled: z.boolean(),
     visible: z.boolean().describe('Broadcast rooms: listed for and joinable by everyone'),
     memberCount: z.number().int(),
+    language: z.string().describe('Language of the name and description shown'),
+    translatedInto: z.array(z.string()).describe('Other languages the name and description exist in'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'RoomDto' });
+
+export const RoomTranslationSchema = z
+  .object({ name: z.string().max(50).describe('Empty removes this language'), description: z.string().trim().max(250).nullable().default(null) })
+  .strict()
+  .meta({ id: 'RoomTranslationRequest' });
 
 export const RoomCreateSchema = z
   .object({

@@ -20,6 +20,10 @@ export interface RoomView {
   participantPublishEnabled: boolean;
   visible: boolean;
   memberCount: number;
+  /** Language of the name and description shown. */
+  language: string;
+  /** Languages the name and description are also available in. */
+  translatedInto: string[];
   createdAt: string;
 }
 
@@ -34,12 +38,14 @@ export interface CreateRoomInput {
 const notFound = () => badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may see');
 const notAllowed = () => badRequest('ROOM_NOT_ALLOWED', 'Only the room\'s creator or an admin may do this');
 
-export function presentRoom(room: RoomDoc): RoomView {
+/** The room, in `language` when it has that version (broadcast rooms), else as written. */
+export function presentRoom(room: RoomDoc, language?: string): RoomView {
+  const version = language ? room.translations?.[language] : undefined;
   return {
     id: room._id,
     type: room.type,
-    name: room.name,
-    description: room.description,
+    name: version?.name ?? room.name,
+    description: version ? version.description : room.description,
     link: room.link,
     creatorId: room.creatorId,
     admins: room.admins,
@@ -47,6 +53,8 @@ export function presentRoom(room: RoomDoc): RoomView {
     participantPublishEnabled: room.participantPublishEnabled,
     visible: room.visible,
     memberCount: room.memberCount,
+    language: version ? language! : (room.language ?? 'en'),
+    translatedInto: Object.keys(room.translations ?? {}).sort(),
     createdAt: room.createdAt.toISOString(),
   };
 }
@@ -63,6 +71,8 @@ export class RoomsService {
       users: UsersRepo;
       blocks: BlocksRepo;
       events: DeviceEvents;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
+      supportedLanguages: string[];
       clock?: () => Date;
     },
   ) {}
@@ -123,7 +133,7 @@ export class RoomsService {
         await this.join(existing, principal.userId);
         return presentRoom((await rooms.findById(existing._id)) ?? existing);
       }
-      const room = this.newRoom(principal, { ...input, name: undefined, description: undefined }, key, now);
+      const room = this.newRoom(principal, { ...input, name: undefined, description: undefined }, key, now, 'en');
       try {
         await rooms.insert(room);
       } catch {
@@ -138,7 +148,8 @@ export class RoomsService {
     if (!input.name || input.name.length < 3 || input.name.length > 50) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
     await this.assertUsersExist(others);
     for (const other of others) await this.assertNoBlock(principal.userId, other);
-    const room = this.newRoom(principal, input, '', now);
+    const creator = await this.deps.users.findById(principal.userId);
+    const room = this.newRoom(principal, input, '', now, creator?.language ?? 'en');
     room.uniqueKey = room._id;
     if (hasLink(room.type)) {
       room.link = linkOf(room.name!);
@@ -149,8 +160,9 @@ export class RoomsService {
     return presentRoom((await rooms.findById(room._id)) ?? room);
   }
 
-  private newRoom(principal: Principal, input: CreateRoomInput, uniqueKey: string, now: Date): RoomDoc {
+  private newRoom(principal: Principal, input: CreateRoomInput, uniqueKey: string, now: Date, language: string): RoomDoc {
     return {
+      language,
       _id: randomUUID(),
       type: input.type,
       name: input.name ?? null,
@@ -173,7 +185,7 @@ export class RoomsService {
   async listMine(principal: Principal, pageSize: number, currentPage: number): Promise<Page<RoomView>> {
     const ids = await this.deps.members.activeRoomIds(principal.userId);
     const rooms = (await this.deps.rooms.findManyByIds(ids)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
-    return page(rooms.slice(currentPage * pageSize, (currentPage + 1) * pageSize).map(presentRoom), rooms.length, pageSize, currentPage);
+    return page(rooms.slice(currentPage * pageSize, (currentPage + 1) * pageSize).map((room) => presentRoom(room)), rooms.length, pageSize, currentPage);
   }
 
   /** Rule 1: the creator or an admin, or an enabled member of a public group; anyone else 400. */
@@ -241,7 +253,10 @@ export class RoomsService {
    */
   async joinRoom(principal: Principal, roomId: string): Promise<RoomView> {
     const room = await this.room(roomId);
-    if (room.type === 'BROADCAST' && room.visible) return presentRoom(room);
+    if (room.type === 'BROADCAST' && room.visible) {
+      const caller = await this.deps.users.findById(principal.userId);
+      return presentRoom(room, caller?.language);
+    }
     if (room.type !== 'PUBLIC_GROUP') throw badRequest('ROOM_NOT_JOINABLE', 'Only public groups can be joined');
     const member = await this.deps.members.find(roomId, principal.userId);
     if (member?.removedByAdmin && !member.active) throw badRequest('REMOVED_BY_ADMIN', 'An admin removed you from this group');
@@ -253,7 +268,7 @@ export class RoomsService {
   async search(_principal: Principal, input: { query?: string; pageSize: number; currentPage: number }): Promise<Page<RoomView>> {
     const words = wordsOf(input.query ?? null);
     const { items, total } = await this.deps.rooms.searchPublic(words, input.currentPage * input.pageSize, input.pageSize);
-    return page(items.map(presentRoom), total, input.pageSize, input.currentPage);
+    return page(items.map((room) => presentRoom(room)), total, input.pageSize, input.currentPage);
   }
 
   async addMember(principal: Principal, roomId: string, userId: string): Promise<void> {
@@ -297,6 +312,22 @@ export class RoomsService {
     if (!member?.active) throw badRequest('NOT_A_MEMBER', 'You are not a member of this room');
     await this.part(room, principal.userId, false);
     if (room.admins.includes(principal.userId)) await this.deps.rooms.setAdmin(room._id, principal.userId, false);
+  }
+
+  /**
+   * A language version of a broadcast room's name and description, by its creator or an admin, or
+   * a site administrator; an empty name removes it. Joining shows it to users of that language.
+   */
+  async translate(principal: Principal, roomId: string, language: string, input: { name: string; description: string | null }): Promise<RoomView> {
+    const room = await this.room(roomId);
+    if (room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_ROOM', 'Only broadcast rooms have translations');
+    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) throw notAllowed();
+    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
+    if (language === (room.language ?? 'en')) throw badRequest('ORIGINAL_LANGUAGE', 'This is the room\'s original language');
+    const name = input.name.trim();
+    if (name.length > 0 && (name.length < 3 || name.length > 50)) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
+    const updated = await this.deps.rooms.setTranslation(room._id, language, name.length === 0 ? null : { name, description: input.description });
+    return presentRoom(updated ?? room, language);
   }
 
   /** A readable link to its room, following the redirects renamed rooms leave; public groups and visible broadcasts only. */

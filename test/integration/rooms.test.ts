@@ -210,3 +210,38 @@ describe('rooms', () => {
     assert.equal(room.memberCount, 4);
   });
 });
+
+describe('broadcast rooms in the caller\'s language', () => {
+  it('joining a visible broadcast room shows its translation for the caller\'s language, else the original, and changes nothing', async () => {
+    const t = await startTestApp({ SUPPORTED_LANGUAGES: 'en,de,fr' });
+    try {
+      const [creator, german, french, member] = await Promise.all([signIn(t), signIn(t), signIn(t), signIn(t)]);
+      const api = (s: Session, method: string, url: string, payload?: object) =>
+        t.app.inject({ method: method as 'GET', url, headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
+      await api(german, 'PATCH', '/api/users/me', { language: 'de' });
+      await api(french, 'PATCH', '/api/users/me', { language: 'fr' });
+      const room = (await api(creator, 'POST', '/api/rooms', { type: 'BROADCAST', name: 'Daily News', description: 'News every day', memberIds: [member.userId] })).json();
+      assert.equal(room.language, 'en');
+      const translated = await api(creator, 'PUT', `/api/rooms/${room.id}/translations/de`, { name: 'Tägliche Nachrichten', description: 'Jeden Tag Neues' });
+      assert.equal(translated.statusCode, 200);
+      assert.deepEqual(translated.json().translatedInto, ['de']);
+
+      const inGerman = (await api(german, 'POST', `/api/rooms/${room.id}/join`)).json();
+      assert.deepEqual([inGerman.name, inGerman.description, inGerman.language], ['Tägliche Nachrichten', 'Jeden Tag Neues', 'de']);
+      const inFrench = (await api(french, 'POST', `/api/rooms/${room.id}/join`)).json();
+      assert.deepEqual([inFrench.name, inFrench.language], ['Daily News', 'en'], 'no French version: the original');
+      assert.equal((await t.ctx.repos.rooms.findById(room.id))!.memberCount, 2, 'joining a broadcast room changes nothing');
+
+      assert.equal((await api(member, 'PUT', `/api/rooms/${room.id}/translations/fr`, { name: 'Nouvelles' })).json().code, 'ROOM_NOT_ALLOWED');
+      assert.equal((await api(creator, 'PUT', `/api/rooms/${room.id}/translations/en`, { name: 'Again' })).json().code, 'ORIGINAL_LANGUAGE');
+      assert.equal((await api(creator, 'PUT', `/api/rooms/${room.id}/translations/es`, { name: 'Noticias' })).json().code, 'LANGUAGE_NOT_SUPPORTED');
+      assert.equal((await api(creator, 'PUT', `/api/rooms/${room.id}/translations/fr`, { name: 'ab' })).json().code, 'ROOM_NAME_INVALID');
+      const removed = await api(creator, 'PUT', `/api/rooms/${room.id}/translations/de`, { name: '' });
+      assert.deepEqual(removed.json().translatedInto, []);
+      const group = (await api(creator, 'POST', '/api/rooms', { type: 'PUBLIC_GROUP', name: `Group ${Date.now()}` })).json();
+      assert.equal((await api(creator, 'PUT', `/api/rooms/${group.id}/translations/de`, { name: 'Gruppe' })).json().code, 'NOT_A_BROADCAST_ROOM');
+    } finally {
+      await t.close();
+    }
+  });
+});
