@@ -1,12 +1,10 @@
 import { mkdir, unlink } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
 import { AppError, badRequest } from '../../src/errors.js';
-import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, type StagedFile } from '../../src/services/attachment-limits.js';
+import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/services/attachment-limits.js';
 import type { PostMessageInput } from '../../src/services/messages.service.js';
 import { IdParam, IsoDateTime, NoContentSchema } from '../../src/schemas/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
@@ -37,7 +35,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = asy
   const { attachments } = ctx.services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
-  const stagingDir = ctx.config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
+  const stagingDir = uploadStagingDir(ctx.config);
   await mkdir(stagingDir, { recursive: true });
   await app.register(fastifyMultipart, { limits: { files: MAX_FILES_PER_UPLOAD, fileSize: SIZE_LIMITS.VIDEO + 1, fields: 4, fieldSize: 256 * 1024, parts: 20 } });
 

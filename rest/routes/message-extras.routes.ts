@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam } from '../../src/schemas/common.schemas.js';
+import { IdParam, LanguageCode } from '../../src/schemas/common.schemas.js';
 import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/schemas/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
@@ -23,7 +23,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = a
       summary: 'Set or remove one language version of a broadcast post',
       description:
         'Body: the text (text/plain, or a JSON string); an empty body removes that language. Only the room\'s creator or an admin, or a site administrator; only a supported language other than the post\'s original one. The text is cleaned as a posted message is. No push and no socket event follow.',
-      params: z.object({ messageId: IdParam, language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'not a language code') }),
+      params: z.object({ messageId: IdParam, language: LanguageCode }),
       body: z.string().max(200_000).nullish(),
       response: { 200: PostTranslationsSchema, ...authedErrors(...BODY_ERRORS) },
     },

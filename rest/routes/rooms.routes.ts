@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { IdParam, LanguageCode, NoContentSchema } from '../../src/schemas/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
 import {
   EnabledQuerySchema,
@@ -132,7 +132,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       security,
       summary: 'Set or remove a language version of a broadcast room\'s name and description',
       description: 'Creator or admin, or a site administrator; supported languages other than the original. Joining a visible broadcast room shows it in the caller\'s language. An empty name removes the language.',
-      params: z.object({ roomId: IdParam, language: z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'not a language code') }),
+      params: z.object({ roomId: IdParam, language: LanguageCode }),
       body: RoomTranslationSchema,
       response: { 200: RoomDtoSchema, ...authedErrors(...BODY_ERRORS) },
     },

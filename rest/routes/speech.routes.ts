@@ -1,12 +1,10 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
 import { AppError, badRequest, withBody } from '../../src/errors.js';
-import { SIZE_LIMITS, stageFile } from '../../src/services/attachment-limits.js';
+import { SIZE_LIMITS, stageFile, uploadStagingDir } from '../../src/services/attachment-limits.js';
 import { UnreadableAudioError } from '../../src/speech/transcriber.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
@@ -17,7 +15,7 @@ const failure = (code: 'EMPTY_FILE' | 'NO_TRANSCRIPT' | 'UNREADABLE_AUDIO', mess
 
 /** Spec, "Messages", rule 3: a recorded voice file converted and transcribed on the server. */
 export const speechRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const stagingDir = ctx.config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
+  const stagingDir = uploadStagingDir(ctx.config);
   await mkdir(stagingDir, { recursive: true });
   await app.register(fastifyMultipart, { limits: { files: 1, fileSize: SIZE_LIMITS.AUDIO + 1, fields: 2, parts: 3 } });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LANGUAGE_CODE } from '../schemas/common.schemas.js';
 
 /** Parses "900", "900s", "15m", "12h" or "30d" into whole seconds. */
 const duration = z
@@ -102,7 +103,7 @@ const EnvSchema = z
       .string()
       .default('en,de,fr,es,it,pt,ru,uk,pl,tr,ar,zh,ja,ko,hi')
       .transform((value) => value.split(',').map((code) => code.trim()).filter(Boolean))
-      .pipe(z.array(z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'expected language codes such as en or pt-BR')).min(1)),
+      .pipe(z.array(z.string().regex(LANGUAGE_CODE, 'expected language codes such as en or pt-BR')).min(1)),
 
     ADMIN_PHONES: z
       .string()

@@ -20,3 +20,10 @@ export const NoContentSchema = z.undefined().describe('No content');
 export const IsoDateTime = z.string().describe('ISO 8601 date-time');
 
 export const IdParam = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'not a valid id');
+
+/** A language code such as en or pt-BR. */
+export const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+export const LanguageCode = z.string().regex(LANGUAGE_CODE, 'expected a language code such as en or pt-BR');
+
+/** A query-string boolean: exactly "true" or "false". */
+export const QueryBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');

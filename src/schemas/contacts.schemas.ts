@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { BLOCK_REASONS } from '../repos/blocks.repo.js';
-import { IdParam, IsoDateTime } from './common.schemas.js';
+import { IdParam, IsoDateTime, QueryBoolean } from './common.schemas.js';
 import { UserDtoSchema } from './users.schemas.js';
 
-const bool = z.enum(['true', 'false']).transform((value) => value === 'true');
+const bool = QueryBoolean;
 
 /** Zero-based paging by query, with the list's default page size (spec, "Limits"). */
 export const pagingQuery = (defaultSize: number, maxSize: number) =>

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ROOM_TYPES } from '../repos/rooms.repo.js';
-import { IdParam, IsoDateTime } from './common.schemas.js';
+import { IdParam, IsoDateTime, QueryBoolean } from './common.schemas.js';
 
-const bool = z.enum(['true', 'false']).transform((value) => value === 'true');
+const bool = QueryBoolean;
 const nullableBool = z.enum(['true', 'false', 'null']).transform((value) => (value === 'null' ? null : value === 'true'));
 
 export const RoomDtoSchema = z

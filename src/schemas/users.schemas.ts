@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDateTime } from './common.schemas.js';
+import { IsoDateTime, LanguageCode } from './common.schemas.js';
 
 export const UserSchema = z
   .object({
@@ -20,10 +20,7 @@ export const UserUpdateSchema = z
   .object({
     displayName: z.string().trim().min(1).max(64).optional(),
     email: z.email('not a valid e-mail address').max(254).transform((value) => value.toLowerCase()).optional(),
-    language: z
-      .string()
-      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'expected a language code such as en or pt-BR')
-      .optional(),
+    language: LanguageCode.optional(),
   })
   .strict()
   .meta({ id: 'UserUpdateRequest' });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { badRequest } from '../errors.js';
 
 /** One megabyte in the spec's limits: 1,048,576 bytes. */
@@ -29,6 +30,9 @@ export function kindOf(filename: string): AttachmentKind {
   }
   return 'OTHER';
 }
+
+/** Where uploads wait while their limits are checked. */
+export const uploadStagingDir = (config: { UPLOAD_STAGING_DIR?: string }) => config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
 
 export interface StagedFile {
   path: string;

@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { normalizePhone } from '../auth/phone.js';
 import { isDuplicateKey } from '../db/mongo.js';
 import type { EmailProvider } from '../email/email.js';
-import { AppError, badRequest } from '../errors.js';
+import { AppError, badRequest, unauthorized } from '../errors.js';
 import type { DeviceEvents } from '../events.js';
 import type { BlockReason, BlocksRepo } from '../repos/blocks.repo.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from '../repos/connection-requests.repo.js';
@@ -84,7 +84,7 @@ export class ContactsService {
 
     const now = this.now();
     const sender = await users.findById(principal.userId);
-    if (!sender) throw new AppError(401, 'UNAUTHORIZED', 'A valid access token is required');
+    if (!sender) throw unauthorized();
     const request: ConnectionRequestDoc = {
       _id: randomUUID(),
       senderId: principal.userId,

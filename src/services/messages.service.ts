@@ -8,7 +8,7 @@ import type { GeoLocation, MessageDoc, MessagesRepo } from '../repos/messages.re
 import type { RoomMembersRepo } from '../repos/room-members.repo.js';
 import type { RoomDoc, RoomsRepo } from '../repos/rooms.repo.js';
 import type { UsersRepo } from '../repos/users.repo.js';
-import { isManager } from './rooms.service.js';
+import { enabledMember, isManager, isOpenRoom } from './rooms.service.js';
 
 export interface MessageView {
   id: string;
@@ -111,8 +111,7 @@ export class MessagesService {
   async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
-    const member = await this.deps.members.find(roomId, principal.userId);
-    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    const member = await enabledMember(this.deps.members, roomId, principal.userId);
     const manager = isManager(room, principal.userId);
     const mayPublish = manager || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
     if (!mayPublish) throw badRequest('PUBLISH_NOT_ALLOWED', 'Only the creator or an admin may post here');
@@ -129,8 +128,7 @@ export class MessagesService {
     if (!parent || parent.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
     const room = await this.deps.rooms.findById(parent.roomId);
     if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
-    const member = await this.deps.members.find(room._id, principal.userId);
-    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    await enabledMember(this.deps.members, room._id, principal.userId);
     if (!room.commentsEnabled) throw badRequest('COMMENTS_DISABLED', 'This room does not take comments');
     return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request, []);
   }
@@ -217,8 +215,7 @@ export class MessagesService {
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
     const member = await this.deps.members.find(room._id, principal.userId);
-    const open = room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
-    if (!member?.active && !open) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
+    if (!member?.active && !isOpenRoom(room)) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
     return room;
   }
 

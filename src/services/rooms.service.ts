@@ -60,6 +60,18 @@ export function presentRoom(room: RoomDoc, language?: string): RoomView {
 }
 
 export const isManager = (room: RoomDoc, userId: string) => room.creatorId === userId || room.admins.includes(userId);
+
+/** Rooms anyone may read and resolve by link: public groups and visible broadcast rooms. */
+export const isOpenRoom = (room: RoomDoc) => room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
+
+export const isEnabledMember = (member: RoomMemberDoc | null): member is RoomMemberDoc => member !== null && member.active && member.enabled;
+
+/** The user's active, enabled membership of the room, or 400 NOT_A_MEMBER. */
+export async function enabledMember(members: RoomMembersRepo, roomId: string, userId: string): Promise<RoomMemberDoc> {
+  const member = await members.find(roomId, userId);
+  if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+  return member;
+}
 const hasLink = (type: RoomType) => type === 'PUBLIC_GROUP' || type === 'BROADCAST';
 
 /** Rooms of the five kinds: creation, membership, administration and the spec's rules 1 to 6. */
@@ -87,11 +99,11 @@ export class RoomsService {
     return room;
   }
 
-  /** The caller's active, enabled membership, or 400. */
-  async enabledMember(roomId: string, userId: string): Promise<RoomMemberDoc> {
-    const member = await this.deps.members.find(roomId, userId);
-    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
-    return member;
+  /** A room the caller may administer: its creator or an admin, and not a direct chat; else 400. */
+  private async managedRoom(principal: Principal, roomId: string): Promise<RoomDoc> {
+    const room = await this.room(roomId);
+    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    return room;
   }
 
   private async join(room: RoomDoc, userId: string, muted = false): Promise<void> {
@@ -194,7 +206,7 @@ export class RoomsService {
     if (isManager(room, principal.userId)) return presentRoom(room);
     if (room.type === 'PUBLIC_GROUP') {
       const member = await this.deps.members.find(roomId, principal.userId);
-      if (member?.active && member.enabled) return presentRoom(room);
+      if (isEnabledMember(member)) return presentRoom(room);
     }
     throw notFound();
   }
@@ -205,8 +217,7 @@ export class RoomsService {
     roomId: string,
     input: { name: string; description: string; commentsEnabled?: boolean | null; participantPublishEnabled?: boolean | null },
   ): Promise<RoomView> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    const room = await this.managedRoom(principal, roomId);
     const now = this.now();
     const set: Partial<RoomDoc> = { name: input.name, description: input.description, nameWords: wordsOf(input.name), updatedAt: now };
     const bothSwitches = input.commentsEnabled !== undefined && input.commentsEnabled !== null && input.participantPublishEnabled !== undefined && input.participantPublishEnabled !== null;
@@ -230,19 +241,19 @@ export class RoomsService {
     const room = await this.room(roomId);
     if (!isManager(room, principal.userId)) throw notAllowed();
     const member = await this.deps.members.find(roomId, participantId);
-    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'The participant is not an enabled member');
+    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'The participant is not an enabled member');
     await this.deps.members.set(roomId, participantId, { publishEnabled });
   }
 
   /** Rule 4: the caller's own mute setting; the caller must be an enabled member. */
   async muted(principal: Principal, roomId: string): Promise<{ muted: boolean }> {
     await this.room(roomId);
-    return { muted: (await this.enabledMember(roomId, principal.userId)).muted };
+    return { muted: (await enabledMember(this.deps.members, roomId, principal.userId)).muted };
   }
 
   async setMuted(principal: Principal, roomId: string, muted: boolean): Promise<{ muted: boolean }> {
     await this.room(roomId);
-    await this.enabledMember(roomId, principal.userId);
+    await enabledMember(this.deps.members, roomId, principal.userId);
     const member = await this.deps.members.set(roomId, principal.userId, { muted });
     return { muted: member?.muted ?? muted };
   }
@@ -272,8 +283,7 @@ export class RoomsService {
   }
 
   async addMember(principal: Principal, roomId: string, userId: string): Promise<void> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    const room = await this.managedRoom(principal, roomId);
     await this.assertUsersExist([userId]);
     await this.assertNoBlock(principal.userId, userId);
     await this.join(room, userId);
@@ -281,8 +291,7 @@ export class RoomsService {
 
   /** Removal by the creator or an admin; remembered, so the user cannot join back alone. */
   async removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw badRequest('CANNOT_REMOVE_CREATOR', 'The creator cannot be removed');
     const member = await this.deps.members.find(roomId, userId);
     if (!member?.active) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
@@ -291,18 +300,16 @@ export class RoomsService {
   }
 
   async setMemberEnabled(principal: Principal, roomId: string, userId: string, enabled: boolean): Promise<void> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw badRequest('CANNOT_DISABLE_CREATOR', 'The creator cannot be disabled');
     if (!(await this.deps.members.set(roomId, userId, { enabled }))) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
   }
 
   async setAdmin(principal: Principal, roomId: string, userId: string, admin: boolean): Promise<void> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw badRequest('CREATOR_IS_OWNER', 'The creator already has every right');
     const member = await this.deps.members.find(roomId, userId);
-    if (admin && (!member?.active || !member.enabled)) throw badRequest('NOT_A_MEMBER', 'Only enabled members can be admins');
+    if (admin && !isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'Only enabled members can be admins');
     await this.deps.rooms.setAdmin(room._id, userId, admin);
   }
 
@@ -334,7 +341,7 @@ export class RoomsService {
   async byLink(_principal: Principal, link: string): Promise<RoomView> {
     const roomId = await this.deps.rooms.roomIdOfLink(link.toLowerCase());
     const room = roomId ? await this.deps.rooms.findById(roomId) : null;
-    if (!room || !(room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible))) throw notFound();
+    if (!room || !isOpenRoom(room)) throw notFound();
     return presentRoom(room);
   }
 }

@@ -7,6 +7,7 @@ import type { RoomMembersRepo } from '../repos/room-members.repo.js';
 import type { RoomsRepo } from '../repos/rooms.repo.js';
 import type { UsersRepo } from '../repos/users.repo.js';
 import type { Summarizer } from '../summaries/summarizer.js';
+import { enabledMember } from './rooms.service.js';
 
 export interface SummaryJob {
   requestId: string;
@@ -38,8 +39,7 @@ export class SummariesService {
     if (!message) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
     const room = await this.deps.rooms.findById(message.roomId);
     if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
-    const member = await this.deps.members.find(room._id, principal.userId);
-    if (!member?.active || !member.enabled) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    await enabledMember(this.deps.members, room._id, principal.userId);
     if (room.type === 'E2EE') throw badRequest('TLDR_NOT_IN_E2EE', 'The server cannot read end-to-end encrypted rooms');
     const user = await this.deps.users.findById(principal.userId);
     const requestId = randomUUID();
