@@ -1,7 +1,12 @@
 // Helpers the benchmark scripts share: process CPU and memory from /proc, percentiles, and an IPC
 // client for forked load-generator processes.
-import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { fork, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onShutdownSignal } from '../scripts/stack.mjs';
+
+const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 
 const CLOCK_TICKS = 100;
 
@@ -42,4 +47,30 @@ export function forkWorker(script, children) {
     },
     kill: () => child.kill(),
   };
+}
+
+/** Runs `node dist/main.js --role=<role>` and resolves with the child once its output shows `ready`. */
+export async function spawnRole(role, env, ready, children) {
+  const child = spawn(process.execPath, [mainJs, `--role=${role}`], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes(ready)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${role} exited ${code}`)));
+  });
+  child.stdout.resume();
+  return child;
+}
+
+/** Ctrl-C or SIGTERM: stop every process the run started, then the stack, and remove its folder. */
+export function stopAllOnSignal(children, stack, folder) {
+  onShutdownSignal(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await stack.stop();
+    rmSync(folder, { recursive: true, force: true });
+    process.exit(130);
+  });
 }

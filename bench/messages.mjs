@@ -2,7 +2,7 @@
 // hub nodes (time from the POST to every receipt); posting throughput and p99 against a trivial
 // route of the same api process in the same run, and p99 at a fixed 1,000 posts per second;
 // thumbnails per second and MP4 conversion speed against real time, with the worker's own code.
-import { execFile, fork, spawn } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,8 +16,8 @@ import { loadConfig } from '../dist/src/config/config.js';
 import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/services/media.service.js';
-import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile } from './common.mjs';
+import { freePort, startStack } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile, spawnRole, stopAllOnSignal } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -37,27 +37,7 @@ const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redi
 const config = loadConfig(env);
 const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 const children = [];
-onShutdownSignal(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await stack.stop();
-  rmSync(tmp, { recursive: true, force: true });
-  process.exit(130);
-});
-
-async function spawnRole(role, extraEnv, ready) {
-  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), `--role=${role}`], { env: { ...env, ...extraEnv, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes(ready)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`${role} exited ${code}`)));
-  });
-  child.stdout.resume();
-  return child;
-}
+stopAllOnSignal(children, stack, tmp);
 
 function spawnClient() {
   return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
@@ -132,9 +112,9 @@ try {
   const people = await seedRoom('bench-room', MEMBERS, 0);
   const posters = await seedRoom('post-room', 2, MEMBERS);
   const hubPorts = [await freePort(), await freePort()];
-  await Promise.all(hubPorts.map((port) => spawnRole('realtime', { SOCKET_PORT: String(port) }, 'socket hub listening')));
+  await Promise.all(hubPorts.map((port) => spawnRole('realtime', { ...env, SOCKET_PORT: String(port) }, 'socket hub listening', children)));
   const apiPort = await freePort();
-  const apiPid = (await spawnRole('api', { HTTP_PORT: String(apiPort) }, 'Server listening')).pid;
+  const apiPid = (await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, 'Server listening', children)).pid;
 
   // 1. REST post → every member socket.
   const clients = [spawnClient(), spawnClient()];

@@ -2,7 +2,6 @@
 // hub node and its memory per socket, and hub.ping echoes per CPU-second of the hub on uWebSockets.js
 // against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
 // /proc so a saturated load generator shows. Prints one table.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -12,8 +11,8 @@ import { TokenService } from '../dist/src/auth/tokens.js';
 import { loadConfig } from '../dist/src/config/config.js';
 import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
-import { freePort, onShutdownSignal, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, rssKb } from './common.mjs';
+import { freePort, startStack } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAllOnSignal } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -44,31 +43,12 @@ const env = {
 };
 const config = loadConfig(env);
 const children = [];
-// Ctrl-C or SIGTERM: stop every process this run started, then the stack.
-onShutdownSignal(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await stack.stop();
-  rmSync(tmp, { recursive: true, force: true });
-  process.exit(130);
-});
+stopAllOnSignal(children, stack, tmp);
 const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 
 async function spawnHub(engine) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'dist/main.js'), '--role=realtime'], {
-    env: { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('socket hub listening')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`hub exited ${code}`)));
-  });
-  child.stdout.resume();
+  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine }, 'socket hub listening', children);
   return { port, pid: child.pid, child };
 }
 
