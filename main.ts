@@ -4,14 +4,17 @@ import { buildApp } from './rest/app.js';
 import { ConfigError, loadConfig } from './src/config/config.js';
 import { createContext } from './src/context.js';
 import { createLogger } from './src/logger.js';
+import { mediasoupAvailable, startSfuNode, type SfuNode } from './src/sfu/sfu-node.js';
 import { startWorkers, type Workers } from './workers/main.js';
 
-const ROLES = ['api', 'realtime', 'worker'] as const;
+const ROLES = ['api', 'realtime', 'worker', 'sfu'] as const;
 type Role = (typeof ROLES)[number];
 
-/** `--role=api,realtime,worker` or `--role=all` (the default). */
+/** `--role=api,realtime,worker,sfu` or `--role=all` (the default). */
+const roleArg = (argv: string[]) => argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? process.env.ROLES ?? 'all';
+
 function parseRoles(argv: string[]): Set<Role> {
-  const arg = argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? process.env.ROLES ?? 'all';
+  const arg = roleArg(argv);
   const names = arg.split(',').map((name) => name.trim()).filter(Boolean);
   if (names.includes('all')) return new Set(ROLES);
   const unknown = names.filter((name) => !(ROLES as readonly string[]).includes(name));
@@ -40,8 +43,16 @@ async function main() {
   let api: FastifyInstance | null = null;
   let hub: Hub | null = null;
   let workers: Workers | null = null;
+  let sfu: SfuNode | null = null;
   if (roles.has('realtime')) hub = await startHub(ctx, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
   if (roles.has('worker')) workers = await startWorkers(ctx);
+  // Room calls need mediasoup's worker binary. Asked for by name, the sfu role must start; as part
+  // of `all` it is left out (room calls answer 503 SFU_UNAVAILABLE) where the binary is missing.
+  if (roles.has('sfu')) {
+    if (await mediasoupAvailable(config)) sfu = await startSfuNode(ctx);
+    else if (!roleArg(process.argv.slice(2)).includes('all')) throw new Error('the sfu role needs a mediasoup worker binary (MEDIASOUP_WORKER_BIN)');
+    else logger.warn('no mediasoup worker binary: room calls are off (503 SFU_UNAVAILABLE)');
+  }
   // The api listens last, so /readyz answering means every role of this process is up.
   if (roles.has('api')) {
     api = await buildApp(ctx);
@@ -55,6 +66,7 @@ async function main() {
     urls.push(`REST api     http://${config.HOST}:${port}/api`, `OpenAPI      http://${config.HOST}:${port}/v3/api-docs/api-traffic`, `Readiness    http://${config.HOST}:${port}/readyz`);
   }
   if (hub) urls.push(`Socket hub   ws://${config.HOST}:${hub.port}/socket.io/`);
+  if (sfu) urls.push(`SFU control  ${sfu.url} (internal)`);
   logger.info({ roles: [...roles], urls }, 'chat platform started');
   process.stdout.write(`\nChat platform running (${[...roles].join(', ')}):\n${urls.map((url) => `  ${url}`).join('\n')}\n\n`);
 
@@ -66,7 +78,7 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     // Stop taking work first, then finish what is running, then drop the connections.
-    await Promise.allSettled([api?.close(), hub?.close(), workers?.close()]);
+    await Promise.allSettled([api?.close(), hub?.close(), workers?.close(), sfu?.close()]);
     await ctx.close();
     logger.info('stopped');
     process.exit(0);

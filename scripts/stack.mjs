@@ -11,14 +11,14 @@ import { fileURLToPath } from 'node:url';
 
 const MONGO_JAVA_SERVER_VERSION = '1.47.0';
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'chat-platform');
+export const cacheRoot = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'chat-platform');
 const mongoLib = path.join(cacheRoot, `mongo-java-server-${MONGO_JAVA_SERVER_VERSION}`, 'lib');
 
-function log(message) {
+export function log(message) {
   process.stderr.write(`[stack] ${message}\n`);
 }
 
-function has(command) {
+export function has(command) {
   try {
     execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
     return true;
@@ -28,7 +28,7 @@ function has(command) {
 }
 
 let aptUpdated = false;
-function aptInstall(packages) {
+export function aptInstall(packages) {
   if (process.getuid && process.getuid() !== 0) {
     throw new Error(`missing ${packages.join(', ')}: install them with apt-get (needs root) and run again`);
   }
@@ -206,5 +206,7 @@ export function ensureNodeModules(root) {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs) return;
   log('npm ci');
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  // mediasoup's own install step would fetch a prebuilt worker from GitHub (unreachable here) or build
+  // it with downloaded dependencies; scripts/mediasoup-worker.mjs builds it instead, so skip that step.
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', env: { ...process.env, MEDIASOUP_WORKER_BIN: 'built-by-scripts/mediasoup-worker.mjs' } });
 }

@@ -3,12 +3,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 
 ensureNodeModules(root);
+// The SFU's worker for room calls: built from source once per machine (a few minutes the first time).
+const mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN ?? ensureMediasoupWorker(root);
 const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
 const built = new Promise((resolve) => build.on('exit', (code) => resolve(code === 0)));
 const stack = await startStack({ dataDir, persistent: true });
@@ -38,6 +41,7 @@ app = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/mai
     ...process.env,
     MONGODB_URL: stack.mongoUrl,
     REDIS_URL: stack.redisUrl,
+    ...(mediasoupWorker ? { MEDIASOUP_WORKER_BIN: mediasoupWorker } : {}),
     SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
   },
 });

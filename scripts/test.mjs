@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,6 +31,12 @@ function testFiles(dir) {
 }
 
 ensureNodeModules(root);
+// Room-call tests drive a real mediasoup SFU: its worker is built from source once per machine.
+const mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN ?? ensureMediasoupWorker(root);
+if (!mediasoupWorker) {
+  process.stderr.write('[test] mediasoup is not installed (npm ci installs it): the room-call tests need it\n');
+  process.exit(1);
+}
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 for (const [what, command, args] of [
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
@@ -66,7 +73,7 @@ const watchdog = setTimeout(() => {
 const code = await run(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
-  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, TEST_TMP: tmp },
+  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
 );
 clearTimeout(watchdog);
 await finish(code);

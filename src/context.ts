@@ -14,6 +14,7 @@ import type { Logger } from './logger.js';
 import { connectRedis } from './redis.js';
 import { BlocksRepo } from './repos/blocks.repo.js';
 import { CallsRepo } from './repos/calls.repo.js';
+import { RoomCallsRepo } from './repos/room-calls.repo.js';
 import { ConnectionsRepo } from './repos/connections.repo.js';
 import { ConnectionRequestsRepo } from './repos/connection-requests.repo.js';
 import { AttachmentsRepo } from './repos/attachments.repo.js';
@@ -28,6 +29,8 @@ import { AttachmentsService } from './services/attachments.service.js';
 import { BiometricService } from './services/biometric.service.js';
 import { BlocksService } from './services/blocks.service.js';
 import { CallsService } from './services/calls.service.js';
+import { RoomCallsService } from './services/room-calls.service.js';
+import { SfuClient } from './sfu/sfu-client.js';
 import { ContactsService } from './services/contacts.service.js';
 import { DevicesService } from './services/devices.service.js';
 import { IceService } from './services/ice.service.js';
@@ -74,12 +77,13 @@ export interface AppContext {
     roomMembers: RoomMembersRepo;
     blocks: BlocksRepo;
     calls: CallsRepo;
+    roomCalls: RoomCallsRepo;
     connectionRequests: ConnectionRequestsRepo;
     rooms: RoomsRepo;
     messages: MessagesRepo;
     attachments: AttachmentsRepo;
   };
-  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService;
+  services: { auth: AuthService; users: UsersService; devices: DevicesService; maintenance: MaintenanceService; push: PushService; presence: PresenceService; ice: IceService; calls: CallsService; roomCalls: RoomCallsService;
     contacts: ContactsService; blocks: BlocksService; biometric: BiometricService;
     rooms: RoomsService; messages: MessagesService; attachments: AttachmentsService; media: MediaService; summaries: SummariesService };
   close(): Promise<void>;
@@ -118,6 +122,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     roomMembers: new RoomMembersRepo(db),
     blocks: new BlocksRepo(db),
     calls: new CallsRepo(db),
+    roomCalls: new RoomCallsRepo(db),
     connectionRequests: new ConnectionRequestsRepo(db),
     rooms: new RoomsRepo(db),
     messages: new MessagesRepo(db),
@@ -186,6 +191,9 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     events.disconnectDevice(deviceId);
     await inbox.drop(deviceId);
   });
+  const scheduleCallTimeout = async (callId: string, delayMs: number) => {
+    await callsQueue.add(JOBS.callTimeout, { callId }, { delay: delayMs, jobId: `timeout-${callId}` });
+  };
   const domain = {
     devices,
     users,
@@ -243,16 +251,25 @@ export async function createContext(config: Config, logger: Logger): Promise<App
       roomMembers: repos.roomMembers,
       events,
       ringTimeoutSeconds: config.CALL_RING_TIMEOUT,
-      scheduleTimeout: async (callId, delayMs) => {
-        await callsQueue.add(JOBS.callTimeout, { callId }, { delay: delayMs, jobId: `timeout-${callId}` });
-      },
+      scheduleTimeout: scheduleCallTimeout,
+    }),
+    roomCalls: new RoomCallsService({
+      roomCalls: repos.roomCalls,
+      calls: repos.calls,
+      rooms: repos.rooms,
+      roomMembers: repos.roomMembers,
+      events,
+      sfu: new SfuClient(redis, config.REDIS_PREFIX, config.SFU_SECRET),
+      ringTimeoutSeconds: config.CALL_RING_TIMEOUT,
+      maxParticipants: config.ROOM_CALL_MAX_PARTICIPANTS,
+      scheduleTimeout: scheduleCallTimeout,
     }),
     ice: new IceService({ secret: config.TURN_SECRET, turnUrls: config.TURN_URLS, stunUrls: config.STUN_URLS, ttlSeconds: config.TURN_CREDENTIAL_TTL }),
   };
 
   const services = {
     ...domain,
-    maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls),
+    maintenance: new MaintenanceService(repos.loginCodes, repos.calls, domain.calls, domain.roomCalls),
     media: new MediaService({ attachments: repos.attachments, storage, events }),
     summaries: new SummariesService({
       rooms: repos.rooms,

@@ -24,6 +24,13 @@ export interface CallEventData {
   state: string;
 }
 
+export interface RoomCallEventData {
+  callId: string;
+  roomId: string;
+  startedBy: string;
+  media: CallMedia;
+}
+
 /**
  * Every device event, by name, with its payload: the one typed map the hub, the emitter and the
  * services share. Each goes to a device as `{seq, at, data}`.
@@ -37,6 +44,18 @@ export interface DeviceEventMap {
   'call.ended': CallEventData & { endedBy: string | null; reason: 'HANGUP' | 'MISSED' | 'REJECTED' | 'CANCELLED' | 'FAILED' };
   /** SDP offer/answer or ICE candidate from the other party's device in the call. */
   'call.signal': { callId: string; fromDeviceId: string; kind: 'offer' | 'answer' | 'candidate'; payload: unknown };
+  /** A call started in a room the user is an enabled member of: ring (VoIP push where offline). */
+  'room-call.incoming': RoomCallEventData;
+  /** A device joined the room call; the joiner's other devices stop ringing. */
+  'room-call.joined': RoomCallEventData & { userId: string; deviceId: string };
+  /** A device left the room call; its media (`closedProducerIds`) is gone. */
+  'room-call.left': RoomCallEventData & { userId: string; deviceId: string; closedProducerIds: string[] };
+  /** The user declined on one device, or nobody answered in time: stop ringing. */
+  'room-call.ring-stopped': RoomCallEventData & { reason: 'DECLINED' | 'MISSED' };
+  /** A participant's device sends new media: consume it with POST /api/calls/{callId}/media/transports/{id}/consume. */
+  'room-call.media-added': RoomCallEventData & { producerId: string; userId: string; deviceId: string; kind: 'audio' | 'video' };
+  /** The room call ended (the last device left, nobody answered, or its media server went away). */
+  'room-call.ended': RoomCallEventData & { reason: 'HANGUP' | 'MISSED' | 'FAILED' };
   /** Someone asks to connect (also after signing up, for invitations sent to the new number). */
   'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
   /** A connection request the user sent was accepted. */
@@ -102,6 +121,7 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'contact.request': 'alert',
   'device.biometric-key-removed': 'alert',
   'call.incoming': 'voip',
+  'room-call.incoming': 'voip',
 };
 
 export interface PushRequest {

@@ -1,16 +1,43 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { CallDtoSchema, CallSignalSchema, CallStartSchema, IceServersSchema } from '../../src/schemas/calls.schemas.js';
+import { badRequest } from '../../src/errors.js';
+import {
+  AnyCallDtoSchema,
+  CallSignalSchema,
+  CallStartSchema,
+  IceServersSchema,
+  MediaConsumeSchema,
+  MediaConsumerSchema,
+  MediaProduceSchema,
+  MediaProducerSchema,
+  MediaSessionSchema,
+  MediaTransportConnectSchema,
+  MediaTransportCreateSchema,
+  MediaTransportSchema,
+  RoomCallDtoSchema,
+} from '../../src/schemas/calls.schemas.js';
+import type { RoomCallDoc } from '../../src/repos/room-calls.repo.js';
 import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
 export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { calls, ice } = ctx.services;
+  const { calls, roomCalls, ice } = ctx.services;
   const tags = ['Calls'];
   const security = [{ bearerAuth: [] }];
   const params = z.object({ callId: IdParam });
+  /** The room call with this id, for the media endpoints; a 1:1 call's media flows peer to peer. */
+  const roomCall = async (callId: string): Promise<RoomCallDoc> => {
+    const call = await roomCalls.findById(callId);
+    if (!call) throw badRequest('CALL_NOT_IN_ROOM', 'Media endpoints are for room calls you are in');
+    return call;
+  };
+  /** A 1:1 or a room call, for the endpoints both kinds share. */
+  const either = async <T, U>(callId: string, direct: () => Promise<T>, room: (call: RoomCallDoc) => Promise<U>): Promise<T | U> => {
+    const call = await roomCalls.findById(callId);
+    return call ? room(call) : direct();
+  };
 
   app.get('/api/calls/ice-servers', {
     schema: {
@@ -27,47 +54,186 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
     schema: {
       tags,
       security,
-      summary: 'Call a user: rings every device of theirs',
+      summary: 'Call a user (rings every device of theirs) or start a call in a room (rings its members)',
       description:
-        'The callee gets `call.incoming` on every device (a VoIP push where offline). 400 CALL_NOT_ALLOWED when the two are neither connected nor share a room, when either blocked the other, or when the callee disabled incoming calls from the caller. 409 DEVICE_BUSY when this device is already in a call.',
+        'With `calleeId`: a 1:1 call, media peer to peer. The callee gets `call.incoming` on every device (a VoIP push where offline). 400 CALL_NOT_ALLOWED when the two are neither connected nor share a room, when either blocked the other, or when the callee disabled incoming calls from the caller.\n\n' +
+        'With `roomId`: a room call through the SFU, live at once with this device in it; every other enabled member gets `room-call.incoming` (a VoIP push where offline). 400 NOT_A_MEMBER for anyone but an enabled member, CALL_NOT_ALLOWED in a broadcast room for anyone but its creator and admins; 409 ROOM_CALL_IN_PROGRESS (details[0].callId names it) when the room has a call going on; 503 SFU_UNAVAILABLE when no media server is up.\n\n' +
+        '409 DEVICE_BUSY when this device is already in a call.',
       body: CallStartSchema,
-      response: { 200: CallDtoSchema, ...authedErrors(409, ...BODY_ERRORS) },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(409, 503, ...BODY_ERRORS) },
     },
-    handler: async (request) => calls.start(principalOf(request), request.body),
+    handler: async (request) => {
+      const { calleeId, roomId, media } = request.body;
+      return roomId ? roomCalls.start(principalOf(request), { roomId, media }) : calls.start(principalOf(request), { calleeId: calleeId ?? '', media });
+    },
+  });
+
+  app.get('/api/rooms/:roomId/call', {
+    schema: {
+      tags,
+      security,
+      summary: "The room's call going on now",
+      description: 'For members joining late. 204 when the room has no call. 400 NOT_A_MEMBER for anyone but an enabled member.',
+      params: z.object({ roomId: IdParam }),
+      response: { 200: RoomCallDtoSchema, 204: NoContentSchema, ...authedErrors() },
+    },
+    handler: async (request, reply) => {
+      const call = await roomCalls.current(principalOf(request), request.params.roomId);
+      return call ?? reply.code(204).send();
+    },
   });
 
   app.get('/api/calls/:callId', {
-    schema: { tags, security, summary: 'One call of the caller', params, response: { 200: CallDtoSchema, ...authedErrors() } },
-    handler: async (request) => calls.get(principalOf(request), request.params.callId),
+    schema: { tags, security, summary: 'One call of the caller (1:1 or in one of their rooms)', params, response: { 200: AnyCallDtoSchema, ...authedErrors() } },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      return either(request.params.callId, () => calls.get(principal, request.params.callId), (call) => roomCalls.get(principal, call));
+    },
   });
 
   app.post('/api/calls/:callId/answer', {
     schema: {
       tags,
       security,
-      summary: 'Answer on this device; the first device to answer wins',
-      description: 'Everyone in the call gets `call.answered`; the callee\'s other devices stop ringing. 409 CALL_ALREADY_ANSWERED when another device was first.',
+      summary: 'Answer on this device: take a 1:1 call (the first device wins) or join a room call',
+      description:
+        "1:1: everyone in the call gets `call.answered`; the callee's other devices stop ringing. 409 CALL_ALREADY_ANSWERED when another device was first.\n\n" +
+        'Room call: the devices in the call and the user\'s other devices get `room-call.joined`. 409 CALL_FULL past ROOM_CALL_MAX_PARTICIPANTS devices; 400 CALL_NOT_ACTIVE once it is over.',
       params,
-      response: { 200: CallDtoSchema, ...authedErrors(409) },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(409) },
     },
-    handler: async (request) => calls.answer(principalOf(request), request.params.callId),
+    handler: async (request) => {
+      const principal = principalOf(request);
+      return either(request.params.callId, () => calls.answer(principal, request.params.callId), (call) => roomCalls.join(principal, call));
+    },
   });
 
   app.post('/api/calls/:callId/reject', {
-    schema: { tags, security, summary: 'Decline a ringing call', params, response: { 200: CallDtoSchema, ...authedErrors() } },
-    handler: async (request) => calls.reject(principalOf(request), request.params.callId),
+    schema: {
+      tags,
+      security,
+      summary: 'Decline a ringing call',
+      description: "Room call: the user's devices get `room-call.ring-stopped` (DECLINED); the call goes on.",
+      params,
+      response: { 200: AnyCallDtoSchema, ...authedErrors() },
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      return either(request.params.callId, () => calls.reject(principal, request.params.callId), (call) => roomCalls.decline(principal, call));
+    },
   });
 
   app.post('/api/calls/:callId/end', {
     schema: {
       tags,
       security,
-      summary: 'Hang up (or cancel while ringing)',
-      description: 'Ending an ended call changes nothing.',
+      summary: 'Hang up (or cancel while ringing); in a room call, leave it',
+      description:
+        'Ending an ended call changes nothing. Room call: the others get `room-call.left`; when the last device leaves the call ends and every member gets `room-call.ended`.',
       params,
-      response: { 200: CallDtoSchema, ...authedErrors() },
+      response: { 200: AnyCallDtoSchema, ...authedErrors() },
     },
-    handler: async (request) => calls.end(principalOf(request), request.params.callId),
+    handler: async (request) => {
+      const principal = principalOf(request);
+      return either(request.params.callId, () => calls.end(principal, request.params.callId), (call) => roomCalls.leave(principal, call));
+    },
+  });
+
+  const mediaDescription = 'For devices in a room call (400 CALL_NOT_IN_CALL otherwise; CALL_NOT_IN_ROOM for 1:1 calls, whose media flows peer to peer). ';
+
+  app.get('/api/calls/:callId/media', {
+    schema: {
+      tags,
+      security,
+      summary: "A room call's media session: the router's RTP capabilities and the media being sent",
+      description: mediaDescription + 'Load the capabilities into the device (mediasoup-client `Device.load`), then consume each producer.',
+      params,
+      response: { 200: MediaSessionSchema, ...authedErrors(503) },
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const call = await roomCall(request.params.callId);
+      const [{ rtpCapabilities }, producers] = await Promise.all([roomCalls.capabilities(principal, call), roomCalls.producers(principal, call)]);
+      return { rtpCapabilities: rtpCapabilities as Record<string, unknown>, producers };
+    },
+  });
+
+  app.post('/api/calls/:callId/media/transports', {
+    schema: {
+      tags,
+      security,
+      summary: 'Open a send or receive transport on the SFU',
+      description: mediaDescription + 'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port.',
+      params,
+      body: MediaTransportCreateSchema,
+      response: { 200: MediaTransportSchema, ...authedErrors(503, ...BODY_ERRORS) },
+    },
+    handler: async (request) => {
+      const info = await roomCalls.createTransport(principalOf(request), await roomCall(request.params.callId), request.body);
+      return info as z.infer<typeof MediaTransportSchema>;
+    },
+  });
+
+  const transportParams = z.object({ callId: IdParam, transportId: IdParam });
+
+  app.post('/api/calls/:callId/media/transports/:transportId/connect', {
+    schema: {
+      tags,
+      security,
+      summary: "Connect a transport: the device's DTLS parameters (webrtc), or where to send (plain receive)",
+      description: mediaDescription,
+      params: transportParams,
+      body: MediaTransportConnectSchema,
+      response: { 204: NoContentSchema, ...authedErrors(503, ...BODY_ERRORS) },
+    },
+    handler: async (request, reply) => {
+      await roomCalls.connectTransport(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body);
+      return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/calls/:callId/media/transports/:transportId/produce', {
+    schema: {
+      tags,
+      security,
+      summary: 'Send audio or video on a send transport',
+      description: mediaDescription + 'The other devices in the call get `room-call.media-added`. Video in an audio call is refused.',
+      params: transportParams,
+      body: MediaProduceSchema,
+      response: { 200: MediaProducerSchema, ...authedErrors(503, ...BODY_ERRORS) },
+    },
+    handler: async (request) => roomCalls.produce(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body),
+  });
+
+  app.post('/api/calls/:callId/media/transports/:transportId/consume', {
+    schema: {
+      tags,
+      security,
+      summary: "Receive another device's media on a receive transport",
+      description: mediaDescription + 'The consumer starts paused: resume it once the device has set it up.',
+      params: transportParams,
+      body: MediaConsumeSchema,
+      response: { 200: MediaConsumerSchema, ...authedErrors(503, ...BODY_ERRORS) },
+    },
+    handler: async (request) => {
+      const consumer = await roomCalls.consume(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body);
+      return consumer as z.infer<typeof MediaConsumerSchema>;
+    },
+  });
+
+  app.post('/api/calls/:callId/media/consumers/:consumerId/resume', {
+    schema: {
+      tags,
+      security,
+      summary: 'Start receiving on a consumer',
+      description: mediaDescription,
+      params: z.object({ callId: IdParam, consumerId: IdParam }),
+      response: { 204: NoContentSchema, ...authedErrors(503) },
+    },
+    handler: async (request, reply) => {
+      await roomCalls.resume(principalOf(request), await roomCall(request.params.callId), request.params.consumerId);
+      return reply.code(204).send();
+    },
   });
 
   app.post('/api/calls/:callId/signal', {

@@ -20,6 +20,7 @@ const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such 
 
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_TURN_SECRET = 'development-only-turn-secret';
+const DEV_SFU_SECRET = 'development-only-sfu-secret';
 
 const EnvSchema = z
   .object({
@@ -99,6 +100,19 @@ const EnvSchema = z
     TURN_CREDENTIAL_TTL: duration.default(12 * 3600),
     CALL_RING_TIMEOUT: duration.default(45),
 
+    // Room calls through the SFU (mediasoup). The sfu role serves a control API to the api role on
+    // SFU_CONTROL_PORT, guarded by SFU_SECRET; media flows on UDP/TCP ports SFU_RTC_MIN_PORT..MAX_PORT.
+    MEDIASOUP_WORKER_BIN: z.string().min(1).optional(),
+    SFU_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+    SFU_CONTROL_PORT: port.default(8082),
+    SFU_CONTROL_URL: z.url().optional(),
+    SFU_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    SFU_LISTEN_IP: z.string().min(1).default('127.0.0.1'),
+    SFU_ANNOUNCED_ADDRESS: z.string().min(1).optional(),
+    SFU_RTC_MIN_PORT: port.default(40000),
+    SFU_RTC_MAX_PORT: port.default(40999),
+    ROOM_CALL_MAX_PARTICIPANTS: z.coerce.number().int().min(2).max(100).default(16),
+
     SUPPORTED_LANGUAGES: z
       .string()
       .default('en,de,fr,es,it,pt,ru,uk,pl,tr,ar,zh,ja,ko,hi')
@@ -112,7 +126,8 @@ const EnvSchema = z
       .pipe(z.array(e164)),
   })
   .superRefine((env, ctx) => {
-    for (const key of ['JWT_SECRET', 'TURN_SECRET'] as const) {
+    if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
+    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET'] as const) {
       if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
     }
     for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
@@ -146,6 +161,7 @@ const EnvSchema = z
     ...env,
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
     TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
+    SFU_SECRET: env.SFU_SECRET ?? DEV_SFU_SECRET,
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
     EMAIL_PROVIDER: env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? ('sendgrid' as const) : ('outbox' as const)),
     PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),

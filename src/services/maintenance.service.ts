@@ -1,6 +1,7 @@
 import type { CallsRepo } from '../repos/calls.repo.js';
 import type { LoginCodesRepo } from '../repos/login-codes.repo.js';
 import type { CallsService } from './calls.service.js';
+import type { RoomCallsService } from './room-calls.service.js';
 
 /**
  * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (DESIGN.md, "Data rules"),
@@ -11,13 +12,18 @@ export class MaintenanceService {
     private readonly loginCodes: LoginCodesRepo,
     private readonly callsRepo: CallsRepo,
     private readonly calls: CallsService,
+    private readonly roomCalls: RoomCallsService,
   ) {}
 
-  /** Removes rows whose life ended and finishes overdue calls; returns how many, by kind. */
-  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number }> {
+  /**
+   * Removes rows whose life ended, finishes overdue calls, and ends room calls whose media server
+   * went away; returns how many, by kind.
+   */
+  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number; orphanedRoomCalls: number }> {
     const loginCodes = await this.loginCodes.deleteExpired(now);
     const due = await this.callsRepo.ringingDue(now);
     for (const call of due) await this.calls.timeout(call._id);
-    return { loginCodes, missedCalls: due.length };
+    const orphanedRoomCalls = await this.roomCalls.endOrphaned();
+    return { loginCodes, missedCalls: due.length, orphanedRoomCalls };
   }
 }

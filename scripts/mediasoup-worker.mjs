@@ -1,0 +1,133 @@
+// Builds mediasoup's C++ worker (the SFU behind room calls) from the sources npm installed, against
+// Debian's libraries. mediasoup's own build downloads its C++ dependencies through meson wraps,
+// which cannot work here, and its prebuilt binaries come from GitHub; DESIGN.md records that
+// 3.12 to 3.15 build once `worker/meson.build` takes the system libraries through pkg-config.
+// The binary is cached outside the repository, keyed by the mediasoup version, so the build
+// (about four minutes on two cores) happens once per machine. Node built-ins only.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { aptInstall, cacheRoot, has, log } from './stack.mjs';
+
+const BUILD_PACKAGES = [
+  'meson', 'ninja-build', 'pkg-config', 'g++', 'python3', 'libssl-dev', 'libuv1-dev', 'libsrtp2-dev',
+  'libusrsctp-dev', 'libabsl-dev', 'libflatbuffers-dev', 'flatbuffers-compiler',
+];
+
+/** Where the worker binary for the installed mediasoup lives (whether or not it is built yet). */
+export function mediasoupWorkerPath(root) {
+  const version = installedVersion(root);
+  return version ? path.join(cacheRoot, `mediasoup-worker-${version}`, 'mediasoup-worker') : undefined;
+}
+
+function installedVersion(root) {
+  const manifest = path.join(root, 'node_modules', 'mediasoup', 'package.json');
+  return existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : undefined;
+}
+
+/** The system libraries that replace each meson subproject variable mediasoup asks for. */
+const SYSTEM_DEPENDENCIES = {
+  "openssl_proj.get_variable('openssl_dep')": "dependency('openssl')",
+  "libuv_proj.get_variable('libuv_dep')": "dependency('libuv')",
+  // Debian installs srtp.h under srtp2/, where mediasoup's own subproject exposed it at the top;
+  // SRTP_COMPAT bridges the few calls where mediasoup's libsrtp fork differs from libsrtp 2.
+  "libsrtp2_proj.get_variable('libsrtp2_dep')":
+    "declare_dependency(dependencies: dependency('libsrtp2'), compile_args: ['-I' + dependency('libsrtp2').get_variable(pkgconfig: 'includedir') / 'srtp2', '-include', meson.project_source_root() / 'ms-srtp-compat.h'])",
+  "usrsctp_proj.get_variable('usrsctp_dep')": "dependency('usrsctp')",
+  "flatbuffers_proj.get_variable('flatbuffers_dep')": "dependency('flatbuffers')",
+  "abseil_cpp_proj.get_variable('absl_container_dep')":
+    "[dependency('absl_flat_hash_map'), dependency('absl_flat_hash_set'), dependency('absl_btree'), dependency('absl_inlined_vector')]",
+  "abseil_cpp_proj.get_variable('absl_strings_dep')": "dependency('absl_strings')",
+  "abseil_cpp_proj.get_variable('absl_types_dep')": "[dependency('absl_optional'), dependency('absl_memory')]",
+};
+
+/**
+ * mediasoup's libsrtp fork (3.0-alpha) takes lengths as size_t* and calls srtp_remove_stream
+ * srtp_stream_remove; libsrtp 2 takes int*. C++ overloads bridge the difference, nothing else changes.
+ */
+const SRTP_COMPAT = `#pragma once
+#include <srtp.h>
+#include <cstddef>
+#define MS_SRTP_LEN_BRIDGE(name) \\
+  inline srtp_err_status_t name(srtp_t ctx, void* data, size_t* len) { \\
+    int n = static_cast<int>(*len); \\
+    const srtp_err_status_t status = name(ctx, data, &n); \\
+    *len = static_cast<size_t>(n); \\
+    return status; \\
+  }
+MS_SRTP_LEN_BRIDGE(srtp_protect)
+MS_SRTP_LEN_BRIDGE(srtp_unprotect)
+MS_SRTP_LEN_BRIDGE(srtp_protect_rtcp)
+MS_SRTP_LEN_BRIDGE(srtp_unprotect_rtcp)
+inline srtp_err_status_t srtp_stream_remove(srtp_t session, unsigned int ssrc) { return srtp_remove_stream(session, ssrc); }
+`;
+
+function patchMesonFile(file, { keepUntil } = {}) {
+  let text = readFileSync(file, 'utf8');
+  if (keepUntil) {
+    // Drop the tests and fuzzers after the worker executable: they need Catch2 3 and clang.
+    const end = text.indexOf('\n)\n', text.indexOf(keepUntil));
+    text = text.slice(0, end + 3);
+  }
+  // Subproject declarations go; the libraries they built come from pkg-config instead.
+  text = text.replace(/^\w+_proj = subproject\([\s\S]*?^\)\n/gm, '');
+  text = text.replace(/^\s+\w+_proj = subproject\('liburing'.*\n/gm, '');
+  for (const [from, to] of Object.entries(SYSTEM_DEPENDENCIES)) text = text.split(from).join(to);
+  // Static archives linked whole from the subprojects: the shared system libraries replace them.
+  text = text.replace(/^\s+\w+_proj\.get_variable\('\w+'\),?\n/gm, '');
+  if (/_proj\./.test(text)) throw new Error(`${file}: a subproject reference is left unpatched`);
+  writeFileSync(file, text);
+}
+
+/**
+ * Returns the path of a worker binary for the installed mediasoup, building it first when this
+ * machine has none. Returns undefined when mediasoup is not installed (it is an optional dependency).
+ */
+export function ensureMediasoupWorker(root) {
+  const binary = mediasoupWorkerPath(root);
+  if (!binary) return undefined;
+  if (existsSync(binary)) return binary;
+
+  const missing = BUILD_PACKAGES.filter((pkg) => !isInstalled(pkg));
+  if (missing.length > 0) aptInstall(missing);
+
+  const buildRoot = path.join(path.dirname(binary), 'build');
+  rmSync(buildRoot, { recursive: true, force: true });
+  mkdirSync(buildRoot, { recursive: true });
+  const source = path.join(buildRoot, 'worker');
+  cpSync(path.join(root, 'node_modules', 'mediasoup', 'worker'), source, { recursive: true });
+  rmSync(path.join(source, 'subprojects'), { recursive: true, force: true });
+  patchMesonFile(path.join(source, 'meson.build'), { keepUntil: "executable(\n  'mediasoup-worker'" });
+  // Debian 12 has meson 1.0.1; nothing the worker's build uses needs 1.1.
+  const mesonBuild = path.join(source, 'meson.build');
+  writeFileSync(mesonBuild, readFileSync(mesonBuild, 'utf8').replace(/meson_version: '>= 1\.1\.0'/, "meson_version: '>= 1.0.0'"));
+  patchMesonFile(path.join(source, 'deps', 'libwebrtc', 'meson.build'));
+  writeFileSync(path.join(source, 'ms-srtp-compat.h'), SRTP_COMPAT);
+
+  log(`building mediasoup-worker ${path.basename(path.dirname(binary))} (a few minutes, once per machine)`);
+  const out = path.join(buildRoot, 'out');
+  const env = { ...process.env, MESON_PACKAGE_CACHE_DIR: buildRoot };
+  execFileSync('meson', ['setup', '--buildtype=release', '-Dms_disable_liburing=true', '--wrap-mode=nodownload', out, source], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env,
+  });
+  // The generated flatbuffers headers first: the libwebrtc objects include them without saying so.
+  execFileSync('ninja', ['-C', out, 'fbs/FBS'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  execFileSync('ninja', ['-C', out, 'mediasoup-worker'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  copyFileSync(path.join(out, 'mediasoup-worker'), `${binary}.partial`);
+  execFileSync('mv', [`${binary}.partial`, binary]);
+  rmSync(buildRoot, { recursive: true, force: true });
+  return binary;
+}
+
+function isInstalled(pkg) {
+  if (pkg === 'meson' || pkg === 'python3') return has(pkg);
+  if (pkg === 'ninja-build') return has('ninja');
+  if (pkg === 'g++') return has('g++');
+  if (pkg === 'flatbuffers-compiler') return has('flatc');
+  try {
+    return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).includes('install ok installed');
+  } catch {
+    return false;
+  }
+}

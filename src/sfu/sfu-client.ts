@@ -1,0 +1,68 @@
+import type { Redis } from 'ioredis';
+import { AppError, badRequest } from '../errors.js';
+import { SFU_SECRET_HEADER, sfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
+
+const unavailable = () => new AppError(503, 'SFU_UNAVAILABLE', 'No media server is available for room calls right now');
+
+/**
+ * The api's side of the SFU: picks the least busy live node for a new call, and sends each
+ * operation to the node that holds the call.
+ */
+export class SfuClient {
+  private readonly keys: ReturnType<typeof sfuKeys>;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly secret: string,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.keys = sfuKeys(prefix);
+  }
+
+  /** The live nodes, least busy first. */
+  async liveNodes(): Promise<SfuNodeAnnouncement[]> {
+    const ids = await this.redis.smembers(this.keys.nodes);
+    if (ids.length === 0) return [];
+    const values = await this.redis.mget(ids.map((id) => this.keys.node(id)));
+    const gone = ids.filter((_, i) => !values[i]);
+    if (gone.length > 0) await this.redis.srem(this.keys.nodes, ...gone);
+    return values
+      .filter((value): value is string => Boolean(value))
+      .map((value) => JSON.parse(value) as SfuNodeAnnouncement)
+      .sort((a, b) => a.routers - b.routers);
+  }
+
+  /** A node for a new call; 503 SFU_UNAVAILABLE when there is none. */
+  async pickNode(): Promise<string> {
+    const [best] = await this.liveNodes();
+    if (!best) throw unavailable();
+    return best.id;
+  }
+
+  async isAlive(nodeId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.node(nodeId))) === 1;
+  }
+
+  /** Sends one operation to the node holding the call. Node refusals become 400s with the node's code. */
+  async send<K extends SfuOp>(nodeId: string, op: K, request: SfuOps[K]['request']): Promise<SfuOps[K]['response']> {
+    const raw = await this.redis.get(this.keys.node(nodeId));
+    if (!raw) throw unavailable();
+    const node = JSON.parse(raw) as SfuNodeAnnouncement;
+    let response: Response;
+    try {
+      response = await fetch(`${node.url}/sfu/${op}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SFU_SECRET_HEADER]: this.secret },
+        body: JSON.stringify(request),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch {
+      throw unavailable();
+    }
+    const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+    if (response.status === 400) throw badRequest(body.code ?? 'MEDIA_REJECTED', body.message ?? 'The media server refused this');
+    if (!response.ok) throw unavailable();
+    return body as SfuOps[K]['response'];
+  }
+}

@@ -1,0 +1,303 @@
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { types as ms } from 'mediasoup';
+import type { AppContext } from '../context.js';
+import {
+  SFU_ANNOUNCE_EVERY_MS,
+  SFU_NODE_TTL_MS,
+  SFU_OPS,
+  SFU_SECRET_HEADER,
+  sfuKeys,
+  type ProducerInfo,
+  type SfuNodeAnnouncement,
+  type SfuOp,
+  type SfuOps,
+  type TransportInfo,
+} from './protocol.js';
+
+/** The codecs every call's router offers: Opus for audio, VP8 and H.264 (baseline) for video. */
+const MEDIA_CODECS: ms.RtpCodecCapability[] = [
+  { kind: 'audio', mimeType: 'audio/opus', clockRate: 48_000, channels: 2 },
+  { kind: 'video', mimeType: 'video/VP8', clockRate: 90_000 },
+  {
+    kind: 'video',
+    mimeType: 'video/H264',
+    clockRate: 90_000,
+    parameters: { 'packetization-mode': 1, 'profile-level-id': '42e01f', 'level-asymmetry-allowed': 1 },
+  },
+];
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** A refusal the api answers as 400 with this code. */
+class Refusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface PeerState {
+  userId?: string;
+  transports: Map<string, ms.Transport>;
+  producers: Map<string, ms.Producer>;
+  consumers: Map<string, ms.Consumer>;
+}
+
+interface CallState {
+  router: ms.Router;
+  peers: Map<string, PeerState>;
+}
+
+export interface SfuNode {
+  id: string;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Whether this machine has a mediasoup worker binary to run (mediasoup is an optional dependency). */
+export async function mediasoupAvailable(config: AppContext['config']): Promise<boolean> {
+  if (config.MEDIASOUP_WORKER_BIN) process.env.MEDIASOUP_WORKER_BIN = config.MEDIASOUP_WORKER_BIN;
+  try {
+    const mediasoup = await import('mediasoup');
+    return existsSync(mediasoup.workerBin);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The sfu role: mediasoup workers holding one router per room call, driven by the api over a
+ * small authenticated HTTP control API, and announced in Redis so the api can pick a node.
+ */
+export async function startSfuNode(ctx: AppContext, options: { port?: number } = {}): Promise<SfuNode> {
+  const { config, logger, redis } = ctx;
+  if (!(await mediasoupAvailable(config))) {
+    throw new Error('no mediasoup worker binary: run `npm start` or `npm test` once to build it, or set MEDIASOUP_WORKER_BIN');
+  }
+  const mediasoup = await import('mediasoup');
+  const workers: ms.Worker[] = [];
+  for (let i = 0; i < config.SFU_WORKERS; i++) {
+    const worker = await mediasoup.createWorker({ logLevel: 'warn', rtcMinPort: config.SFU_RTC_MIN_PORT, rtcMaxPort: config.SFU_RTC_MAX_PORT, disableLiburing: true });
+    worker.on('died', (error) => logger.error({ err: error, pid: worker.pid }, 'mediasoup worker died'));
+    workers.push(worker);
+  }
+  const calls = new Map<string, CallState>();
+  const pending = new Map<string, Promise<CallState>>();
+  const id = randomUUID();
+  const secret = createHash('sha256').update(config.SFU_SECRET).digest();
+  const listenInfo = (protocol: 'udp' | 'tcp'): ms.TransportListenInfo => ({
+    protocol,
+    ip: config.SFU_LISTEN_IP,
+    ...(config.SFU_ANNOUNCED_ADDRESS ? { announcedAddress: config.SFU_ANNOUNCED_ADDRESS } : {}),
+  });
+
+  /** The call's router, created on first use on the least busy worker. */
+  async function callState(callId: string): Promise<CallState> {
+    const existing = calls.get(callId);
+    if (existing) return existing;
+    const inFlight = pending.get(callId);
+    if (inFlight) return inFlight;
+    const creating = (async () => {
+      const worker = workers.reduce((best, w) => (routersOn(w) < routersOn(best) ? w : best), workers[0]!);
+      const router = await worker.createRouter({ mediaCodecs: MEDIA_CODECS, appData: { callId, worker: workers.indexOf(worker) } });
+      const state: CallState = { router, peers: new Map() };
+      calls.set(callId, state);
+      return state;
+    })();
+    pending.set(callId, creating);
+    try {
+      return await creating;
+    } finally {
+      pending.delete(callId);
+    }
+  }
+  const routersOn = (worker: ms.Worker) => [...calls.values()].filter((c) => c.router.appData.worker === workers.indexOf(worker)).length;
+
+  function peer(state: CallState, deviceId: string): PeerState {
+    let found = state.peers.get(deviceId);
+    if (!found) {
+      found = { transports: new Map(), producers: new Map(), consumers: new Map() };
+      state.peers.set(deviceId, found);
+    }
+    return found;
+  }
+
+  function existingCall(callId: string): CallState {
+    const state = calls.get(callId);
+    if (!state) throw new Refusal('MEDIA_NOT_FOUND', 'This call has no media session yet');
+    return state;
+  }
+
+  function transportOf(state: CallState, deviceId: string, transportId: string): ms.Transport {
+    const transport = state.peers.get(deviceId)?.transports.get(transportId);
+    if (!transport) throw new Refusal('TRANSPORT_NOT_FOUND', 'No such transport of this device in the call');
+    return transport;
+  }
+
+  const producerInfo = (producer: ms.Producer): ProducerInfo => ({
+    producerId: producer.id,
+    deviceId: String(producer.appData.deviceId),
+    userId: String(producer.appData.userId),
+    kind: producer.kind,
+  });
+
+  const handlers: { [K in SfuOp]: (request: SfuOps[K]['request']) => Promise<SfuOps[K]['response']> } = {
+    async capabilities({ callId }) {
+      return { rtpCapabilities: (await callState(callId)).router.rtpCapabilities };
+    },
+
+    async transport({ callId, deviceId, direction, type }) {
+      const state = await callState(callId);
+      const appData = { deviceId, direction };
+      let info: TransportInfo;
+      let transport: ms.Transport;
+      if (type === 'plain') {
+        // Plain RTP for server-side participants (gateways, recorders): a sender is found by its
+        // first packet (comedia); a receiver says where to send with connect.
+        const plain = await state.router.createPlainTransport({ listenInfo: listenInfo('udp'), rtcpMux: true, comedia: direction === 'send', appData });
+        transport = plain;
+        info = { id: plain.id, type, direction, ip: plain.tuple.localAddress ?? plain.tuple.localIp, port: plain.tuple.localPort };
+      } else {
+        const webrtc = await state.router.createWebRtcTransport({ listenInfos: [listenInfo('udp'), listenInfo('tcp')], enableUdp: true, enableTcp: true, preferUdp: true, appData });
+        transport = webrtc;
+        info = { id: webrtc.id, type, direction, iceParameters: webrtc.iceParameters, iceCandidates: webrtc.iceCandidates, dtlsParameters: webrtc.dtlsParameters };
+      }
+      peer(state, deviceId).transports.set(transport.id, transport);
+      return info;
+    },
+
+    async connect({ callId, deviceId, transportId, dtlsParameters, ip, port }) {
+      const transport = transportOf(existingCall(callId), deviceId, transportId);
+      if (transport.constructor.name === 'PlainTransport') {
+        if (!ip || port === undefined) throw new Refusal('MEDIA_REJECTED', 'A plain transport connects to an ip and port');
+        await transport.connect({ ip, port });
+      } else {
+        if (!dtlsParameters) throw new Refusal('MEDIA_REJECTED', 'A WebRTC transport connects with dtlsParameters');
+        await transport.connect({ dtlsParameters });
+      }
+      return {};
+    },
+
+    async produce({ callId, deviceId, userId, transportId, kind, rtpParameters }) {
+      const state = existingCall(callId);
+      const transport = transportOf(state, deviceId, transportId);
+      if (transport.appData.direction !== 'send') throw new Refusal('MEDIA_REJECTED', 'Produce on a send transport');
+      const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
+      const owner = peer(state, deviceId);
+      owner.userId = userId;
+      owner.producers.set(producer.id, producer);
+      producer.observer.once('close', () => owner.producers.delete(producer.id));
+      return producerInfo(producer);
+    },
+
+    async consume({ callId, deviceId, transportId, producerId, rtpCapabilities }) {
+      const state = existingCall(callId);
+      const transport = transportOf(state, deviceId, transportId);
+      if (transport.appData.direction !== 'recv') throw new Refusal('MEDIA_REJECTED', 'Consume on a receive transport');
+      const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
+      if (!owner) throw new Refusal('PRODUCER_NOT_FOUND', 'No such producer in the call');
+      if (owner[0] === deviceId) throw new Refusal('MEDIA_REJECTED', 'A device does not consume its own media');
+      if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
+        throw new Refusal('MEDIA_REJECTED', 'These capabilities cannot receive that producer');
+      }
+      // Paused until the device says it is ready, so it misses no key frame.
+      const consumer = await transport.consume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities, paused: true });
+      const mine = peer(state, deviceId);
+      mine.consumers.set(consumer.id, consumer);
+      consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
+      return { consumerId: consumer.id, producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters };
+    },
+
+    async resume({ callId, deviceId, consumerId }) {
+      const consumer = existingCall(callId).peers.get(deviceId)?.consumers.get(consumerId);
+      if (!consumer) throw new Refusal('CONSUMER_NOT_FOUND', 'No such consumer of this device in the call');
+      await consumer.resume();
+      return {};
+    },
+
+    async producers({ callId }) {
+      const state = calls.get(callId);
+      return { producers: state ? [...state.peers.values()].flatMap((p) => [...p.producers.values()].map(producerInfo)) : [] };
+    },
+
+    async leave({ callId, deviceId }) {
+      const state = calls.get(callId);
+      const gone = state?.peers.get(deviceId);
+      if (!state || !gone) return { closedProducerIds: [] };
+      const closedProducerIds = [...gone.producers.keys()];
+      for (const transport of gone.transports.values()) transport.close();
+      state.peers.delete(deviceId);
+      return { closedProducerIds };
+    },
+
+    async close({ callId }) {
+      calls.get(callId)?.router.close();
+      calls.delete(callId);
+      return {};
+    },
+  };
+
+  const server = http.createServer((request, response) => {
+    const reply = (status: number, body: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    const op = request.url?.startsWith('/sfu/') ? (request.url.slice('/sfu/'.length) as SfuOp) : undefined;
+    if (request.method !== 'POST' || !op || !SFU_OPS.includes(op)) return reply(404, { code: 'NOT_FOUND', message: 'No such operation' });
+    const given = createHash('sha256').update(String(request.headers[SFU_SECRET_HEADER] ?? '')).digest();
+    if (!timingSafeEqual(given, secret)) return reply(401, { code: 'UNAUTHORIZED', message: 'Bad control secret' });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) request.destroy();
+      else chunks.push(chunk);
+    });
+    request.on('end', () => {
+      void (async () => {
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as never;
+          reply(200, await (handlers[op] as (request: never) => Promise<unknown>)(body));
+        } catch (error) {
+          // mediasoup throws TypeError for parameters it cannot use: the device's mistake, not ours.
+          if (error instanceof Refusal) reply(400, { code: error.code, message: error.message });
+          else if (error instanceof TypeError || error instanceof SyntaxError) reply(400, { code: 'MEDIA_REJECTED', message: error.message });
+          else {
+            logger.error({ err: error, op }, 'sfu operation failed');
+            reply(500, { code: 'SFU_FAILED', message: 'The media server failed' });
+          }
+        }
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? config.SFU_CONTROL_PORT, config.HOST, resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = config.SFU_CONTROL_URL ?? `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+
+  const keys = sfuKeys(config.REDIS_PREFIX);
+  const announce = async () => {
+    const announcement: SfuNodeAnnouncement = { id, url, routers: calls.size };
+    await redis.multi().sadd(keys.nodes, id).set(keys.node(id), JSON.stringify(announcement), 'PX', SFU_NODE_TTL_MS).exec();
+  };
+  await announce();
+  const timer = setInterval(() => void announce().catch((error: unknown) => logger.warn({ err: error }, 'sfu announce failed')), SFU_ANNOUNCE_EVERY_MS);
+  timer.unref();
+  logger.info({ id, url, workers: workers.length }, 'sfu node started');
+
+  return {
+    id,
+    url,
+    async close() {
+      clearInterval(timer);
+      await redis.multi().srem(keys.nodes, id).del(keys.node(id)).exec().catch(() => undefined);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      for (const worker of workers) worker.close();
+    },
+  };
+}
