@@ -163,7 +163,9 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       tags,
       security,
       summary: 'Open a send or receive transport on the SFU',
-      description: mediaDescription + 'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port.',
+      description:
+        mediaDescription +
+        'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port, with RTCP on the same port. A plain send transport takes the sender\'s address from the first packet it gets (comedia), so RTP and RTCP must leave from one socket.',
       params,
       body: MediaTransportCreateSchema,
       response: { 200: MediaTransportSchema, ...authedErrors(503, ...BODY_ERRORS) },

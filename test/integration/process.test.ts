@@ -11,13 +11,16 @@ const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..
 
 describe('the service process', () => {
   it('runs every role on real ports, then shuts down cleanly on SIGTERM', async () => {
-    const [httpPort, socketPort] = [await freePort(), await freePort()];
+    const [httpPort, socketPort, sfuPort] = [await freePort(), await freePort(), await freePort()];
     const id = randomUUID().slice(0, 8);
     const child = spawn(process.execPath, [mainJs, '--role=all'], {
       env: {
         ...process.env,
         HTTP_PORT: String(httpPort),
         SOCKET_PORT: String(socketPort),
+        SFU_CONTROL_PORT: String(sfuPort),
+        SFU_RTC_MIN_PORT: '42000',
+        SFU_RTC_MAX_PORT: '42999',
         MONGODB_DB: `p_${id}`,
         REDIS_PREFIX: `p:${id}:`,
         LOG_LEVEL: 'info',
@@ -39,6 +42,10 @@ describe('the service process', () => {
       for (let i = 0; i < 50 && !output.includes('Chat platform running'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.match(output, new RegExp(`Socket hub +ws://127\\.0\\.0\\.1:${socketPort}/socket\\.io/`));
       assert.match(output, /"msg":"workers running"/);
+      // The sfu role: its control API answers on its port, to the shared secret only.
+      assert.match(output, new RegExp(`SFU control +http://127\\.0\\.0\\.1:${sfuPort}`));
+      const control = await fetch(`http://127.0.0.1:${sfuPort}/sfu/producers`, { method: 'POST', body: '{"callId":"x"}' });
+      assert.equal(control.status, 401);
 
       // The hub answers on its own port: an unauthenticated socket is refused by the handshake.
       const socket = connect(`http://127.0.0.1:${socketPort}`, { transports: ['websocket'], reconnection: false, auth: {} });
