@@ -131,3 +131,15 @@ function isInstalled(pkg) {
     return false;
   }
 }
+
+// `node scripts/mediasoup-worker.mjs` builds (when needed) and prints the binary's path: the
+// Dockerfile uses it.
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+  const binary = ensureMediasoupWorker(root);
+  if (!binary) {
+    process.stderr.write('mediasoup is not installed: run npm ci first\n');
+    process.exit(1);
+  }
+  process.stdout.write(`${binary}\n`);
+}
