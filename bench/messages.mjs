@@ -91,6 +91,7 @@ async function load(apiPid, message) {
   });
   const api0 = cpuMs(apiPid);
   const gen0 = workers.map((w) => cpuMs(w.pid));
+  const stack0 = stackCpuMs();
   const started = performance.now();
   const results = await Promise.all(
     workers.map((w, i) => new Promise((resolve) => {
@@ -99,12 +100,23 @@ async function load(apiPid, message) {
     })),
   );
   const seconds = (performance.now() - started) / 1000;
-  const cpu = { api: (cpuMs(apiPid) - api0) / 10 / seconds, generators: workers.map((w, i) => (cpuMs(w.pid) - gen0[i]) / 10 / seconds) };
+  const stack1 = stackCpuMs();
+  const cpu = {
+    api: (cpuMs(apiPid) - api0) / 10 / seconds,
+    generators: workers.map((w, i) => (cpuMs(w.pid) - gen0[i]) / 10 / seconds),
+    mongo: (stack1.mongo - stack0.mongo) / 10 / seconds,
+    redis: (stack1.redis - stack0.redis) / 10 / seconds,
+  };
   workers.forEach((w) => w.kill());
   const times = results.flatMap((r) => r.times).sort((a, b) => a - b);
   return { count: times.length, seconds, p50: pct(times, 50), p99: pct(times, 99), failures: results.reduce((sum, r) => sum + r.failures, 0), cpu };
 }
-const cpuNote = (cpu) => `api CPU ${cpu.api.toFixed(0)}%; load generators ${cpu.generators.map((c) => `${c.toFixed(0)}%`).join(' + ')}`;
+const cpuNote = (cpu) =>
+  `api CPU ${cpu.api.toFixed(0)}%; database ${cpu.mongo.toFixed(0)}%; Redis ${cpu.redis.toFixed(0)}%; load generators ${cpu.generators.map((c) => `${c.toFixed(0)}%`).join(' + ')}`;
+/** CPU of the database and Redis, when this script started them (not with MONGODB_URL and REDIS_URL given). */
+function stackCpuMs() {
+  return { mongo: stack.pids ? cpuMs(stack.pids.mongo) : NaN, redis: stack.pids ? cpuMs(stack.pids.redis) : NaN };
+}
 
 const rows = [];
 try {

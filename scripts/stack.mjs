@@ -186,7 +186,7 @@ export async function startStack({ dataDir, persistent, forTests = false }) {
   }
   const [redis, mongo] = results.map((result) => result.value);
   log(`redis ${redis.url}, mongo-java-server ${mongo.url}${persistent ? ` (data in ${dataDir})` : ' (in memory)'}`);
-  return { mongoUrl: mongo.url, redisUrl: redis.url, stop };
+  return { mongoUrl: mongo.url, redisUrl: redis.url, pids: { redis: redis.child.pid, mongo: mongo.child.pid }, stop };
 }
 
 /** Runs `fn` on the first SIGINT/SIGTERM/SIGHUP, once. */

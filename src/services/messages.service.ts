@@ -1,5 +1,6 @@
 import { ObjectId } from 'mongodb';
 import type { Principal } from '../auth/principal.js';
+import { TtlCache } from '../cache/ttl-cache.js';
 import { badRequest } from '../errors.js';
 import type { DeviceEvents } from '../events.js';
 import type { GeoLocator } from '../geo/geoip.js';
@@ -8,7 +9,7 @@ import type { GeoLocation, MessageDoc, MessagesRepo } from '../repos/messages.re
 import type { RoomMembersRepo } from '../repos/room-members.repo.js';
 import type { RoomDoc, RoomsRepo } from '../repos/rooms.repo.js';
 import type { UsersRepo } from '../repos/users.repo.js';
-import { enabledMember, isManager, isOpenRoom } from './rooms.service.js';
+import { enabledMember, isEnabledMember, isManager, isOpenRoom } from './rooms.service.js';
 
 export interface MessageView {
   id: string;
@@ -73,6 +74,12 @@ export function cleanText(text: string): string {
 
 /** Posting and reading room messages (spec, "Messages", rule 1). */
 export class MessagesService {
+  /**
+   * Authors' languages (the original language of what they post), kept 10 s: a language change
+   * labels posts from then on, at most 10 s late, and posting saves a database round trip.
+   */
+  private readonly authorLanguages = new TtlCache<string>(10_000);
+
   constructor(
     private readonly deps: {
       rooms: RoomsRepo;
@@ -109,9 +116,10 @@ export class MessagesService {
 
   /** Rule 1 on who may post in a room (also for uploads, rule 4); the room when allowed. */
   async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const room = await this.deps.rooms.findById(roomId);
+    // Both reads at once: posting is the hot path.
+    const [room, member] = await Promise.all([this.deps.rooms.findById(roomId), this.deps.members.find(roomId, principal.userId)]);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
-    const member = await enabledMember(this.deps.members, roomId, principal.userId);
+    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
     const manager = isManager(room, principal.userId);
     const mayPublish = manager || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
     if (!mayPublish) throw badRequest('PUBLISH_NOT_ALLOWED', 'Only the creator or an admin may post here');
@@ -148,7 +156,7 @@ export class MessagesService {
     if (text.length === 0 && attachmentIds.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
     if (text.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
 
-    const author = await this.deps.users.findById(principal.userId);
+    const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const doc: MessageDoc = {
       _id: new ObjectId().toHexString(),
       roomId: room._id,
@@ -159,7 +167,7 @@ export class MessagesService {
       geoLocation: input.geoLocation ?? (encrypted ? null : this.deps.geo.locate(request.ip)),
       attachmentIds,
       parentId,
-      language: author?.language ?? 'en',
+      language,
       translations: {},
       createdAt: this.deps.clock?.() ?? new Date(),
     };
