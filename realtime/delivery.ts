@@ -17,9 +17,12 @@ interface Cursor {
  * `lastSeq` the device gave, and after every poke. Live and replayed events take the same path, so
  * a replay can never overtake or repeat a live event.
  */
+/** The delivery cursor rides on the socket's own `data`, so a socket costs no extra map entry. */
+const cursorOf = (socket: DeviceSocket): Cursor | undefined => (socket.data as { cursor?: Cursor }).cursor;
+
 export class InboxDelivery {
-  private readonly cursors = new Map<string, Cursor>();
-  private readonly byDevice = new Map<string, Set<DeviceSocket>>();
+  /** A device's sockets on this node: nearly always one, so a small array rather than a Set. */
+  private readonly byDevice = new Map<string, DeviceSocket[]>();
 
   constructor(
     private readonly inbox: DeviceInbox,
@@ -31,23 +34,24 @@ export class InboxDelivery {
   }
 
   socketsOf(deviceId: string): number {
-    return this.byDevice.get(deviceId)?.size ?? 0;
+    return this.byDevice.get(deviceId)?.length ?? 0;
   }
 
   attach(socket: DeviceSocket, deviceId: string, lastSeq: number): void {
-    this.cursors.set(socket.id, { sent: lastSeq, running: false, again: false });
-    let sockets = this.byDevice.get(deviceId);
-    if (!sockets) this.byDevice.set(deviceId, (sockets = new Set()));
-    sockets.add(socket);
+    (socket.data as { cursor?: Cursor }).cursor = { sent: lastSeq, running: false, again: false };
+    const sockets = this.byDevice.get(deviceId);
+    if (sockets) sockets.push(socket);
+    else this.byDevice.set(deviceId, [socket]);
     this.kick(socket, deviceId, true);
   }
 
   /** Forgets the socket; true when it was the device's last socket on this node. */
   detach(socket: DeviceSocket, deviceId: string): boolean {
-    this.cursors.delete(socket.id);
+    (socket.data as { cursor?: Cursor }).cursor = undefined;
     const sockets = this.byDevice.get(deviceId);
-    sockets?.delete(socket);
-    if (sockets && sockets.size === 0) {
+    const at = sockets?.indexOf(socket) ?? -1;
+    if (sockets && at >= 0) sockets.splice(at, 1);
+    if (sockets && sockets.length === 0) {
       this.byDevice.delete(deviceId);
       return true;
     }
@@ -59,7 +63,7 @@ export class InboxDelivery {
   }
 
   private kick(socket: DeviceSocket, deviceId: string, first: boolean): void {
-    const cursor = this.cursors.get(socket.id);
+    const cursor = cursorOf(socket);
     if (!cursor) return;
     if (cursor.running) {
       cursor.again = true;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Socket } from 'socket.io';
 import type { Principal } from '../../src/auth/principal.js';
 import type { AppContext } from '../../src/context.js';
 import { AppError } from '../../src/errors.js';
@@ -8,9 +9,13 @@ import { IdParam } from '../../src/schemas/common.schemas.js';
 
 const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSignalSchema);
 
-/** `call.signal` over the socket: the same schema and service function as POST /api/calls/{callId}/signal. */
-export function callSignalHandler(ctx: AppContext, principal: Principal) {
-  return (body: unknown, ack?: (result: SocketAck) => void) => {
+/**
+ * `call.signal` over the socket: the same schema and service function as POST /api/calls/{callId}/signal.
+ * One listener for every socket: `this` is the socket, whose handshake put the principal in `data`.
+ */
+export function callSignalHandler(ctx: AppContext) {
+  return function (this: Socket, body: unknown, ack?: (result: SocketAck) => void) {
+    const principal = (this.data as { principal: Principal }).principal;
     const reply = (result: SocketAck) => {
       if (typeof ack === 'function') ack(result);
     };
