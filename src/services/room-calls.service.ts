@@ -102,7 +102,12 @@ export class RoomCallsService {
       ringUntil: new Date(now.getTime() + this.deps.ringTimeoutSeconds * 1000),
       endedAt: null,
     };
-    const current = await roomCalls.lockRoom(room._id, call._id);
+    let current = await roomCalls.lockRoom(room._id, call._id);
+    if (current && (await roomCalls.findById(current))?.state !== 'ACTIVE') {
+      // A lock left by a call that ended without releasing it (the process died in between).
+      await roomCalls.unlockRoom(room._id, current);
+      current = await roomCalls.lockRoom(room._id, call._id);
+    }
     if (current) throw new AppError(409, 'ROOM_CALL_IN_PROGRESS', 'This room has a call going on: join it (details[0].callId)', [{ callId: current }]);
     if (!(await calls.lockDevice(principal.deviceId, call._id, now))) {
       await roomCalls.unlockRoom(room._id, call._id);

@@ -291,6 +291,15 @@ describe('room calls through the SFU', () => {
     }
   });
 
+  it('a room lock left behind by a call that ended without releasing it does not block the next call', async () => {
+    const { roomId, owner } = await group();
+    await t.ctx.db.collection('room_call_locks').insertOne({ _id: roomId, callId: 'a-call-that-is-gone' } as never);
+    const started = await api(owner, 'POST', '/api/calls', { roomId });
+    assert.equal(started.statusCode, 200, started.body);
+    assert.equal((await api(owner, 'GET', `/api/rooms/${roomId}/call`)).json().id, started.json().id);
+    await api(owner, 'POST', `/api/calls/${started.json().id}/end`);
+  });
+
   it('the control API refuses a wrong secret', async () => {
     const res = await fetch(`${sfu.url}/sfu/close`, { method: 'POST', headers: { 'x-sfu-secret': 'wrong-secret-wrong-secret' }, body: '{"callId":"x"}' });
     assert.equal(res.status, 401);
