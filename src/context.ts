@@ -12,6 +12,7 @@ import { pushProviders } from './push/providers.js';
 import { JOBS, QUEUES, queuePrefix } from './queues.js';
 import type { Logger } from './logger.js';
 import { connectRedis } from './redis.js';
+import { CacheBus } from './cache/invalidation.js';
 import { BlocksRepo } from './repos/blocks.repo.js';
 import { CallsRepo } from './repos/calls.repo.js';
 import { RoomCallsRepo } from './repos/room-calls.repo.js';
@@ -114,9 +115,13 @@ export async function createContext(config: Config, logger: Logger): Promise<App
   const redis = connectRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
 
+  // Hot-path reads (the device check of every request, the room of every post) are cached for a
+  // few seconds; writes clear them in every process through Redis.
+  const cacheBus = new CacheBus(redis, config.REDIS_PREFIX);
+  await cacheBus.start();
   const repos = {
     users: new UsersRepo(db),
-    devices: new DevicesRepo(db),
+    devices: new DevicesRepo(db, cacheBus),
     loginCodes: new LoginCodesRepo(db),
     connections: new ConnectionsRepo(db),
     roomMembers: new RoomMembersRepo(db),
@@ -124,7 +129,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     calls: new CallsRepo(db),
     roomCalls: new RoomCallsRepo(db),
     connectionRequests: new ConnectionRequestsRepo(db),
-    rooms: new RoomsRepo(db),
+    rooms: new RoomsRepo(db, cacheBus),
     messages: new MessagesRepo(db),
     attachments: new AttachmentsRepo(db),
   };
@@ -318,7 +323,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     services,
     async close() {
       await Promise.allSettled([pushQueue.close(), callsQueue.close(), mediaQueue.close(), summariesQueue.close(), providers.close()]);
-      await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit()]);
+      await Promise.allSettled([mongo.close(), redis.quit(), queueConnection.quit(), cacheBus.close()]);
     },
   };
 }

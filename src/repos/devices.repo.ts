@@ -1,4 +1,8 @@
 import type { Collection, Db } from 'mongodb';
+import type { CacheBus } from '../cache/invalidation.js';
+import type { TtlCache } from '../cache/ttl-cache.js';
+
+const DEVICE_CACHE = 'device';
 
 export const DEVICE_PLATFORMS = ['IOS', 'ANDROID', 'WEB', 'DESKTOP', 'OTHER'] as const;
 export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
@@ -40,8 +44,15 @@ const SPENT_HASHES_KEPT = 50;
 export class DevicesRepo {
   readonly collection: Collection<DeviceDoc>;
 
-  constructor(db: Db) {
+  /** Device id → its user while active, else null. */
+  private readonly activeOwners: TtlCache<string | null> | undefined;
+
+  constructor(
+    db: Db,
+    private readonly bus?: CacheBus,
+  ) {
     this.collection = db.collection<DeviceDoc>('devices');
+    this.activeOwners = bus?.cache<string | null>(DEVICE_CACHE, 5_000);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -61,6 +72,21 @@ export class DevicesRepo {
    * here: this runs on every request and handshake, and mongo-java-server uses the `_id` index only
    * for a filter on `_id` by itself (with more fields it scans the collection).
    */
+  /**
+   * Whether the device belongs to `userId` and is not revoked: the check of every authenticated
+   * request, served from a 5-second cache that revocation clears in every process.
+   */
+  async isActive(id: string, userId: string): Promise<boolean> {
+    const owner = this.activeOwners
+      ? await this.activeOwners.get(id, async () => this.ownerIfActive(await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } })))
+      : this.ownerIfActive(await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } }));
+    return owner === userId;
+  }
+
+  private ownerIfActive(device: Pick<DeviceDoc, 'userId' | 'revokedAt'> | null): string | null {
+    return device && device.revokedAt === null ? device.userId : null;
+  }
+
   async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
     const device = await this.collection.findOne({ _id: id });
     return device && device.userId === userId && device.revokedAt === null ? device : null;
@@ -85,6 +111,7 @@ export class DevicesRepo {
   /** Revokes the device; true when this call revoked it. */
   async revoke(id: string, userId: string, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
+    await this.bus?.invalidate(DEVICE_CACHE, id);
     return result.modifiedCount === 1;
   }
 

@@ -1,4 +1,6 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
+import type { CacheBus } from '../cache/invalidation.js';
+import type { TtlCache } from '../cache/ttl-cache.js';
 import { isDuplicateKey } from '../db/mongo.js';
 
 export const ROOM_TYPES = ['DIRECT', 'PRIVATE_GROUP', 'PUBLIC_GROUP', 'BROADCAST', 'E2EE'] as const;
@@ -37,13 +39,32 @@ interface RoomLinkDoc {
   createdAt: Date;
 }
 
+const ROOM_CACHE = 'room';
+
 export class RoomsRepo {
   readonly collection: Collection<RoomDoc>;
   private readonly links: Collection<RoomLinkDoc>;
+  private readonly recent: TtlCache<RoomDoc | null> | undefined;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly bus?: CacheBus,
+  ) {
     this.collection = db.collection<RoomDoc>('rooms');
     this.links = db.collection<RoomLinkDoc>('room_links');
+    this.recent = bus?.cache<RoomDoc | null>(ROOM_CACHE, 5_000);
+  }
+
+  /**
+   * The room from a 5-second cache that every write through this repo clears in every process: for
+   * hot paths (posting). Its `memberCount` may be a few joins behind; read `findById` for that.
+   */
+  findByIdCached(id: string): Promise<RoomDoc | null> {
+    return this.recent ? this.recent.get(id, () => this.findById(id)) : this.findById(id);
+  }
+
+  private async changed(id: string): Promise<void> {
+    await this.bus?.invalidate(ROOM_CACHE, id);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -56,6 +77,7 @@ export class RoomsRepo {
 
   async insert(room: RoomDoc): Promise<void> {
     await this.collection.insertOne(room);
+    await this.changed(room._id);
   }
 
   findById(id: string): Promise<RoomDoc | null> {
@@ -85,18 +107,23 @@ export class RoomsRepo {
     return (await this.links.findOne({ _id: link }))?.roomId ?? null;
   }
 
-  update(id: string, set: Partial<RoomDoc>): Promise<RoomDoc | null> {
-    return this.collection.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+  async update(id: string, set: Partial<RoomDoc>): Promise<RoomDoc | null> {
+    const updated = await this.collection.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
+    await this.changed(id);
+    return updated;
   }
 
-  setTranslation(id: string, language: string, version: { name: string; description: string | null } | null): Promise<RoomDoc | null> {
+  async setTranslation(id: string, language: string, version: { name: string; description: string | null } | null): Promise<RoomDoc | null> {
     const field = `translations.${language}` as `translations.${string}`;
     const update: UpdateFilter<RoomDoc> = version === null ? { $unset: { [field]: true } } : { $set: { [field]: version } };
-    return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+    const updated = await this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+    await this.changed(id);
+    return updated;
   }
 
   async setAdmin(id: string, userId: string, admin: boolean): Promise<void> {
     await this.collection.updateOne({ _id: id }, admin ? { $addToSet: { admins: userId } } : { $pull: { admins: userId } });
+    await this.changed(id);
   }
 
   async addToMemberCount(id: string, delta: number): Promise<void> {

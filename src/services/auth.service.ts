@@ -203,8 +203,7 @@ export class AuthService {
       }
       throw error;
     }
-    const device = await this.deps.devices.findActive(claims.deviceId, claims.userId);
-    if (!device) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
+    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
     return { userId: claims.userId, deviceId: claims.deviceId };
   }
 

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+import { TtlCache } from './ttl-cache.js';
+
+/**
+ * Short-lived in-process caches of database reads on hot paths, kept right across processes: a
+ * write drops the entry here at once and publishes the key over Redis, and every other process drops
+ * it when the message arrives (milliseconds). The entries' short life bounds what a lost message or
+ * a read racing a write could leave behind.
+ */
+export class CacheBus {
+  private readonly caches = new Map<string, TtlCache<unknown>>();
+  private readonly channel: string;
+  private subscriber: Redis | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.channel = `${prefix}cache:invalidate`;
+  }
+
+  async start(): Promise<void> {
+    const subscriber = this.redis.duplicate();
+    await subscriber.subscribe(this.channel);
+    subscriber.on('message', (_channel: string, message: string) => {
+      const at = message.indexOf(':');
+      this.caches.get(message.slice(0, at))?.delete(message.slice(at + 1));
+    });
+    this.subscriber = subscriber;
+  }
+
+  /** The cache of one kind of record (e.g. `device`), entries living `ttlMs`. */
+  cache<V>(kind: string, ttlMs: number): TtlCache<V> {
+    const cache = new TtlCache<V>(ttlMs);
+    this.caches.set(kind, cache as TtlCache<unknown>);
+    return cache;
+  }
+
+  /** Drops the record's entry in this process now and in every other one when they hear of it. */
+  async invalidate(kind: string, id: string): Promise<void> {
+    this.caches.get(kind)?.delete(id);
+    await this.redis.publish(this.channel, `${kind}:${id}`);
+  }
+
+  async close(): Promise<void> {
+    await this.subscriber?.quit().catch(() => undefined);
+  }
+}
