@@ -92,6 +92,7 @@ async function load(apiPid, message) {
   const api0 = cpuMs(apiPid);
   const gen0 = workers.map((w) => cpuMs(w.pid));
   const stack0 = stackCpuMs();
+  const hubs0 = hubPids.map((pid) => cpuMs(pid));
   const started = performance.now();
   const results = await Promise.all(
     workers.map((w, i) => new Promise((resolve) => {
@@ -106,25 +107,27 @@ async function load(apiPid, message) {
     generators: workers.map((w, i) => (cpuMs(w.pid) - gen0[i]) / 10 / seconds),
     mongo: (stack1.mongo - stack0.mongo) / 10 / seconds,
     redis: (stack1.redis - stack0.redis) / 10 / seconds,
+    hubs: hubPids.map((pid, i) => (cpuMs(pid) - hubs0[i]) / 10 / seconds),
   };
   workers.forEach((w) => w.kill());
   const times = results.flatMap((r) => r.times).sort((a, b) => a - b);
   return { count: times.length, seconds, p50: pct(times, 50), p99: pct(times, 99), failures: results.reduce((sum, r) => sum + r.failures, 0), cpu };
 }
 const cpuNote = (cpu) =>
-  `api CPU ${cpu.api.toFixed(0)}%; database ${cpu.mongo.toFixed(0)}%; Redis ${cpu.redis.toFixed(0)}%; load generators ${cpu.generators.map((c) => `${c.toFixed(0)}%`).join(' + ')}`;
+  `api CPU ${cpu.api.toFixed(0)}%; hubs ${cpu.hubs.map((c) => `${c.toFixed(0)}%`).join(' + ')}; database ${cpu.mongo.toFixed(0)}%; Redis ${cpu.redis.toFixed(0)}%; load generators ${cpu.generators.map((c) => `${c.toFixed(0)}%`).join(' + ')}`;
 /** CPU of the database and Redis, when this script started them (not with MONGODB_URL and REDIS_URL given). */
 function stackCpuMs() {
   return { mongo: stack.pids ? cpuMs(stack.pids.mongo) : NaN, redis: stack.pids ? cpuMs(stack.pids.redis) : NaN };
 }
 
 const rows = [];
+const hubPids = [];
 try {
   log(`seeding a room of ${MEMBERS}`);
   const people = await seedRoom('bench-room', MEMBERS, 0);
   const posters = await seedRoom('post-room', 2, MEMBERS);
   const hubPorts = [await freePort(), await freePort()];
-  await Promise.all(hubPorts.map((port) => spawnRole('realtime', { ...env, SOCKET_PORT: String(port) }, 'socket hub listening', children)));
+  hubPids.push(...(await Promise.all(hubPorts.map((port) => spawnRole('realtime', { ...env, SOCKET_PORT: String(port) }, 'socket hub listening', children)))).map((hub) => hub.pid));
   const apiPort = await freePort();
   const apiPid = (await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, 'Server listening', children)).pid;
 
