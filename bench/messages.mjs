@@ -33,7 +33,7 @@ const pct = percentile;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-msg-'));
 const stack = await startStack({ dataDir: tmp, persistent: false });
 const id = randomUUID().slice(0, 8);
-const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, MONGODB_DB: `benchmsg_${id}`, REDIS_PREFIX: `benchmsg:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: 'warn', NODE_ENV: 'test', STORAGE_DIR: path.join(tmp, 'blobs') };
+const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, MONGODB_DB: `benchmsg_${id}`, REDIS_PREFIX: `benchmsg:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'test', STORAGE_DIR: path.join(tmp, 'blobs') };
 const config = loadConfig(env);
 const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 const children = [];
@@ -127,9 +127,9 @@ try {
   const people = await seedRoom('bench-room', MEMBERS, 0);
   const posters = await seedRoom('post-room', 2, MEMBERS);
   const hubPorts = [await freePort(), await freePort()];
-  hubPids.push(...(await Promise.all(hubPorts.map((port) => spawnRole('realtime', { ...env, SOCKET_PORT: String(port) }, 'socket hub listening', children)))).map((hub) => hub.pid));
+  hubPids.push(...(await Promise.all(hubPorts.map((port) => spawnRole('realtime', { ...env, SOCKET_PORT: String(port) }, children)))).map((hub) => hub.pid));
   const apiPort = await freePort();
-  const apiPid = (await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, 'Server listening', children)).pid;
+  const apiPid = (await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, children)).pid;
 
   // 1. REST post → every member socket.
   const clients = [spawnClient(), spawnClient()];

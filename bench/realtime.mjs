@@ -48,7 +48,7 @@ const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'ben
 
 async function spawnHub(engine) {
   const port = await freePort();
-  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine }, 'socket hub listening', children);
+  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine }, children);
   return { port, pid: child.pid, child };
 }
 
