@@ -34,7 +34,7 @@ function lastSeqOf(auth: unknown): number {
 /**
  * The realtime role: socket.io on uWebSockets.js (or plain `ws`), joined to the other hub nodes by
  * the Redis adapter. The handshake uses the same token check as REST. Device events come from the
- * device's inbox (see InboxDelivery); presence is an expiring heartbeat per device in Redis.
+ * device's inbox (see InboxDelivery); presence is one expiring heartbeat per node in Redis and, per device, the set of nodes holding it.
  */
 export async function startHub(ctx: AppContext, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
   const log = ctx.logger.child({ role: 'realtime' });
@@ -56,7 +56,7 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
   pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
 
   const heartbeat = setInterval(() => {
-    ctx.presence.beat(nodeId, delivery.deviceIds).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
+    ctx.presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
   }, Math.max(250, Math.floor(ctx.presence.ttlMs / 3)));
 
   io.use((socket, next) => {
@@ -97,7 +97,7 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
 
   io.on('connection', (socket: HubSocket) => {
     const { deviceId } = socket.data.principal;
-    ctx.presence.beat(nodeId, [deviceId]).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
+    ctx.presence.connect(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
     delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
     // Held for the life of the socket but needed only at the handshake: the token, the request and
     // its headers are dropped (about 2 KB a socket at tens of thousands of sockets).
@@ -146,7 +146,7 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
       clearInterval(heartbeat);
       const held = [...delivery.deviceIds];
       io.disconnectSockets(true);
-      await Promise.allSettled(held.map((deviceId) => ctx.presence.release(nodeId, deviceId)));
+      await Promise.allSettled([ctx.presence.nodeGone(nodeId), ...held.map((deviceId) => ctx.presence.release(nodeId, deviceId))]);
       await closeListener();
       await new Promise<void>((resolve) => io.close(() => resolve()));
       await Promise.allSettled([pub.quit(), sub.quit(), pokes.quit()]);

@@ -7,17 +7,23 @@ export interface DevicePresence {
   lastSeenAt: string | null;
 }
 
-// Removes a device's heartbeat only if this node wrote it, so a device that moved to another node stays online.
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('SET', KEYS[2], ARGV[2])
-return 1
+// Online when any node in the device's set still has its heartbeat: one round trip per check.
+const IS_ONLINE = `
+for _, node in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. node) == 1 then return 1 end
+end
+return 0
 `;
 
+/** How long a device's set of nodes outlives its last connection (dead nodes' entries go with it). */
+const DEVICE_NODES_TTL_MS = 7 * 24 * 3600 * 1000;
+
 /**
- * Device presence in Redis, right across hub nodes: each node refreshes an expiring heartbeat key for
- * every device it holds, so a node that dies without a word lets its devices go offline within the
- * heartbeat's life. Last-seen times are kept apart and never expire.
+ * Device presence in Redis, right across hub nodes. Each node refreshes one expiring heartbeat key
+ * of its own, and each device has the set of nodes holding a socket of it: the device is online
+ * while any of those nodes' heartbeats lives. A node that dies without a word takes all its devices
+ * offline within the heartbeat's life, and a heartbeat costs one command however many sockets the
+ * node holds. Last-seen times are kept apart and never expire.
  */
 export class PresenceStore {
   constructor(
@@ -25,47 +31,85 @@ export class PresenceStore {
     private readonly prefix: string,
     readonly ttlMs: number,
   ) {
-    this.redis.defineCommand('presenceRelease', { numberOfKeys: 2, lua: RELEASE });
+    this.redis.defineCommand('presenceIsOnline', { numberOfKeys: 1, lua: IS_ONLINE });
   }
 
-  private onlineKey(deviceId: string) {
-    return `${this.prefix}presence:online:${deviceId}`;
+  private nodeKeyPrefix() {
+    return `${this.prefix}presence:node:`;
+  }
+
+  /** The node's heartbeat: its last beat time, expiring after one heartbeat life. */
+  private nodeKey(nodeId: string) {
+    return `${this.nodeKeyPrefix()}${nodeId}`;
+  }
+
+  /** The node's last beat time, kept after it dies: when its devices were last seen. */
+  private nodeLastKey(nodeId: string) {
+    return `${this.prefix}presence:node-last:${nodeId}`;
+  }
+
+  private deviceNodesKey(deviceId: string) {
+    return `${this.prefix}presence:nodes:${deviceId}`;
   }
 
   private seenKey(deviceId: string) {
     return `${this.prefix}presence:seen:${deviceId}`;
   }
 
-  /** Marks devices held by `nodeId` online for one heartbeat life. */
-  async beat(nodeId: string, deviceIds: Iterable<string>, now = Date.now()): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    let count = 0;
-    for (const deviceId of deviceIds) {
-      pipeline.set(this.onlineKey(deviceId), nodeId, 'PX', this.ttlMs);
-      pipeline.set(this.seenKey(deviceId), String(now));
-      count++;
-    }
-    if (count > 0) await pipeline.exec();
+  /** The node is alive: every device it holds stays online for one more heartbeat life. */
+  async beat(nodeId: string, now = Date.now()): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.nodeKey(nodeId), String(now), 'PX', this.ttlMs)
+      .set(this.nodeLastKey(nodeId), String(now), 'PX', DEVICE_NODES_TTL_MS)
+      .exec();
   }
 
-  /** The device left this node: offline at once unless another node holds it now. */
+  /** A socket of the device arrived on this node: online at once. */
+  async connect(nodeId: string, deviceId: string, now = Date.now()): Promise<void> {
+    await this.redis
+      .multi()
+      .set(this.nodeKey(nodeId), String(now), 'PX', this.ttlMs)
+      .set(this.nodeLastKey(nodeId), String(now), 'PX', DEVICE_NODES_TTL_MS)
+      .sadd(this.deviceNodesKey(deviceId), nodeId)
+      .pexpire(this.deviceNodesKey(deviceId), DEVICE_NODES_TTL_MS)
+      .set(this.seenKey(deviceId), String(now))
+      .exec();
+  }
+
+  /** The device's last socket left this node: offline at once unless another node holds it. */
   async release(nodeId: string, deviceId: string, now = Date.now()): Promise<void> {
-    const release = (this.redis as unknown as { presenceRelease: (...args: string[]) => Promise<number> }).presenceRelease;
-    await release.call(this.redis, this.onlineKey(deviceId), this.seenKey(deviceId), nodeId, String(now));
+    await this.redis.multi().srem(this.deviceNodesKey(deviceId), nodeId).set(this.seenKey(deviceId), String(now)).exec();
+  }
+
+  /** The node stops (a clean shutdown): its devices go offline at once. */
+  async nodeGone(nodeId: string): Promise<void> {
+    await this.redis.del(this.nodeKey(nodeId));
   }
 
   async isOnline(deviceId: string): Promise<boolean> {
-    return (await this.redis.exists(this.onlineKey(deviceId))) === 1;
+    const isOnline = (this.redis as unknown as { presenceIsOnline: (...args: string[]) => Promise<number> }).presenceIsOnline;
+    return (await isOnline.call(this.redis, this.deviceNodesKey(deviceId), this.nodeKeyPrefix())) === 1;
   }
 
   async ofDevices(deviceIds: string[]): Promise<DevicePresence[]> {
     if (deviceIds.length === 0) return [];
-    const keys = deviceIds.flatMap((id) => [this.onlineKey(id), this.seenKey(id)]);
-    const values = await this.redis.mget(...keys);
+    const pipeline = this.redis.pipeline();
+    for (const id of deviceIds) pipeline.smembers(this.deviceNodesKey(id)).get(this.seenKey(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const nodesOf = deviceIds.map((_, i) => (replies[2 * i]?.[1] as string[] | undefined) ?? []);
+    const seenOf = deviceIds.map((_, i) => (replies[2 * i + 1]?.[1] as string | null | undefined) ?? null);
+    const nodes = [...new Set(nodesOf.flat())];
+    const [beats, lasts] = nodes.length === 0 ? [[], []] : await Promise.all([this.redis.mget(nodes.map((n) => this.nodeKey(n))), this.redis.mget(nodes.map((n) => this.nodeLastKey(n)))]);
+    const beatOf = new Map(nodes.map((n, i) => [n, beats[i] ?? null]));
+    const lastOf = new Map(nodes.map((n, i) => [n, lasts[i] ?? null]));
     return deviceIds.map((deviceId, i) => {
-      const online = values[2 * i] !== null;
-      const seen = values[2 * i + 1];
-      return { deviceId, online, lastSeenAt: seen ? new Date(Number(seen)).toISOString() : null };
+      const alive = nodesOf[i]!.filter((n) => beatOf.get(n));
+      // Online: seen at the latest heartbeat of a node holding it. Offline: the later of its last
+      // disconnect and the last heartbeat of a node that held it when that node died.
+      const times = alive.length > 0 ? alive.map((n) => Number(beatOf.get(n))) : [Number(seenOf[i] ?? 0), ...nodesOf[i]!.map((n) => Number(lastOf.get(n) ?? 0))];
+      const seen = Math.max(0, ...times);
+      return { deviceId, online: alive.length > 0, lastSeenAt: seen > 0 ? new Date(seen).toISOString() : null };
     });
   }
 }

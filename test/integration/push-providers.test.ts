@@ -189,7 +189,7 @@ describe('push service decisions', () => {
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'no-token');
 
       await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(a.accessToken), payload: { token: 'good-registration', provider: 'FCM' } });
-      await t.ctx.presence.beat('node-x', [a.deviceId]);
+      await t.ctx.presence.connect('node-x', a.deviceId);
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'online');
       await t.ctx.presence.release('node-x', a.deviceId);
       await t.ctx.inbox.ack(a.deviceId, 1);
