@@ -19,7 +19,7 @@ const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(N
 const WAVES = Number(process.env.WAVES ?? 10);
 // One process may hold at most 20,000 descriptors here (hard limit, not raisable): room for the rest.
 const CAPACITY = Number(process.env.CAPACITY ?? 19_000);
-const SETTLE_MS = Number(process.env.SETTLE_SECONDS ?? 30) * 1000;
+const SETTLE_MS = Number(process.env.SETTLE_SECONDS ?? 60) * 1000;
 const ECHO_SOCKETS = Number(process.env.ECHO_SOCKETS ?? 100);
 const ECHO_SECONDS = Number(process.env.ECHO_SECONDS ?? 8);
 const CLIENT_PROCESSES = 2;
@@ -142,12 +142,17 @@ try {
     const before = rssKb(hub.pid);
     const clients = Array.from({ length: 3 }, spawnClient);
     const connected = await connect(clients, people.slice(0, CAPACITY).map((p) => ({ port: hub.port, token: p.token })));
-    // RSS shortly after the connection storm, and once the sockets have sat idle past a ping round
-    // (25 s) and a few presence heartbeats: the state a hub holds idle sockets in.
+    // RSS shortly after the connection storm, and after a minute idle (two ping rounds), when V8 has
+    // had time to give back what the storm left: the state a hub holds idle sockets in.
     await sleep(5000);
     const early = rssKb(hub.pid);
-    await sleep(SETTLE_MS - 5000);
-    const after = rssKb(hub.pid);
+    const samples = [early];
+    for (let waited = 5000; waited < SETTLE_MS; waited += 5000) {
+      await sleep(5000);
+      samples.push(rssKb(hub.pid));
+    }
+    log(`hub RSS every 5 s while idle (MB): ${samples.map((kb) => (kb / 1024).toFixed(0)).join(' ')}`);
+    const after = samples.at(-1);
     const perSocket = (kb) => (((kb - before) * 1024) / connected / 1000).toFixed(1);
     rows.push([
       `capacity, idle authenticated sockets on 1 hub node`,
