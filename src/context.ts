@@ -124,7 +124,7 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     devices: new DevicesRepo(db, cacheBus),
     loginCodes: new LoginCodesRepo(db),
     connections: new ConnectionsRepo(db),
-    roomMembers: new RoomMembersRepo(db),
+    roomMembers: new RoomMembersRepo(db, cacheBus),
     blocks: new BlocksRepo(db),
     calls: new CallsRepo(db),
     roomCalls: new RoomCallsRepo(db),

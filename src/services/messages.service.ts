@@ -117,7 +117,7 @@ export class MessagesService {
   /** Rule 1 on who may post in a room (also for uploads, rule 4); the room when allowed. */
   async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
     // Both reads at once: posting is the hot path.
-    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.find(roomId, principal.userId)]);
+    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, principal.userId)]);
     if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
     if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
     const manager = isManager(room, principal.userId);

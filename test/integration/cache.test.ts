@@ -59,4 +59,19 @@ describe('hot-path caches across api nodes', () => {
     const ms = await eventually(async () => (await post()).json().code === 'PUBLISH_NOT_ALLOWED');
     assert.ok(ms < 1_000, `the other node took ${ms} ms, not milliseconds`);
   });
+
+  it('a member disabled on one node can no longer post on the other', async () => {
+    const owner = await signIn(t, freshPhone());
+    const member = await signIn(t, freshPhone());
+    const room = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: `Members ${Date.now()}`, memberIds: [member.userId] } })).json();
+    const post = () =>
+      other.inject({ method: 'PUT', url: `/api/messages/${room.id}`, headers: bearer(member.accessToken), payload: { roomId: room.id, message: 'hi' } });
+    assert.equal((await post()).statusCode, 200, 'the other node caches the membership');
+    assert.equal((await t.app.inject({ method: 'POST', url: `/api/rooms/${room.id}/members/${member.userId}/enabled?enabled=false`, headers: bearer(owner.accessToken) })).statusCode, 204);
+    const ms = await eventually(async () => (await post()).json().code === 'NOT_A_MEMBER');
+    assert.ok(ms < 1_000, `the other node took ${ms} ms, not milliseconds`);
+    // Removed, then added back: posting works again at once.
+    assert.equal((await t.app.inject({ method: 'POST', url: `/api/rooms/${room.id}/members/${member.userId}/enabled?enabled=true`, headers: bearer(owner.accessToken) })).statusCode, 204);
+    await eventually(async () => (await post()).statusCode === 200);
+  });
 });
