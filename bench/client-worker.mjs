@@ -7,11 +7,33 @@ const now = () => performance.timeOrigin + performance.now();
 let sockets = [];
 let latencies = [];
 
+const MESSAGE_NEW = Buffer.from('42["message.new",');
+// Emitted broadcasts carry `sentAt`; posted messages carry it in their text ("sent:<ms>").
+const SENT_AT = Buffer.from('"sentAt":');
+const SENT_TEXT = Buffer.from('"sent:');
+
+/** The number written right after `marker` in `buffer`, or undefined. */
+function numberAfter(buffer, marker) {
+  const at = buffer.indexOf(marker);
+  if (at < 0) return undefined;
+  let end = at + marker.length;
+  while (end < buffer.length && ((buffer[end] >= 0x30 && buffer[end] <= 0x39) || buffer[end] === 0x2e)) end++;
+  const value = Number(buffer.toString('latin1', at + marker.length, end));
+  return Number.isFinite(value) && end > at + marker.length ? value : undefined;
+}
+
 function open(port, token) {
   return new Promise((resolve) => {
     const ws = new WebSocket(`ws://127.0.0.1:${port}/socket.io/?EIO=4&transport=websocket`, { perMessageDeflate: false });
     const conn = { ws, connected: false, acks: new Map(), nextAck: 0 };
     ws.on('message', (raw) => {
+      // Broadcasts, thousands a second per process, are timed without decoding the whole frame: the
+      // load generator's own cost per receipt is part of every latency it reports.
+      if (raw.length > MESSAGE_NEW.length && raw.compare(MESSAGE_NEW, 0, MESSAGE_NEW.length, 0, MESSAGE_NEW.length) === 0) {
+        const sentAt = numberAfter(raw, SENT_AT) ?? numberAfter(raw, SENT_TEXT);
+        if (sentAt !== undefined) latencies.push(now() - sentAt);
+        return;
+      }
       const frame = raw.toString();
       const type = frame[0];
       if (type === '2') return ws.send('3'); // engine.io ping → pong
