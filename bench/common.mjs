@@ -55,7 +55,9 @@ export function forkWorker(script, children) {
  * benchmarks run at `warn`, so per-request log lines do not weigh on what they measure.
  */
 export async function spawnRole(role, env, children) {
-  const child = spawn(process.execPath, [mainJs, `--role=${role}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_CPU_PROF_DIR: each role writes a V8 CPU profile there when it exits (see bench/cpu-profile-summary.mjs).
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`, `--cpu-prof-name=${role}-${Date.now()}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, mainJs, `--role=${role}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   await new Promise((resolve, reject) => {
     let out = '';
