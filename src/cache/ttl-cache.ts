@@ -1,9 +1,12 @@
 /**
  * A small in-process cache whose entries live `ttlMs` and which holds at most `maxEntries` (the
- * oldest go first). For values where a few seconds of staleness is harmless; never for permissions.
+ * oldest go first). For values where a few seconds of staleness is harmless, or that writes clear
+ * (see CacheBus).
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
+  /** Counts `delete` calls: a load that overlapped one may have read what the deleting write replaced. */
+  private deletions = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -11,11 +14,16 @@ export class TtlCache<V> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The cached value, or `load()`'s, which is then cached. A failed load caches nothing. */
+  /**
+   * The cached value, or `load()`'s, which is then cached unless an entry was deleted while it ran
+   * (its read may predate the write that deleted it). A failed load caches nothing.
+   */
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const hit = this.entries.get(key);
     if (hit && hit.expires > this.now()) return hit.value;
+    const deletionsBefore = this.deletions;
     const value = await load();
+    if (this.deletions !== deletionsBefore) return value;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(key, { value, expires: this.now() + this.ttlMs });
@@ -23,6 +31,7 @@ export class TtlCache<V> {
   }
 
   delete(key: string): void {
+    this.deletions++;
     this.entries.delete(key);
   }
 }
