@@ -4,8 +4,8 @@ import { TtlCache } from './ttl-cache.js';
 /**
  * Short-lived in-process caches of database reads on hot paths, kept right across processes: a
  * write drops the entry here at once and publishes the key over Redis, and every other process drops
- * it when the message arrives (milliseconds). The entries' short life bounds what a lost message or
- * a read racing a write could leave behind.
+ * it when the message arrives (milliseconds); a read under way meanwhile is not kept (TtlCache). The
+ * entries' short life bounds what a lost message could leave behind.
  */
 export class CacheBus {
   private readonly caches = new Map<string, TtlCache<unknown>>();
