@@ -191,10 +191,18 @@ export async function createContext(config: Config, logger: Logger): Promise<App
     appName: config.TOTP_ISSUER,
   });
   const devices = new DevicesService(repos.devices);
-  // A revoked or signed-out device loses its sockets on every hub node, and its inbox.
-  devices.onRevoked(async ({ deviceId }) => {
+  // A revoked or signed-out device loses its sockets on every hub node, and its inbox, and hangs up
+  // the call it is in (the others are told), so it is not left in it, busy.
+  devices.onRevoked(async ({ deviceId, userId }) => {
     events.disconnectDevice(deviceId);
     await inbox.drop(deviceId);
+    const callId = await repos.calls.callOfDevice(deviceId);
+    if (!callId) return;
+    const principal = { userId, deviceId };
+    const roomCall = await domain.roomCalls.findById(callId);
+    await (roomCall ? domain.roomCalls.leave(principal, roomCall) : domain.calls.end(principal, callId)).catch((error: unknown) => {
+      logger.warn({ err: error, callId }, 'could not hang up the call of a revoked device');
+    });
   });
   const scheduleCallTimeout = async (callId: string, delayMs: number) => {
     await callsQueue.add(JOBS.callTimeout, { callId }, { delay: delayMs, jobId: `timeout-${callId}` });

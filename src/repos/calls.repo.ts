@@ -69,6 +69,11 @@ export class CallsRepo {
     }
   }
 
+  /** The call (1:1 or in a room) the device is in, if any. */
+  async callOfDevice(deviceId: string): Promise<string | null> {
+    return (await this.deviceCalls.findOne({ _id: deviceId }))?.callId ?? null;
+  }
+
   async unlockDevices(callId: string, deviceIds: string[]): Promise<void> {
     await this.deviceCalls.deleteMany({ _id: { $in: deviceIds }, callId });
   }

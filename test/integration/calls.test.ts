@@ -183,6 +183,18 @@ describe('calls between devices on different nodes', () => {
     await act(caller, third.json().id, 'end');
   });
 
+  it('a device signed out during a call hangs it up', async () => {
+    const { caller, d1, sockets } = await parties();
+    const callId = (await call(caller, d1.userId)).json().id;
+    assert.equal((await act(d1, callId, 'answer')).statusCode, 200);
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(d1.accessToken) })).statusCode, 204);
+    await sockets.caller.until((r) => r.some((e) => e.event === 'call.ended' && e.data.callId === callId && e.data.reason === 'HANGUP'));
+    // Nobody is left busy: the caller can call again.
+    const again = await call(caller, d1.userId);
+    assert.equal(again.statusCode, 200);
+    await act(caller, again.json().id, 'end');
+  });
+
   it('an offline callee device is rung by a recorded VoIP push', async () => {
     const caller = await signIn(t);
     const callee = await signIn(t, freshPhone(), { name: 'Sleeping iPhone', platform: 'IOS' });

@@ -301,6 +301,18 @@ describe('room calls through the SFU', () => {
     await api(owner, 'POST', `/api/calls/${started.json().id}/end`);
   });
 
+  it('a device signed out during a room call leaves it, and the others are told', async () => {
+    const { roomId, owner, b } = await group();
+    const ownerSocket = await socketFor(owner, 0);
+    const callId = (await api(owner, 'POST', '/api/calls', { roomId })).json().id as string;
+    assert.equal((await api(b, 'POST', `/api/calls/${callId}/answer`)).statusCode, 200);
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(b.accessToken) })).statusCode, 204);
+    await ownerSocket.until((r) => r.some((e) => e.event === 'room-call.left' && e.data.deviceId === b.deviceId));
+    const after = await api(owner, 'GET', `/api/calls/${callId}`);
+    assert.deepEqual(after.json().participants.map((p: { deviceId: string }) => p.deviceId), [owner.deviceId]);
+    await api(owner, 'POST', `/api/calls/${callId}/end`);
+  });
+
   it('the control API refuses a wrong secret', async () => {
     const res = await fetch(`${sfu.url}/sfu/close`, { method: 'POST', headers: { 'x-sfu-secret': 'wrong-secret-wrong-secret' }, body: '{"callId":"x"}' });
     assert.equal(res.status, 401);
