@@ -165,7 +165,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       summary: 'Open a send or receive transport on the SFU',
       description:
         mediaDescription +
-        'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port, with RTCP on the same port. A plain send transport takes the sender\'s address from the first packet it gets (comedia), so RTP and RTCP must leave from one socket.',
+        'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port, with RTCP on the same port. A plain send transport takes the sender\'s address from the first packet it gets (comedia), so RTP and RTCP must leave from one socket. 400 MEDIA_LIMIT past 4 transports per device and call.',
       params,
       body: MediaTransportCreateSchema,
       response: { 200: MediaTransportSchema, ...authedErrors(503, ...BODY_ERRORS) },
@@ -199,7 +199,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       tags,
       security,
       summary: 'Send audio or video on a send transport',
-      description: mediaDescription + 'The other devices in the call get `room-call.media-added`. Video in an audio call is refused.',
+      description: mediaDescription + 'The other devices in the call get `room-call.media-added`. Video in an audio call is refused. 400 MEDIA_LIMIT past 4 streams per device and call.',
       params: transportParams,
       body: MediaProduceSchema,
       response: { 200: MediaProducerSchema, ...authedErrors(503, ...BODY_ERRORS) },
@@ -212,7 +212,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
       tags,
       security,
       summary: "Receive another device's media on a receive transport",
-      description: mediaDescription + 'The consumer starts paused: resume it once the device has set it up.',
+      description: mediaDescription + 'The consumer starts paused: resume it once the device has set it up. 400 MEDIA_LIMIT past 200 consumers per device and call.',
       params: transportParams,
       body: MediaConsumeSchema,
       response: { 200: MediaConsumerSchema, ...authedErrors(503, ...BODY_ERRORS) },

@@ -31,6 +31,13 @@ const MEDIA_CODECS: ms.RtpCodecCapability[] = [
 
 const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * What one device may hold in one call: a send and a receive transport with room for a renegotiation
+ * each; microphone, camera and screen (and one spare); and one consumer per producer of everyone else.
+ * Each transport takes media ports, so these bound what one device can take from the node.
+ */
+export const SFU_LIMITS = { transportsPerDevice: 4, producersPerDevice: 4, consumersPerDevice: 200 } as const;
+
 /** A refusal the api answers as 400 with this code. */
 class Refusal extends Error {
   constructor(
@@ -153,6 +160,9 @@ export async function startSfuNode(ctx: AppContext, options: { port?: number } =
 
     async transport({ callId, deviceId, direction, type }) {
       const state = await callState(callId);
+      if (peer(state, deviceId).transports.size >= SFU_LIMITS.transportsPerDevice) {
+        throw new Refusal('MEDIA_LIMIT', `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
+      }
       const appData = { deviceId, direction };
       let info: TransportInfo;
       let transport: ms.Transport;
@@ -187,6 +197,9 @@ export async function startSfuNode(ctx: AppContext, options: { port?: number } =
       const state = existingCall(callId);
       const transport = transportOf(state, deviceId, transportId);
       if (transport.appData.direction !== 'send') throw new Refusal('MEDIA_REJECTED', 'Produce on a send transport');
+      if (peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
+        throw new Refusal('MEDIA_LIMIT', `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
+      }
       const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
       const owner = peer(state, deviceId);
       owner.userId = userId;
@@ -202,6 +215,9 @@ export async function startSfuNode(ctx: AppContext, options: { port?: number } =
       const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
       if (!owner) throw new Refusal('PRODUCER_NOT_FOUND', 'No such producer in the call');
       if (owner[0] === deviceId) throw new Refusal('MEDIA_REJECTED', 'A device does not consume its own media');
+      if (peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
+        throw new Refusal('MEDIA_LIMIT', `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
+      }
       if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
         throw new Refusal('MEDIA_REJECTED', 'These capabilities cannot receive that producer');
       }

@@ -313,6 +313,30 @@ describe('room calls through the SFU', () => {
     await api(owner, 'POST', `/api/calls/${callId}/end`);
   });
 
+  it('a device holds at most 4 transports and sends at most 4 streams in a call: the 5th is refused', async () => {
+    const { roomId, owner } = await group();
+    const callId = (await api(owner, 'POST', '/api/calls', { roomId })).json().id as string;
+    const transports: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const made = await api(owner, 'POST', `/api/calls/${callId}/media/transports`, { direction: i % 2 ? 'recv' : 'send', type: 'plain' });
+      assert.equal(made.statusCode, 200, made.body);
+      transports.push(made.json().id);
+    }
+    const produce = (ssrc: number) =>
+      api(owner, 'POST', `/api/calls/${callId}/media/transports/${transports[0]}/produce`, {
+        kind: 'audio',
+        rtpParameters: { codecs: [{ mimeType: 'audio/opus', payloadType: 111, clockRate: 48_000, channels: 2 }], encodings: [{ ssrc }] },
+      });
+    for (let ssrc = 1001; ssrc <= 1004; ssrc++) assert.equal((await produce(ssrc)).statusCode, 200);
+    const fifthStream = await produce(1005);
+    assert.equal(fifthStream.statusCode, 400);
+    assert.equal(fifthStream.json().code, 'MEDIA_LIMIT');
+    const fifth = await api(owner, 'POST', `/api/calls/${callId}/media/transports`, { direction: 'send', type: 'plain' });
+    assert.equal(fifth.statusCode, 400);
+    assert.equal(fifth.json().code, 'MEDIA_LIMIT');
+    await api(owner, 'POST', `/api/calls/${callId}/end`);
+  });
+
   it('the control API refuses a wrong secret', async () => {
     const res = await fetch(`${sfu.url}/sfu/close`, { method: 'POST', headers: { 'x-sfu-secret': 'wrong-secret-wrong-secret' }, body: '{"callId":"x"}' });
     assert.equal(res.status, 401);
