@@ -11,7 +11,15 @@ const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 
 ensureNodeModules(root);
 // The SFU's worker for room calls: built from source once per machine (a few minutes the first time).
-const mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN ?? ensureMediasoupWorker(root);
+// Where it cannot be built, the service runs without room calls (they answer 503 SFU_UNAVAILABLE).
+let mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN;
+if (!mediasoupWorker) {
+  try {
+    mediasoupWorker = ensureMediasoupWorker(root);
+  } catch (error) {
+    process.stderr.write(`[start] no SFU worker, room calls are off: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+}
 const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
 const built = new Promise((resolve) => build.on('exit', (code) => resolve(code === 0)));
 const stack = await startStack({ dataDir, persistent: true });
