@@ -1,6 +1,17 @@
 import type { Redis } from 'ioredis';
 import { TtlCache } from './ttl-cache.js';
 
+/** One kind of cached record: reads go through the cache, and a write clears its key everywhere. */
+export interface SharedCache<V> {
+  get(key: string, load: () => Promise<V>): Promise<V>;
+  clear(key: string): Promise<void>;
+}
+
+/** The bus's cache of `kind`, or, for a repo built without a bus, one that always reads and keeps nothing. */
+export function sharedCache<V>(bus: CacheBus | undefined, kind: string, ttlMs: number): SharedCache<V> {
+  return bus ? bus.cache<V>(kind, ttlMs) : { get: (_key, load) => load(), clear: async () => undefined };
+}
+
 /**
  * Short-lived in-process caches of database reads on hot paths, kept right across processes: a
  * write drops the entry here at once and publishes the key over Redis, and every other process drops
@@ -30,16 +41,17 @@ export class CacheBus {
   }
 
   /** The cache of one kind of record (e.g. `device`), entries living `ttlMs`. */
-  cache<V>(kind: string, ttlMs: number): TtlCache<V> {
+  cache<V>(kind: string, ttlMs: number): SharedCache<V> {
     const cache = new TtlCache<V>(ttlMs);
     this.caches.set(kind, cache as TtlCache<unknown>);
-    return cache;
-  }
-
-  /** Drops the record's entry in this process now and in every other one when they hear of it. */
-  async invalidate(kind: string, id: string): Promise<void> {
-    this.caches.get(kind)?.delete(id);
-    await this.redis.publish(this.channel, `${kind}:${id}`);
+    return {
+      get: (key, load) => cache.get(key, load),
+      // Drops the entry in this process now and in every other one when they hear of it.
+      clear: async (key) => {
+        cache.delete(key);
+        await this.redis.publish(this.channel, `${kind}:${key}`);
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { CacheBus } from '../cache/invalidation.js';
-import type { TtlCache } from '../cache/ttl-cache.js';
-
-const DEVICE_CACHE = 'device';
+import { sharedCache, type CacheBus, type SharedCache } from '../cache/invalidation.js';
 
 export const DEVICE_PLATFORMS = ['IOS', 'ANDROID', 'WEB', 'DESKTOP', 'OTHER'] as const;
 export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
@@ -45,14 +42,11 @@ export class DevicesRepo {
   readonly collection: Collection<DeviceDoc>;
 
   /** Device id → its user while active, else null. */
-  private readonly activeOwners: TtlCache<string | null> | undefined;
+  private readonly activeOwners: SharedCache<string | null>;
 
-  constructor(
-    db: Db,
-    private readonly bus?: CacheBus,
-  ) {
+  constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<DeviceDoc>('devices');
-    this.activeOwners = bus?.cache<string | null>(DEVICE_CACHE, 5_000);
+    this.activeOwners = sharedCache<string | null>(bus, 'device', 5_000);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -77,14 +71,11 @@ export class DevicesRepo {
    * request, served from a 5-second cache that revocation clears in every process.
    */
   async isActive(id: string, userId: string): Promise<boolean> {
-    const owner = this.activeOwners
-      ? await this.activeOwners.get(id, async () => this.ownerIfActive(await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } })))
-      : this.ownerIfActive(await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } }));
+    const owner = await this.activeOwners.get(id, async () => {
+      const device = await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } });
+      return device && device.revokedAt === null ? device.userId : null;
+    });
     return owner === userId;
-  }
-
-  private ownerIfActive(device: Pick<DeviceDoc, 'userId' | 'revokedAt'> | null): string | null {
-    return device && device.revokedAt === null ? device.userId : null;
   }
 
   async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
@@ -111,7 +102,7 @@ export class DevicesRepo {
   /** Revokes the device; true when this call revoked it. */
   async revoke(id: string, userId: string, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
-    await this.bus?.invalidate(DEVICE_CACHE, id);
+    await this.activeOwners.clear(id);
     return result.modifiedCount === 1;
   }
 

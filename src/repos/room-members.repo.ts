@@ -1,6 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { CacheBus } from '../cache/invalidation.js';
-import type { TtlCache } from '../cache/ttl-cache.js';
+import { sharedCache, type CacheBus, type SharedCache } from '../cache/invalidation.js';
 
 /** One user's membership of one chat room; `_id` is `<roomId>:<userId>`. */
 export interface RoomMemberDoc {
@@ -29,31 +28,22 @@ interface UserRoomsDoc {
   roomIds: string[];
 }
 
-const MEMBER_CACHE = 'member';
-
 export class RoomMembersRepo {
   readonly collection: Collection<RoomMemberDoc>;
   private readonly userRooms: Collection<UserRoomsDoc>;
 
   /** Memberships by `<roomId>:<userId>`, for the hot path (posting); every write here clears them everywhere. */
-  private readonly recent: TtlCache<RoomMemberDoc | null> | undefined;
+  private readonly recent: SharedCache<RoomMemberDoc | null>;
 
-  constructor(
-    db: Db,
-    private readonly bus?: CacheBus,
-  ) {
+  constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<RoomMemberDoc>('room_members');
     this.userRooms = db.collection<UserRoomsDoc>('user_rooms');
-    this.recent = bus?.cache<RoomMemberDoc | null>(MEMBER_CACHE, 5_000);
-  }
-
-  private async changed(roomId: string, userId: string): Promise<void> {
-    await this.bus?.invalidate(MEMBER_CACHE, `${roomId}:${userId}`);
+    this.recent = sharedCache<RoomMemberDoc | null>(bus, 'member', 5_000);
   }
 
   /** The membership from a 5-second cache that every membership write clears in every process. */
   findCached(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
-    return this.recent ? this.recent.get(`${roomId}:${userId}`, () => this.find(roomId, userId)) : this.find(roomId, userId);
+    return this.recent.get(`${roomId}:${userId}`, () => this.find(roomId, userId));
   }
 
   async ensureIndexes(): Promise<void> {
@@ -77,7 +67,7 @@ export class RoomMembersRepo {
       { upsert: true, returnDocument: 'before' },
     );
     await this.userRooms.updateOne({ _id: userId }, { $addToSet: { roomIds: roomId } }, { upsert: true });
-    await this.changed(roomId, userId);
+    await this.recent.clear(`${roomId}:${userId}`);
     return !before?.active;
   }
 
@@ -85,7 +75,7 @@ export class RoomMembersRepo {
   async deactivate(roomId: string, userId: string, byAdmin = false): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: `${roomId}:${userId}`, active: true }, { $set: { active: false, removedByAdmin: byAdmin } });
     await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
-    await this.changed(roomId, userId);
+    await this.recent.clear(`${roomId}:${userId}`);
     return result.modifiedCount === 1;
   }
 
@@ -95,7 +85,7 @@ export class RoomMembersRepo {
 
   async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
     const updated = await this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, active: true }, { $set: set }, { returnDocument: 'after' });
-    await this.changed(roomId, userId);
+    await this.recent.clear(`${roomId}:${userId}`);
     return updated;
   }
 

@@ -1,6 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import type { CacheBus } from '../cache/invalidation.js';
-import type { TtlCache } from '../cache/ttl-cache.js';
+import { sharedCache, type CacheBus, type SharedCache } from '../cache/invalidation.js';
 import { isDuplicateKey } from '../db/mongo.js';
 
 export const ROOM_TYPES = ['DIRECT', 'PRIVATE_GROUP', 'PUBLIC_GROUP', 'BROADCAST', 'E2EE'] as const;
@@ -39,20 +38,15 @@ interface RoomLinkDoc {
   createdAt: Date;
 }
 
-const ROOM_CACHE = 'room';
-
 export class RoomsRepo {
   readonly collection: Collection<RoomDoc>;
   private readonly links: Collection<RoomLinkDoc>;
-  private readonly recent: TtlCache<RoomDoc | null> | undefined;
+  private readonly recent: SharedCache<RoomDoc | null>;
 
-  constructor(
-    db: Db,
-    private readonly bus?: CacheBus,
-  ) {
+  constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<RoomDoc>('rooms');
     this.links = db.collection<RoomLinkDoc>('room_links');
-    this.recent = bus?.cache<RoomDoc | null>(ROOM_CACHE, 5_000);
+    this.recent = sharedCache<RoomDoc | null>(bus, 'room', 5_000);
   }
 
   /**
@@ -60,11 +54,7 @@ export class RoomsRepo {
    * hot paths (posting). Its `memberCount` may be a few joins behind; read `findById` for that.
    */
   findByIdCached(id: string): Promise<RoomDoc | null> {
-    return this.recent ? this.recent.get(id, () => this.findById(id)) : this.findById(id);
-  }
-
-  private async changed(id: string): Promise<void> {
-    await this.bus?.invalidate(ROOM_CACHE, id);
+    return this.recent.get(id, () => this.findById(id));
   }
 
   async ensureIndexes(): Promise<void> {
@@ -77,7 +67,7 @@ export class RoomsRepo {
 
   async insert(room: RoomDoc): Promise<void> {
     await this.collection.insertOne(room);
-    await this.changed(room._id);
+    await this.recent.clear(room._id);
   }
 
   findById(id: string): Promise<RoomDoc | null> {
@@ -109,7 +99,7 @@ export class RoomsRepo {
 
   async update(id: string, set: Partial<RoomDoc>): Promise<RoomDoc | null> {
     const updated = await this.collection.findOneAndUpdate({ _id: id }, { $set: set }, { returnDocument: 'after' });
-    await this.changed(id);
+    await this.recent.clear(id);
     return updated;
   }
 
@@ -117,13 +107,13 @@ export class RoomsRepo {
     const field = `translations.${language}` as `translations.${string}`;
     const update: UpdateFilter<RoomDoc> = version === null ? { $unset: { [field]: true } } : { $set: { [field]: version } };
     const updated = await this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
-    await this.changed(id);
+    await this.recent.clear(id);
     return updated;
   }
 
   async setAdmin(id: string, userId: string, admin: boolean): Promise<void> {
     await this.collection.updateOne({ _id: id }, admin ? { $addToSet: { admins: userId } } : { $pull: { admins: userId } });
-    await this.changed(id);
+    await this.recent.clear(id);
   }
 
   async addToMemberCount(id: string, delta: number): Promise<void> {
