@@ -71,12 +71,24 @@ export async function spawnRole(role, env, children) {
   return child;
 }
 
+/**
+ * Stops every process the run started, then (given the run's context) drops its database and closes
+ * it, stops the stack and removes the run's folder.
+ */
+export async function stopAll(children, stack, folder, ctx) {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  if (ctx) {
+    await ctx.db.dropDatabase().catch(() => undefined);
+    await ctx.close();
+  }
+  await stack.stop();
+  rmSync(folder, { recursive: true, force: true });
+}
+
 /** Ctrl-C or SIGTERM: stop every process the run started, then the stack, and remove its folder. */
 export function stopAllOnSignal(children, stack, folder) {
   onShutdownSignal(async () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await stack.stop();
-    rmSync(folder, { recursive: true, force: true });
+    await stopAll(children, stack, folder);
     process.exit(130);
   });
 }

@@ -5,7 +5,7 @@
 import { execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/services/media.service.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, spawnRole, stopAllOnSignal } from './common.mjs';
+import { cpuMs, forkWorker, percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -182,11 +182,7 @@ try {
   const convertSeconds = (performance.now() - c0) / 1000;
   rows.push([`MP4 conversion (H.264/AAC) of a ${duration.toFixed(0)} s 720p clip`, `${convertSeconds.toFixed(1)} s: ${(duration / convertSeconds).toFixed(2)}× real time`]);
 } finally {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await ctx.db.dropDatabase().catch(() => undefined);
-  await ctx.close();
-  await stack.stop();
-  rmSync(tmp, { recursive: true, force: true });
+  await stopAll(children, stack, tmp, ctx);
 }
 const width = Math.max(...rows.map((r) => r[0].length));
 process.stdout.write([`Messages benchmark, ${os.cpus().length} cores, ${new Date().toISOString()}`, ...rows.map(([a, b]) => `| ${a.padEnd(width)} | ${b} |`), ''].join('\n'));

@@ -3,7 +3,7 @@
 // against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
 // /proc so a saturated load generator shows. Prints one table.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import { loadConfig } from '../dist/src/config/config.js';
 import { createContext } from '../dist/src/context.js';
 import { createLogger } from '../dist/src/logger.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAllOnSignal } from './common.mjs';
+import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -191,11 +191,7 @@ try {
   }
   if (PHASES.has('echo')) rows.push(['echo ratio uWebSockets.js / ws, per hub CPU-second', `${(echo.uws / echo.ws).toFixed(2)}×`, '']);
 } finally {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await ctx.db.dropDatabase().catch(() => undefined);
-  await ctx.close();
-  await stack.stop();
-  rmSync(tmp, { recursive: true, force: true });
+  await stopAll(children, stack, tmp, ctx);
 }
 
 const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i].length), 6));
