@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { startHub, type Hub } from './realtime/hub.js';
 import { buildApp } from './rest/app.js';
-import { ConfigError, loadConfig } from './src/config/config.js';
+import { ConfigError, loadConfig } from './src/platform/config.js';
 import { createContext } from './src/context.js';
-import { createLogger } from './src/logger.js';
+import { createLogger } from './src/platform/logger.js';
 import { mediasoupAvailable, startSfuNode, type SfuNode } from './src/sfu/sfu-node.js';
 import { startWorkers, type Workers } from './workers/main.js';
 

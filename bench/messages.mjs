@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/config/config.js';
+import { loadConfig } from '../dist/src/platform/config.js';
 import { createContext } from '../dist/src/context.js';
-import { createLogger } from '../dist/src/logger.js';
-import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/services/media.service.js';
+import { createLogger } from '../dist/src/platform/logger.js';
+import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
 import { cpuMs, forkWorker, percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 

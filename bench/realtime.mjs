@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/config/config.js';
+import { loadConfig } from '../dist/src/platform/config.js';
 import { createContext } from '../dist/src/context.js';
-import { createLogger } from '../dist/src/logger.js';
+import { createLogger } from '../dist/src/platform/logger.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
 import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 

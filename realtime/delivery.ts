@@ -1,5 +1,5 @@
 import type { Socket } from 'socket.io';
-import type { ClientToServerEvents, DeviceEventName, ServerToClientEvents } from '../src/events.js';
+import type { ClientToServerEvents, DeviceEventName, ServerToClientEvents } from '../src/platform/device-events.js';
 import type { DeviceInbox } from '../src/inbox/inbox.js';
 
 type DeviceSocket = Socket<ClientToServerEvents, ServerToClientEvents>;

@@ -3,10 +3,10 @@ import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type Socket } from 'socket.io';
 import uws from 'uWebSockets.js';
-import type { Principal } from '../src/auth/principal.js';
+import type { Principal } from '../src/platform/principal.js';
 import type { AppContext } from '../src/context.js';
-import { AppError } from '../src/errors.js';
-import { chatRoom, deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/events.js';
+import { AppError } from '../src/platform/errors.js';
+import { chatRoom, deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/platform/device-events.js';
 import { InboxDelivery } from './delivery.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 

@@ -10,8 +10,8 @@ import {
 } from 'fastify-type-provider-zod';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppContext } from '../src/context.js';
-import { AppError } from '../src/errors.js';
-import { redactUrl } from '../src/logger.js';
+import { AppError } from '../src/platform/errors.js';
+import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling, sendError } from './error-handler.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';

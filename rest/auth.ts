@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../src/auth/principal.js';
+import type { Principal } from '../src/platform/principal.js';
 import type { AppContext } from '../src/context.js';
-import { unauthorized } from '../src/errors.js';
+import { unauthorized } from '../src/platform/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

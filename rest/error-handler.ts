@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from '../src/errors.js';
-import type { ErrorResponse } from '../src/schemas/common.schemas.js';
+import { AppError } from '../src/platform/errors.js';
+import type { ErrorResponse } from '../src/platform/common.schemas.js';
 
 function body(request: FastifyRequest, status: number, code: string, message: string, details?: unknown[]): ErrorResponse {
   return {

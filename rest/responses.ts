@@ -1,4 +1,4 @@
-import { ErrorResponseSchema } from '../src/schemas/common.schemas.js';
+import { ErrorResponseSchema } from '../src/platform/common.schemas.js';
 
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request, or the referenced entity does not exist or is not accessible',

@@ -1,8 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import type { AppContext } from '../src/context.js';
-import type { PushRequest } from '../src/events.js';
-import type { SummaryJob } from '../src/services/summaries.service.js';
-import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/queues.js';
+import type { PushRequest } from '../src/platform/device-events.js';
+import type { SummaryJob } from '../src/summaries/summaries.service.js';
+import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/platform/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';

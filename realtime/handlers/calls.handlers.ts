@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Socket } from 'socket.io';
-import type { Principal } from '../../src/auth/principal.js';
+import type { Principal } from '../../src/platform/principal.js';
 import type { AppContext } from '../../src/context.js';
-import { AppError } from '../../src/errors.js';
-import type { SocketAck } from '../../src/events.js';
-import { CallSignalSchema } from '../../src/schemas/calls.schemas.js';
-import { IdParam } from '../../src/schemas/common.schemas.js';
+import { AppError } from '../../src/platform/errors.js';
+import type { SocketAck } from '../../src/platform/device-events.js';
+import { CallSignalSchema } from '../../src/calls/calls.schemas.js';
+import { IdParam } from '../../src/platform/common.schemas.js';
 
 const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSignalSchema);
 

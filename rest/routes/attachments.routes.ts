@@ -3,12 +3,12 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { AppError, badRequest } from '../../src/errors.js';
-import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/services/attachment-limits.js';
-import type { PostMessageInput } from '../../src/services/messages.service.js';
-import { IdParam, IsoDateTime, NoContentSchema } from '../../src/schemas/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
-import { ChatMessageSchema } from '../../src/schemas/messages.schemas.js';
+import { AppError, badRequest } from '../../src/platform/errors.js';
+import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
+import type { PostMessageInput } from '../../src/messages/messages.service.js';
+import { IdParam, IsoDateTime, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
+import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 

@@ -7,8 +7,8 @@ import {
   RefreshRequestSchema,
   SessionTokensSchema,
   TwoFactorLoginRequestSchema,
-} from '../../src/schemas/auth.schemas.js';
-import { NoContentSchema } from '../../src/schemas/common.schemas.js';
+} from '../../src/auth/auth.schemas.js';
+import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { BODY_ERRORS, errorResponses } from '../responses.js';
 
 /** Sign-in routes; no access token needed (DESIGN.md, "Authentication"). */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../src/context.js';
-import { BiometricKeyEnrollSchema, BiometricKeyRemoveSchema, BiometricNonceSchema } from '../../src/schemas/biometric.schemas.js';
-import { NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { BiometricKeyEnrollSchema, BiometricKeyRemoveSchema, BiometricNonceSchema } from '../../src/devices/biometric.schemas.js';
+import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
-import { BlockQuerySchema, UserBlockDtoSchema, pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
+import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { BlockQuerySchema, UserBlockDtoSchema, pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 

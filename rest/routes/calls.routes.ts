@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { badRequest } from '../../src/errors.js';
+import { badRequest } from '../../src/platform/errors.js';
 import {
   AnyCallDtoSchema,
   CallSignalSchema,
@@ -16,9 +16,9 @@ import {
   MediaTransportCreateSchema,
   MediaTransportSchema,
   RoomCallDtoSchema,
-} from '../../src/schemas/calls.schemas.js';
-import type { RoomCallDoc } from '../../src/repos/room-calls.repo.js';
-import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
+} from '../../src/calls/calls.schemas.js';
+import type { RoomCallDoc } from '../../src/calls/room-calls.repo.js';
+import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import {
   AnswerRequestQuerySchema,
   ConnectionDtoSchema,
@@ -11,8 +11,8 @@ import {
   IncomingCallsSettingSchema,
   pagedSchema,
   pagingQuery,
-} from '../../src/schemas/contacts.schemas.js';
-import { UserDtoSchema } from '../../src/schemas/users.schemas.js';
+} from '../../src/contacts/contacts.schemas.js';
+import { UserDtoSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, NoContentSchema } from '../../src/schemas/common.schemas.js';
-import { DeviceDtoSchema, PushTokenUpdateSchema, VoipPushTokenUpdateSchema } from '../../src/schemas/devices.schemas.js';
+import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { DeviceDtoSchema, PushTokenUpdateSchema, VoipPushTokenUpdateSchema } from '../../src/devices/devices.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, LanguageCode } from '../../src/schemas/common.schemas.js';
-import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/schemas/messages.schemas.js';
+import { IdParam, LanguageCode } from '../../src/platform/common.schemas.js';
+import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam } from '../../src/schemas/common.schemas.js';
-import { ChatMessageSchema, MessagesPageSchema, MessagesQuerySchema } from '../../src/schemas/messages.schemas.js';
+import { IdParam } from '../../src/platform/common.schemas.js';
+import { ChatMessageSchema, MessagesPageSchema, MessagesQuerySchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { PresenceQuerySchema, UserPresenceSchema } from '../../src/schemas/presence.schemas.js';
+import { PresenceQuerySchema, UserPresenceSchema } from '../../src/presence/presence.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam, LanguageCode, NoContentSchema } from '../../src/schemas/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../../src/schemas/contacts.schemas.js';
+import { IdParam, LanguageCode, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import {
   EnabledQuerySchema,
   MutedQuerySchema,
@@ -13,7 +13,7 @@ import {
   RoomSearchSchema,
   RoomTranslationSchema,
   RoomUpdateQuerySchema,
-} from '../../src/schemas/rooms.schemas.js';
+} from '../../src/rooms/rooms.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

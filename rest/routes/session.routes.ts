@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { AppContext } from '../../src/context.js';
-import { NoContentSchema } from '../../src/schemas/common.schemas.js';
+import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppContext } from '../../src/context.js';
-import { IdParam } from '../../src/schemas/common.schemas.js';
-import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/schemas/users.schemas.js';
+import { IdParam } from '../../src/platform/common.schemas.js';
+import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 

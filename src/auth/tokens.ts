@@ -1,7 +1,7 @@
 import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
-import { TtlCache } from '../cache/ttl-cache.js';
-import type { DevicePlatform } from '../repos/devices.repo.js';
+import { TtlCache } from '../platform/cache/ttl-cache.js';
+import type { DevicePlatform } from '../devices/devices.repo.js';
 
 const ISSUER = 'chat-platform';
 const ACCESS_AUDIENCE = 'api';

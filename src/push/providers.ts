@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Db } from 'mongodb';
-import type { Config } from '../config/config.js';
+import type { Config } from '../platform/config.js';
 import { ApnsPushProvider } from './apns.provider.js';
 import { FcmPushProvider, type FcmServiceAccount } from './fcm.provider.js';
 import { LocalPushProvider } from './local.provider.js';

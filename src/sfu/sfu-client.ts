@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { AppError, badRequest } from '../errors.js';
+import { AppError, badRequest } from '../platform/errors.js';
 import { SFU_SECRET_HEADER, sfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 
 const unavailable = () => new AppError(503, 'SFU_UNAVAILABLE', 'No media server is available for room calls right now');

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../rest/app.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
+import { loadConfig, type Config } from '../../src/platform/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/platform/logger.js';
 
 export interface TestApp {
   ctx: AppContext;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
-import type { Config } from '../../src/config/config.js';
+import type { Config } from '../../src/platform/config.js';
 import { freePort } from './ports.js';
 
 const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../main.js');

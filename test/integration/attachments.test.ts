@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { MB } from '../../src/services/attachment-limits.js';
+import { MB } from '../../src/attachments/attachment-limits.js';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 

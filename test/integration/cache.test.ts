@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../rest/app.js';
 import { createContext, type AppContext } from '../../src/context.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 
 /** Resolves once `check` holds, polling every 10 ms; rejects after `ms`. */

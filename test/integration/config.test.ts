@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig } from '../../src/platform/config.js';
 
 const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../main.js');
 

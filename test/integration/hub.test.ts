@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { io as connect, type Socket } from 'socket.io-client';
 import { startHub, type Hub, type SocketEngine } from '../../realtime/hub.js';
 import { createContext, type AppContext } from '../../src/context.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 
 function open(port: number, auth: Record<string, unknown>): Socket {

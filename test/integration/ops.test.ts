@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../rest/app.js';
 import { createContext } from '../../src/context.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { bearer, freshPhone, lastCode, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 
 describe('operations', () => {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
-import { S3Storage, signV4 } from '../../src/storage/s3.storage.js';
+import { S3Storage, signV4 } from '../../src/platform/storage/s3.storage.js';
 import { bearer, signIn, startTestApp } from '../helpers/app.js';
 import { multipart } from '../helpers/multipart.js';
 import { freePort } from '../helpers/ports.js';

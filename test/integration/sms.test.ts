@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { AppError } from '../../src/errors.js';
-import { TwilioSmsProvider } from '../../src/sms/twilio.provider.js';
+import { AppError } from '../../src/platform/errors.js';
+import { TwilioSmsProvider } from '../../src/platform/sms/twilio.provider.js';
 import { startTestApp } from '../helpers/app.js';
 
 interface Received {

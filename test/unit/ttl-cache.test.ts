@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TtlCache } from '../../src/cache/ttl-cache.js';
+import { TtlCache } from '../../src/platform/cache/ttl-cache.js';
 
 describe('TtlCache', () => {
   it('serves a loaded value until it expires, then loads again', async () => {

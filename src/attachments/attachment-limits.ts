@@ -1,0 +1,70 @@
+import { createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { badRequest } from '../platform/errors.js';
+
+/** One megabyte in the spec's limits: 1,048,576 bytes. */
+export const MB = 1024 * 1024;
+export const MAX_FILES_PER_UPLOAD = 10;
+export const MAX_PROCESSING_PER_USER = 20;
+
+export type AttachmentKind = 'IMAGE' | 'AUDIO' | 'VIDEO' | 'OTHER';
+
+/** Size limits by file extension class (spec, "Limits"). */
+export const SIZE_LIMITS: Record<AttachmentKind, number> = { IMAGE: 25 * MB, AUDIO: 50 * MB, VIDEO: 250 * MB, OTHER: 100 * MB };
+
+const EXTENSIONS: Record<Exclude<AttachmentKind, 'OTHER'>, string[]> = {
+  IMAGE: ['jpg', 'jpeg', 'png', 'gif', 'webp', 'heic', 'heif', 'bmp', 'tif', 'tiff', 'avif'],
+  AUDIO: ['mp3', 'm4a', 'aac', 'wav', 'ogg', 'oga', 'opus', 'flac', 'amr', 'weba'],
+  VIDEO: ['mp4', 'm4v', 'mov', 'avi', 'mkv', 'webm', '3gp', 'mpeg', 'mpg', 'wmv'],
+};
+
+export function kindOf(filename: string): AttachmentKind {
+  const extension = path.extname(filename).slice(1).toLowerCase();
+  for (const [kind, list] of Object.entries(EXTENSIONS) as [Exclude<AttachmentKind, 'OTHER'>, string[]][]) {
+    if (list.includes(extension)) return kind;
+  }
+  return 'OTHER';
+}
+
+/** Where uploads wait while their limits are checked. */
+export const uploadStagingDir = (config: { UPLOAD_STAGING_DIR?: string }) => config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
+
+export interface StagedFile {
+  path: string;
+  filename: string;
+  contentType: string;
+  kind: AttachmentKind;
+  size: number;
+}
+
+/**
+ * Streams one uploaded file to a staging file, counting bytes, and stops with a 400 naming the limit
+ * as soon as it passes its class's size: nothing is held whole in memory, and nothing is stored.
+ */
+export async function stageFile(stream: Readable, filename: string, contentType: string, stagingDir: string): Promise<StagedFile> {
+  const kind = kindOf(filename);
+  const limit = SIZE_LIMITS[kind];
+  const target = path.join(stagingDir, randomUUID());
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > limit) return done(badRequest(`LIMIT_FILE_SIZE_${kind}`, `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`, [{ file: filename, limit }]));
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(stream, counter, createWriteStream(target));
+  } catch (error) {
+    await unlink(target).catch(() => undefined);
+    // Drain the rest of this part so the request can still be answered.
+    stream.resume();
+    throw error;
+  }
+  return { path: target, filename, contentType, kind, size };
+}

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Principal } from '../platform/principal.js';
+import { InvalidTokenError, type TokenService } from '../auth/tokens.js';
+import { badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
+import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
+import type { RoomDoc } from '../rooms/rooms.repo.js';
+import type { BlobStorage } from '../platform/storage/storage.js';
+import { MAX_PROCESSING_PER_USER, type StagedFile } from './attachment-limits.js';
+import type { MessagesService, PostMessageInput } from '../messages/messages.service.js';
+import { page, type Page } from '../platform/paging.js';
+
+export interface AttachmentView {
+  id: string;
+  roomId: string;
+  messageId: string;
+  uploaderId: string;
+  filename: string;
+  contentType: string;
+  kind: AttachmentDoc['kind'];
+  size: number;
+  status: AttachmentDoc['status'];
+  hasThumbnail: boolean;
+  hasPoster: boolean;
+  createdAt: string;
+}
+
+export function presentAttachment(a: AttachmentDoc): AttachmentView {
+  return {
+    id: a._id,
+    roomId: a.roomId,
+    messageId: a.messageId,
+    uploaderId: a.uploaderId,
+    filename: a.filename,
+    contentType: a.contentType,
+    kind: a.kind,
+    size: a.size,
+    status: a.status,
+    hasThumbnail: a.thumbnailKey !== null,
+    hasPoster: a.posterKey !== null,
+    createdAt: a.createdAt.toISOString(),
+  };
+}
+
+const needsProcessing = (kind: AttachmentDoc['kind']) => kind === 'IMAGE' || kind === 'VIDEO';
+const RETRY_IN_A_MINUTE = 60;
+
+/** Attachment uploads (spec, "Messages", rules 4 and 5). */
+export class AttachmentsService {
+  constructor(
+    private readonly deps: {
+      attachments: AttachmentsRepo;
+      messages: MessagesService;
+      storage: BlobStorage;
+      enqueueMedia: (attachmentId: string) => Promise<void>;
+      mediaBacklog: () => Promise<number>;
+      mediaQueueMax: number;
+      tokens: TokenService;
+      ticketTtlSeconds: number;
+      publicBaseUrl: string;
+      clock?: () => Date;
+    },
+  ) {}
+
+  /**
+   * Before any file is read: the caller must be a member who may post (in a broadcast room the
+   * creator or an admin), not in an end-to-end encrypted room, and not already at the processing limit.
+   */
+  async assertMayUpload(principal: Principal, roomId: string): Promise<RoomDoc> {
+    const room = await this.deps.messages.assertMayPost(principal, roomId);
+    if (room.type === 'E2EE') throw badRequest('E2EE_USE_ENCRYPTED_UPLOAD', 'End-to-end encrypted rooms take encrypted uploads only');
+    await this.assertCapacity(principal, 0);
+    return room;
+  }
+
+  private async assertCapacity(principal: Principal, incoming: number): Promise<void> {
+    const processing = await this.deps.attachments.countProcessing(principal.userId);
+    // With 20 already in processing nothing more is taken; below that, not past 20.
+    if (processing >= MAX_PROCESSING_PER_USER || processing + incoming > MAX_PROCESSING_PER_USER) {
+      throw tooManyRequests('LIMIT_FILES_IN_PROCESSING', `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, RETRY_IN_A_MINUTE);
+    }
+    if (incoming > 0 && (await this.deps.mediaBacklog()) + incoming > this.deps.mediaQueueMax) {
+      throw tooManyRequests('MEDIA_QUEUE_FULL', 'Processing is busy; try again in a minute', RETRY_IN_A_MINUTE);
+    }
+  }
+
+  /**
+   * After every file passed its limits: posts the payload message (or an empty one), stores the
+   * files, records them, and queues the images and videos for processing.
+   */
+  async commit(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: { ip: string }): Promise<void> {
+    try {
+      if (staged.length === 0) throw badRequest('NO_FILES', 'Send at least one file');
+      await this.assertCapacity(principal, staged.filter((file) => needsProcessing(file.kind)).length);
+      const ids = staged.map(() => randomUUID());
+      const message = await this.deps.messages.postForAttachments(principal, room, payload, ids, request);
+      const now = this.deps.clock?.() ?? new Date();
+      const docs: AttachmentDoc[] = [];
+      for (const [i, file] of staged.entries()) {
+        const id = ids[i]!;
+        const storageKey = `rooms/${room._id}/${id}/original${path.extname(file.filename).toLowerCase().replace(/[^.a-z0-9]/g, '')}`;
+        await this.deps.storage.putFile(storageKey, file.path, file.contentType);
+        docs.push({
+          _id: id,
+          roomId: room._id,
+          messageId: message.id,
+          uploaderId: principal.userId,
+          uploaderDeviceId: principal.deviceId,
+          filename: file.filename,
+          contentType: file.contentType,
+          kind: file.kind,
+          size: file.size,
+          status: needsProcessing(file.kind) ? 'PROCESSING' : 'READY',
+          storageKey,
+          thumbnailKey: null,
+          convertedKey: null,
+          posterKey: null,
+          error: null,
+          createdAt: now,
+        });
+      }
+      await this.deps.attachments.insertMany(docs);
+      for (const doc of docs) if (doc.status === 'PROCESSING') await this.deps.enqueueMedia(doc._id);
+    } finally {
+      await Promise.all(staged.map((file) => unlink(file.path).catch(() => undefined)));
+    }
+  }
+
+  /**
+   * Rule 7: a link that opens this one attachment for a few minutes without the Authorization
+   * header. The caller must have access to the room, and the attachment must belong to the message.
+   */
+  async ticket(principal: Principal, messageId: string, attachmentId: string): Promise<{ url: string; expiresAt: string }> {
+    const attachment = await this.deps.attachments.findById(attachmentId);
+    if (!attachment || attachment.messageId !== messageId) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment of this message');
+    await this.deps.messages.assertMayRead(principal, attachment.roomId);
+    const ttl = this.deps.ticketTtlSeconds;
+    const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
+    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date(Date.now() + ttl * 1000).toISOString() };
+  }
+
+  /** What a ticket opens: the attachment's file, or one of its derived files. */
+  async openTicket(ticket: string, variant: 'original' | 'thumbnail' | 'poster' | 'mp4'): Promise<{ key: string; contentType: string; filename: string }> {
+    let attachmentId: string;
+    try {
+      ({ attachmentId } = await this.deps.tokens.verifyTicket(ticket));
+    } catch (error) {
+      if (error instanceof InvalidTokenError) throw unauthorized(error.expired ? 'TICKET_EXPIRED' : 'TICKET_INVALID', error.expired ? 'This link has expired' : 'This link is not valid');
+      throw error;
+    }
+    const a = await this.deps.attachments.findById(attachmentId);
+    if (!a) throw unauthorized('TICKET_INVALID', 'This link is not valid');
+    const chosen =
+      variant === 'original'
+        ? { key: a.storageKey, contentType: a.contentType, filename: a.filename }
+        : variant === 'thumbnail' && a.thumbnailKey
+          ? { key: a.thumbnailKey, contentType: 'image/webp', filename: 'thumbnail.webp' }
+          : variant === 'poster' && a.posterKey
+            ? { key: a.posterKey, contentType: 'image/webp', filename: 'poster.webp' }
+            : variant === 'mp4' && a.convertedKey
+              ? { key: a.convertedKey, contentType: 'video/mp4', filename: `${path.parse(a.filename).name}.mp4` }
+              : null;
+    if (!chosen) throw badRequest('VARIANT_NOT_AVAILABLE', `This attachment has no ${variant}`);
+    return chosen;
+  }
+
+  /** Rule 5: a room's attachments, newest first, for those who may read the room. */
+  async list(principal: Principal, roomId: string, pageSize: number, currentPage: number): Promise<Page<AttachmentView>> {
+    await this.deps.messages.assertMayRead(principal, roomId);
+    const { items, total } = await this.deps.attachments.pageOfRoom(roomId, currentPage * pageSize, pageSize);
+    return page(items.map(presentAttachment), total, pageSize, currentPage);
+  }
+}

@@ -1,0 +1,240 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import argon2 from 'argon2';
+import type { Redis } from 'ioredis';
+import type { Config } from '../platform/config.js';
+import { normalizePhone } from '../platform/phone.js';
+import type { Principal } from '../platform/principal.js';
+import { hitRateLimit } from '../platform/rate-limit.js';
+import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
+import { matchTotpStep } from './totp.js';
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
+import type { DevicePlatform, DevicesRepo } from '../devices/devices.repo.js';
+import type { LoginCodesRepo } from './login-codes.repo.js';
+import type { UserDoc, UsersRepo } from '../users/users.repo.js';
+import type { SmsProvider } from '../platform/sms/sms.js';
+import type { DevicesService } from '../devices/devices.service.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Seconds until the access token expires. */
+  expiresIn: number;
+  deviceId: string;
+  userId: string;
+}
+
+export type LoginResult = SessionTokens | { twoFactorRequired: true; twoFactorToken: string };
+
+export interface DeviceInput {
+  name: string;
+  platform: DevicePlatform;
+}
+
+type AuthConfig = Pick<
+  Config,
+  | 'ACCESS_TOKEN_TTL'
+  | 'REFRESH_TOKEN_TTL'
+  | 'TWO_FACTOR_TOKEN_TTL'
+  | 'LOGIN_CODE_TTL'
+  | 'LOGIN_CODE_MAX_ATTEMPTS'
+  | 'LOGIN_CODE_MAX_PER_WINDOW'
+  | 'LOGIN_CODE_WINDOW'
+  | 'REDIS_PREFIX'
+  | 'TOTP_ISSUER'
+>;
+
+const invalidCode = () => badRequest('CODE_INVALID', 'The code is wrong, used or expired; request a new one if needed');
+
+/** Phone-number sign-in (DESIGN.md, "Authentication") and the one access-token check REST and sockets share. */
+export class AuthService {
+  constructor(
+    private readonly deps: {
+      config: AuthConfig;
+      users: UsersRepo;
+      devices: DevicesRepo;
+      loginCodes: LoginCodesRepo;
+      devicesService: DevicesService;
+      events: DeviceEvents;
+      tokens: TokenService;
+      sms: SmsProvider;
+      redis: Redis;
+      /** Runs after each new session, once the device exists (so device events reach it). */
+      afterSignIn?: (user: UserDoc) => Promise<void>;
+      clock?: () => Date;
+    },
+  ) {}
+
+  private now(): Date {
+    return this.deps.clock?.() ?? new Date();
+  }
+
+  private phoneOrThrow(input: string): string {
+    const phone = normalizePhone(input);
+    if (!phone) throw badRequest('PHONE_INVALID', 'Expected a valid phone number in international format, such as +14155550123');
+    return phone;
+  }
+
+  /** Sends a new six-digit code by SMS; only its argon2 hash is kept, and older codes die. */
+  async requestCode(phoneInput: string): Promise<void> {
+    const { config, loginCodes, redis, sms } = this.deps;
+    const phone = this.phoneOrThrow(phoneInput);
+    const limit = await hitRateLimit(redis, `${config.REDIS_PREFIX}rl:login-code:${phone}`, config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
+    if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested for this number; try again later', limit.retryAfter);
+
+    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const now = this.now();
+    await loginCodes.retireLive(phone, now);
+    await loginCodes.insert({
+      _id: randomUUID(),
+      phone,
+      codeHash: await argon2.hash(code),
+      attempts: 0,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + config.LOGIN_CODE_TTL * 1000),
+      consumedAt: null,
+    });
+    const minutes = Math.max(1, Math.round(config.LOGIN_CODE_TTL / 60));
+    try {
+      await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      // The provider is down: the caller may retry; the cause goes to the log, not to the client.
+      throw new AppError(503, 'SMS_UNAVAILABLE', 'The code could not be sent right now; try again shortly', undefined, undefined, error);
+    }
+  }
+
+  /** Checks the SMS code; answers tokens, or a two-factor challenge when the user has two-factor on. */
+  async login(input: { phone: string; code: string; device: DeviceInput }): Promise<LoginResult> {
+    const { config, loginCodes, users, tokens } = this.deps;
+    const phone = this.phoneOrThrow(input.phone);
+    const now = this.now();
+    const live = await loginCodes.findLatestLive(phone, now);
+    if (!live) throw invalidCode();
+    // The try is counted before the check, so parallel guesses cannot exceed the allowance.
+    const attempt = await loginCodes.takeAttempt(live._id, config.LOGIN_CODE_MAX_ATTEMPTS, now);
+    if (!attempt) throw invalidCode();
+    const matches = await argon2.verify(attempt.codeHash, input.code);
+    if (!matches || !(await loginCodes.consume(attempt._id, this.now()))) {
+      const left = config.LOGIN_CODE_MAX_ATTEMPTS - attempt.attempts;
+      throw badRequest('CODE_INVALID', left > 0 ? `The code is wrong; ${left} tries left` : 'The code is wrong and no tries are left; request a new one');
+    }
+
+    const user = await users.findOrCreateByPhone(phone, this.now());
+    if (user.twoFactor.enabled) {
+      const twoFactorToken = await tokens.signTwoFactor({ userId: user._id, phone, device: input.device, attemptId: randomUUID() });
+      return { twoFactorRequired: true, twoFactorToken };
+    }
+    return this.startSession(user, input.device);
+  }
+
+  /** Second step of a two-factor sign-in: the TOTP code for the challenge token from `login`. */
+  async completeTwoFactor(input: { twoFactorToken: string; code: string }): Promise<SessionTokens> {
+    const { config, users, tokens, redis } = this.deps;
+    let claims;
+    try {
+      claims = await tokens.verifyTwoFactor(input.twoFactorToken);
+    } catch (error) {
+      if (error instanceof InvalidTokenError) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
+      throw error;
+    }
+    const ttl = Math.max(1, claims.expiresAt - Math.floor(this.now().getTime() / 1000));
+    const tries = await hitRateLimit(redis, `${config.REDIS_PREFIX}rl:2fa:${claims.attemptId}`, config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
+    if (!tries.allowed) throw tooManyRequests('TOO_MANY_ATTEMPTS', 'Too many wrong codes for this sign-in; sign in again', tries.retryAfter);
+
+    const usedKey = `${config.REDIS_PREFIX}2fa-used:${claims.attemptId}`;
+    const spent = () => unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token was already used; sign in again');
+    // A spent challenge is refused before it can use up an authenticator code.
+    if (await redis.exists(usedKey)) throw spent();
+    const user = await users.findById(claims.userId);
+    if (!user || user.phone !== claims.phone) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
+    if (user.twoFactor.enabled && user.twoFactor.secret) {
+      const step = await matchTotpStep(user.twoFactor.secret, input.code, this.now());
+      if (step === null || !(await users.claimTotpStep(user._id, step))) {
+        throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong or was already used');
+      }
+    }
+    // One challenge token starts at most one session, also when two requests race past the check above.
+    if ((await redis.set(usedKey, '1', 'EX', ttl, 'NX')) !== 'OK') throw spent();
+    return this.startSession(user, claims.device);
+  }
+
+  /** Swaps a refresh token for a new pair. A spent token presented again revokes the device's session. */
+  async refresh(refreshToken: string): Promise<SessionTokens> {
+    const { config, devices, devicesService, tokens } = this.deps;
+    const deviceId = deviceIdOfRefreshToken(refreshToken);
+    if (!deviceId) throw unauthorized('REFRESH_TOKEN_INVALID', 'The refresh token is invalid');
+    const presented = hashToken(refreshToken);
+    const next = newRefreshToken(deviceId);
+    const now = this.now();
+    const rotated = await devices.rotateRefreshToken(deviceId, presented, hashToken(next), new Date(now.getTime() + config.REFRESH_TOKEN_TTL * 1000), now);
+    if (rotated) {
+      return {
+        accessToken: await tokens.signAccess({ userId: rotated.userId, deviceId }),
+        refreshToken: next,
+        expiresIn: config.ACCESS_TOKEN_TTL,
+        deviceId,
+        userId: rotated.userId,
+      };
+    }
+    const device = await devices.findById(deviceId);
+    if (device && device.revokedAt === null && device.spentRefreshHashes.includes(presented)) {
+      await devicesService.revokeDevice(device._id, device.userId);
+      throw unauthorized('REFRESH_TOKEN_REUSED', 'This refresh token was already used; the device was signed out');
+    }
+    throw unauthorized('REFRESH_TOKEN_INVALID', 'The refresh token is invalid, expired or revoked');
+  }
+
+  async logout(principal: Principal): Promise<void> {
+    await this.deps.devicesService.revokeDevice(principal.deviceId, principal.userId);
+  }
+
+  /**
+   * The access-token check every entry point uses (REST routes and the socket handshake): a valid
+   * signature and expiry, and a device that is still active, so revocation works at once.
+   */
+  async authenticate(accessToken: string): Promise<Principal> {
+    let claims;
+    try {
+      claims = await this.deps.tokens.verifyAccess(accessToken);
+    } catch (error) {
+      if (error instanceof InvalidTokenError) {
+        throw error.expired ? unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it') : unauthorized();
+      }
+      throw error;
+    }
+    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
+    return { userId: claims.userId, deviceId: claims.deviceId };
+  }
+
+  private async startSession(user: UserDoc, device: DeviceInput): Promise<SessionTokens> {
+    const { config, devices, tokens } = this.deps;
+    const now = this.now();
+    const deviceId = randomUUID();
+    const refreshToken = newRefreshToken(deviceId);
+    await devices.insert({
+      _id: deviceId,
+      userId: user._id,
+      name: device.name,
+      platform: device.platform,
+      createdAt: now,
+      lastSeenAt: now,
+      revokedAt: null,
+      refreshTokenHash: hashToken(refreshToken),
+      refreshExpiresAt: new Date(now.getTime() + config.REFRESH_TOKEN_TTL * 1000),
+      spentRefreshHashes: [],
+      pushToken: null,
+      voipPushToken: null,
+    });
+    // The account's other devices hear of the new sign-in (and get a push when offline).
+    await this.deps.events.toUsers([user._id], 'device.added', { deviceId, name: device.name, platform: device.platform }, { exceptDeviceId: deviceId });
+    await this.deps.afterSignIn?.(user);
+    return {
+      accessToken: await tokens.signAccess({ userId: user._id, deviceId }),
+      refreshToken,
+      expiresIn: config.ACCESS_TOKEN_TTL,
+      deviceId,
+      userId: user._id,
+    };
+  }
+}

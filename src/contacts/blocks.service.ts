@@ -1,0 +1,56 @@
+import type { Principal } from '../platform/principal.js';
+import { badRequest } from '../platform/errors.js';
+import type { BlockReason, BlocksRepo } from './blocks.repo.js';
+import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { page, type Page } from '../platform/paging.js';
+import type { UserSummaryView } from '../users/users.service.js';
+
+export interface UserBlockView {
+  blockedUser: UserSummaryView;
+  reason: BlockReason;
+  createdAt: string;
+}
+
+/**
+ * Blocks (spec, "Contacts and blocks", rule 4). A block either way refuses connection requests
+ * and calls, and cancels a request pending between the two.
+ */
+export class BlocksService {
+  constructor(
+    private readonly blocks: BlocksRepo,
+    private readonly users: UsersRepo,
+    private readonly requests: ConnectionRequestsRepo,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async block(principal: Principal, blockedUserId: string, reason: BlockReason = 'UNKNOWN'): Promise<UserBlockView> {
+    if (blockedUserId === principal.userId) throw badRequest('BLOCK_SELF', 'You cannot block yourself');
+    const blocked = await this.users.findById(blockedUserId);
+    if (!blocked) throw badRequest('USER_NOT_FOUND', 'No such user');
+    const now = this.clock();
+    if (!(await this.blocks.block(principal.userId, blockedUserId, reason, now))) throw badRequest('ALREADY_BLOCKED', 'This user is already blocked');
+    await this.requests.cancelBetween(principal.userId, blockedUserId, now);
+    return { blockedUser: { id: blocked._id, displayName: blocked.displayName }, reason, createdAt: now.toISOString() };
+  }
+
+  async unblock(principal: Principal, blockedUserId: string): Promise<void> {
+    if (!(await this.blocks.unblock(principal.userId, blockedUserId))) throw badRequest('NOT_BLOCKED', 'This user is not blocked');
+  }
+
+  /** The caller's blocks, most recently blocked first. */
+  async list(principal: Principal, pageSize: number, currentPage: number): Promise<Page<UserBlockView>> {
+    const { items, total } = await this.blocks.pageForBlocker(principal.userId, currentPage * pageSize, pageSize);
+    const users = new Map((await this.users.findManyByIds(items.map((b) => b.blockedId))).map((u) => [u._id, u]));
+    return page(
+      items.map((b) => ({
+        blockedUser: { id: b.blockedId, displayName: users.get(b.blockedId)?.displayName ?? null },
+        reason: b.reason,
+        createdAt: b.createdAt.toISOString(),
+      })),
+      total,
+      pageSize,
+      currentPage,
+    );
+  }
+}

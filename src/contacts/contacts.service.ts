@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../platform/principal.js';
+import { normalizePhone } from '../platform/phone.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import type { EmailProvider } from '../platform/email/email.js';
+import { AppError, badRequest, unauthorized } from '../platform/errors.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { BlockReason, BlocksRepo } from './blocks.repo.js';
+import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';
+import type { ConnectionsRepo } from './connections.repo.js';
+import type { UserDoc, UsersRepo } from '../users/users.repo.js';
+import type { SmsProvider } from '../platform/sms/sms.js';
+import { page, type Page } from '../platform/paging.js';
+import type { UserSummaryView } from '../users/users.service.js';
+
+export interface ConnectionRequestView {
+  id: string;
+  direction: 'INCOMING' | 'OUTGOING';
+  sender: UserSummaryView;
+  /** Null while the request is an invitation to someone without an account. */
+  recipient: UserSummaryView | null;
+  invitedPhone: string | null;
+  invitedEmail: string | null;
+  customMessage: string;
+  status: ConnectionRequestDoc['status'];
+  declineReason: BlockReason | null;
+  createdAt: string;
+  answeredAt: string | null;
+}
+
+export interface ConnectionView {
+  user: UserSummaryView;
+  since: string;
+  /** The caller refuses incoming calls from this connection. */
+  disableIncomingCalls: boolean;
+}
+
+export interface SendRequestInput {
+  email?: string;
+  phone?: string;
+  recipientId?: string;
+  customMessage: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const summary = (user: Pick<UserDoc, '_id' | 'displayName'>): UserSummaryView => ({ id: user._id, displayName: user.displayName });
+
+/** Connection requests and connections (spec, "Contacts and blocks", rules 1 to 3). */
+export class ContactsService {
+  constructor(
+    private readonly deps: {
+      users: UsersRepo;
+      requests: ConnectionRequestsRepo;
+      connections: ConnectionsRepo;
+      blocks: BlocksRepo;
+      events: DeviceEvents;
+      sms: SmsProvider;
+      email: EmailProvider;
+      appName: string;
+      clock?: () => Date;
+    },
+  ) {}
+
+  private now(): Date {
+    return this.deps.clock?.() ?? new Date();
+  }
+
+  /** Rule 2: to an existing user (told in the app, pushed when offline), or an invitation by SMS or e-mail. */
+  async sendRequest(principal: Principal, input: SendRequestInput): Promise<void> {
+    const { users, requests, connections, blocks } = this.deps;
+    if (!input.email && !input.phone && !input.recipientId) throw badRequest('RECIPIENT_REQUIRED', 'Give email, phone or recipientId');
+    const email = input.email?.trim().toLowerCase();
+    if (email !== undefined && (!EMAIL.test(email) || email.length > 254)) throw badRequest('EMAIL_INVALID', 'Not a valid e-mail address');
+    const phone = input.phone === undefined ? undefined : normalizePhone(input.phone);
+    if (phone === null) throw badRequest('PHONE_INVALID', 'Expected a valid phone number in international format');
+
+    let recipient: UserDoc | null = null;
+    if (input.recipientId) {
+      recipient = await users.findById(input.recipientId);
+      // The spec's one 401 outside authentication: an unknown recipientId.
+      if (!recipient) throw new AppError(401, 'RECIPIENT_UNKNOWN', 'No user with this recipientId');
+    } else if (phone) recipient = await users.findByPhone(phone);
+    else if (email) recipient = await users.findByEmail(email);
+
+    const now = this.now();
+    const sender = await users.findById(principal.userId);
+    if (!sender) throw unauthorized();
+    const request: ConnectionRequestDoc = {
+      _id: randomUUID(),
+      senderId: principal.userId,
+      recipientId: recipient?._id ?? null,
+      recipientPhone: recipient ? null : (phone ?? null),
+      recipientEmail: recipient || phone ? null : (email ?? null),
+      customMessage: input.customMessage,
+      status: 'PENDING',
+      declineReason: null,
+      pendingKey: '',
+      createdAt: now,
+      answeredAt: null,
+    };
+
+    if (recipient) {
+      if (recipient._id === principal.userId) throw badRequest('REQUEST_TO_SELF', 'You cannot connect to yourself');
+      if (await blocks.eitherBlocked(principal.userId, recipient._id)) throw badRequest('BLOCKED', 'A block between you and this user prevents requests');
+      if (await connections.find(principal.userId, recipient._id)) throw badRequest('ALREADY_CONNECTED', 'You are already connected');
+      request.pendingKey = pairKey(principal.userId, recipient._id);
+    } else {
+      if (phone && phone === sender.phone) throw badRequest('REQUEST_TO_SELF', 'You cannot connect to yourself');
+      request.pendingKey = pairKey(principal.userId, phone ? `phone:${phone}` : `email:${email}`);
+    }
+    try {
+      // The unique pending key makes "one pending request per pair" hold under races too.
+      await requests.insert(request);
+    } catch (error) {
+      if (isDuplicateKey(error)) throw badRequest('REQUEST_EXISTS', 'A request between you is already pending');
+      throw error;
+    }
+
+    if (recipient) {
+      await this.deps.events.toUsers([recipient._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
+      return;
+    }
+    const who = sender.displayName ?? sender.phone;
+    const text = `${who} invites you to ${this.deps.appName}${request.customMessage ? `: "${request.customMessage}"` : '.'} Sign in with this number to answer.`;
+    if (phone) await this.deps.sms.send({ to: phone, text });
+    else if (email) await this.deps.email.send({ to: email, subject: `${who} invites you to ${this.deps.appName}`, text });
+  }
+
+  /** Requests sent to and by the caller, newest first, answered or not. */
+  async listRequests(principal: Principal, pageSize: number, currentPage: number): Promise<Page<ConnectionRequestView>> {
+    const { items, total } = await this.deps.requests.pageForUser(principal.userId, currentPage * pageSize, pageSize);
+    const ids = [...new Set(items.flatMap((r) => [r.senderId, ...(r.recipientId ? [r.recipientId] : [])]))];
+    const users = new Map((await this.deps.users.findManyByIds(ids)).map((u) => [u._id, u]));
+    const view = (id: string): UserSummaryView => ({ id, displayName: users.get(id)?.displayName ?? null });
+    return page(
+      items.map((r) => ({
+        id: r._id,
+        direction: r.recipientId === principal.userId ? 'INCOMING' : 'OUTGOING',
+        sender: view(r.senderId),
+        recipient: r.recipientId ? view(r.recipientId) : null,
+        invitedPhone: r.recipientPhone,
+        invitedEmail: r.recipientEmail,
+        customMessage: r.customMessage,
+        status: r.status,
+        declineReason: r.declineReason,
+        createdAt: r.createdAt.toISOString(),
+        answeredAt: r.answeredAt?.toISOString() ?? null,
+      })),
+      total,
+      pageSize,
+      currentPage,
+    );
+  }
+
+  /** Rule 3: accept connects the two; decline may carry a reason, and with `block` also blocks the sender. */
+  async answer(principal: Principal, requestId: string, input: { accept: boolean; reason?: BlockReason; block: boolean }): Promise<UserSummaryView> {
+    const { requests, connections, blocks, users, events } = this.deps;
+    const request = await requests.findById(requestId);
+    if (!request || request.recipientId !== principal.userId) throw badRequest('REQUEST_NOT_FOUND', 'No such request addressed to you');
+    if (input.accept && input.block) throw badRequest('ACCEPT_WITH_BLOCK', 'A request cannot be accepted and blocked at once');
+    const now = this.now();
+    const answered = await requests.answer(requestId, principal.userId, input.accept ? 'ACCEPTED' : 'DECLINED', input.accept ? null : (input.reason ?? null), now);
+    if (!answered) throw badRequest('REQUEST_ALREADY_ANSWERED', 'This request was already answered');
+    if (input.accept) {
+      await connections.connect(request.senderId, principal.userId, now);
+      const me = await users.findById(principal.userId);
+      await events.toUsers([request.senderId], 'contact.accepted', { requestId, user: summary(me ?? { _id: principal.userId, displayName: null }) });
+    } else if (input.block) {
+      await blocks.block(principal.userId, request.senderId, input.reason ?? 'UNKNOWN', now);
+    }
+    const sender = await users.findById(request.senderId);
+    return sender ? summary(sender) : { id: request.senderId, displayName: null };
+  }
+
+  async listConnections(principal: Principal, pageSize: number, currentPage: number): Promise<Page<ConnectionView>> {
+    const { items, total } = await this.deps.connections.pageForUser(principal.userId, currentPage * pageSize, pageSize);
+    const otherOf = (pair: [string, string]) => (pair[0] === principal.userId ? pair[1] : pair[0]);
+    const users = new Map((await this.deps.users.findManyByIds(items.map((c) => otherOf(c.userIds)))).map((u) => [u._id, u]));
+    return page(
+      items.map((c) => {
+        const other = otherOf(c.userIds);
+        return {
+          user: { id: other, displayName: users.get(other)?.displayName ?? null },
+          since: c.createdAt.toISOString(),
+          disableIncomingCalls: c.incomingCallsDisabledBy.includes(principal.userId),
+        };
+      }),
+      total,
+      pageSize,
+      currentPage,
+    );
+  }
+
+  async removeConnection(principal: Principal, userId: string): Promise<void> {
+    if (!(await this.deps.connections.remove(principal.userId, userId))) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+  }
+
+  /** Rule 1: the call setting exists only between connected users. */
+  async incomingCallsDisabled(principal: Principal, targetUserId: string): Promise<{ disableIncomingCalls: boolean }> {
+    const connection = await this.deps.connections.find(principal.userId, targetUserId);
+    if (!connection || targetUserId === principal.userId) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    return { disableIncomingCalls: connection.incomingCallsDisabledBy.includes(principal.userId) };
+  }
+
+  async setIncomingCallsDisabled(principal: Principal, targetUserId: string, disabled: boolean): Promise<{ disableIncomingCalls: boolean }> {
+    if (targetUserId === principal.userId) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    const updated = await this.deps.connections.setIncomingCallsDisabled(principal.userId, targetUserId, disabled);
+    if (!updated) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    return { disableIncomingCalls: updated.incomingCallsDisabledBy.includes(principal.userId) };
+  }
+
+  /** A new account takes over the invitations sent to its number, and hears of each. */
+  async claimInvites(user: UserDoc): Promise<void> {
+    const claimed = await this.deps.requests.claimInvites(user._id, { phone: user.phone, email: user.email });
+    for (const request of claimed) {
+      const sender = await this.deps.users.findById(request.senderId);
+      if (!sender) continue;
+      await this.deps.events.toUsers([user._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
+    }
+  }
+}

@@ -1,0 +1,194 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import argon2 from 'argon2';
+import type { Redis } from 'ioredis';
+import type { Principal } from '../platform/principal.js';
+import { hitRateLimit } from '../platform/rate-limit.js';
+import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
+import { badRequest, forbidden, tooManyRequests, unauthorized } from '../platform/errors.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import type { SmsProvider } from '../platform/sms/sms.js';
+
+export const NONCE_TTL_SECONDS = 300;
+const CODE_TTL_SECONDS = 600;
+const CODE_MAX_WRONG = 5;
+const CODE_WRONG_WINDOW_SECONDS = 900;
+const CODES_PER_WINDOW = 5;
+
+/** The exact strings the device signs (spec, "Devices"; the enrol and confirm forms are this service's). */
+export const signedMessage = {
+  enroll: (nonce: string) => `BIOMETRIC_KEY_ENROLL_V1|${nonce}`,
+  replace: (nonce: string) => `BIOMETRIC_KEY_CHANGE_V1|REPLACE|${nonce}`,
+  remove: (nonce: string) => `BIOMETRIC_KEY_CHANGE_V1|REMOVE|${nonce}`,
+  /** Prefix of a confirmation: the caller appends the canonical description of what is confirmed. */
+  confirmPrefix: (nonce: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|`,
+};
+
+export interface EnrollInput {
+  publicKey: string;
+  algorithm: BiometricAlgorithm;
+  nonce: string;
+  signature: string;
+  currentKeySignature?: string;
+  code?: string;
+}
+
+export interface RemoveInput {
+  nonce?: string;
+  signature?: string;
+  code?: string;
+}
+
+export type ConfirmationResult = 'NOT_REQUIRED' | 'CONFIRMED';
+
+/**
+ * Biometric keys of devices (spec, "States and transitions", device biometric key) and the one
+ * check later features use to confirm an action with the device's key.
+ */
+export class BiometricService {
+  constructor(
+    private readonly deps: {
+      devices: DevicesRepo;
+      users: UsersRepo;
+      redis: Redis;
+      redisPrefix: string;
+      sms: SmsProvider;
+      events: DeviceEvents;
+      appName: string;
+      clock?: () => Date;
+    },
+  ) {}
+
+  private key(kind: string, id: string) {
+    return `${this.deps.redisPrefix}bio:${kind}:${id}`;
+  }
+
+  private async device(principal: Principal): Promise<DeviceDoc> {
+    const device = await this.deps.devices.findActive(principal.deviceId, principal.userId);
+    if (!device) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
+    return device;
+  }
+
+  /** A fresh single-use nonce bound to the calling device, valid five minutes. */
+  async issueNonce(principal: Principal): Promise<{ nonce: string; expiresAt: string }> {
+    const nonce = randomBytes(24).toString('base64url');
+    await this.deps.redis.set(this.key('nonce', nonce), principal.deviceId, 'EX', NONCE_TTL_SECONDS);
+    return { nonce, expiresAt: new Date(Date.now() + NONCE_TTL_SECONDS * 1000).toISOString() };
+  }
+
+  /** Uses up a nonce; true only once, only for the device it was issued to, only before it expires. */
+  private async consumeNonce(principal: Principal, nonce: string | undefined): Promise<boolean> {
+    if (!nonce || nonce.length > 128) return false;
+    const owner = await this.deps.redis.getdel(this.key('nonce', nonce));
+    return owner === principal.deviceId;
+  }
+
+  /** Texts a six-digit code to the account's number, usable once as proof for a key change. */
+  async sendCode(principal: Principal): Promise<void> {
+    await this.device(principal);
+    const user = await this.deps.users.findById(principal.userId);
+    if (!user) throw unauthorized();
+    const limit = await hitRateLimit(this.deps.redis, this.key('code-sent', user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
+    if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested; try again later', limit.retryAfter);
+    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    await this.deps.redis.set(this.key('code', principal.deviceId), await argon2.hash(code), 'EX', CODE_TTL_SECONDS);
+    await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
+  }
+
+  /**
+   * Checks a texted code. Wrong entries are counted per account number: past the allowance, 429
+   * (spec: "too many codes entered for the account's number").
+   */
+  private async checkCode(principal: Principal, code: string): Promise<boolean> {
+    const user = await this.deps.users.findById(principal.userId);
+    if (!user) throw unauthorized();
+    const wrongKey = this.key('code-wrong', user.phone);
+    const wrong = Number((await this.deps.redis.get(wrongKey)) ?? 0);
+    if (wrong >= CODE_MAX_WRONG) {
+      throw tooManyRequests('TOO_MANY_CODE_ATTEMPTS', 'Too many wrong codes for this account; try again later', Math.max(1, await this.deps.redis.ttl(wrongKey)));
+    }
+    const hash = await this.deps.redis.get(this.key('code', principal.deviceId));
+    if (hash && /^\d{6}$/.test(code) && (await argon2.verify(hash, code))) {
+      // Single use: only the request that deletes it may use it.
+      return (await this.deps.redis.del(this.key('code', principal.deviceId))) === 1;
+    }
+    await hitRateLimit(this.deps.redis, wrongKey, CODE_MAX_WRONG, CODE_WRONG_WINDOW_SECONDS);
+    return false;
+  }
+
+  /** none → enrolled with a proof of possession; enrolled → enrolled (new key) with a replacement proof, else 403. */
+  async enroll(principal: Principal, input: EnrollInput): Promise<void> {
+    const device = await this.device(principal);
+    const parsed = parsePublicKey(input.publicKey, input.algorithm);
+    if (!parsed) throw badRequest('BIOMETRIC_KEY_INVALID', `Not a ${input.algorithm} public key`);
+    const current = device.biometricKey ?? null;
+    if (current && !input.currentKeySignature && !input.code) {
+      throw forbidden('BIOMETRIC_PROOF_REQUIRED', 'A key is enrolled: give currentKeySignature or a code to replace it');
+    }
+    if (!(await this.consumeNonce(principal, input.nonce))) {
+      if (current) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The nonce is unknown, expired or used');
+      throw badRequest('BIOMETRIC_NONCE_INVALID', 'The nonce is unknown, expired or used; get a new one');
+    }
+    if (!verifySignature(parsed.key, input.algorithm, Buffer.from(signedMessage.enroll(input.nonce)), input.signature)) {
+      throw badRequest('BIOMETRIC_SIGNATURE_INVALID', 'The signature does not prove possession of this key');
+    }
+    if (current) {
+      const byKey =
+        input.currentKeySignature !== undefined &&
+        verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.replace(input.nonce)), input.currentKeySignature);
+      const byCode = !byKey && input.code !== undefined && (await this.checkCode(principal, input.code));
+      if (!byKey && !byCode) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The replacement proof is invalid');
+    }
+    const swapped = await this.deps.devices.swapBiometricKey(device._id, current?.publicKey ?? null, {
+      publicKey: parsed.spki,
+      algorithm: input.algorithm,
+      enrolledAt: this.deps.clock?.() ?? new Date(),
+    });
+    if (!swapped) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The enrolled key changed meanwhile; try again');
+  }
+
+  /** enrolled → none with the enrolled key's signature or a code (the account's devices are told); none → 204. */
+  async remove(principal: Principal, input: RemoveInput): Promise<void> {
+    const device = await this.device(principal);
+    const current = device.biometricKey ?? null;
+    if (!current) return;
+    if (!input.signature && !input.code) throw forbidden('BIOMETRIC_PROOF_REQUIRED', 'Give the enrolled key\'s signature or a code');
+    let proven = false;
+    if (input.signature) {
+      const nonceOk = await this.consumeNonce(principal, input.nonce);
+      proven =
+        nonceOk &&
+        input.nonce !== undefined &&
+        verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.remove(input.nonce)), input.signature);
+    }
+    if (!proven && input.code !== undefined) proven = await this.checkCode(principal, input.code);
+    if (!proven) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The removal proof is invalid');
+    if (!(await this.deps.devices.swapBiometricKey(device._id, current.publicKey, null))) {
+      throw forbidden('BIOMETRIC_PROOF_INVALID', 'The enrolled key changed meanwhile; try again');
+    }
+    await this.deps.events.toUsers([principal.userId], 'device.biometric-key-removed', { deviceId: device._id, name: device.name });
+  }
+
+  /**
+   * The biometric check for actions that need it (wallet transactions, withdrawals, swaps): `message`
+   * is the exact bytes the device signed, which must start with `BIOMETRIC_CONFIRM_V1|<nonce>|`; the
+   * nonce is used up, so a confirmation cannot be replayed. A device without a key needs none.
+   */
+  async confirm(principal: Principal, input: { message: Buffer; signature?: string; nonce?: string }): Promise<ConfirmationResult> {
+    const device = await this.device(principal);
+    const current = device.biometricKey ?? null;
+    if (!current) return 'NOT_REQUIRED';
+    if (!input.signature || !input.nonce) throw forbidden('BIOMETRIC_CONFIRMATION_REQUIRED', 'This device must confirm with its biometric key');
+    const prefix = Buffer.from(signedMessage.confirmPrefix(input.nonce));
+    if (input.message.length < prefix.length || !input.message.subarray(0, prefix.length).equals(prefix)) {
+      throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The signed message does not carry this nonce');
+    }
+    if (!(await this.consumeNonce(principal, input.nonce))) throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The nonce is unknown, expired or used');
+    const key = parsePublicKey(current.publicKey, current.algorithm)!.key;
+    if (!verifySignature(key, current.algorithm, input.message, input.signature)) {
+      throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The biometric signature is invalid');
+    }
+    return 'CONFIRMED';
+  }
+}

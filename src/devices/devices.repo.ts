@@ -1,0 +1,132 @@
+import type { Collection, Db } from 'mongodb';
+import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
+
+export const DEVICE_PLATFORMS = ['IOS', 'ANDROID', 'WEB', 'DESKTOP', 'OTHER'] as const;
+export type DevicePlatform = (typeof DEVICE_PLATFORMS)[number];
+
+export interface PushTokenRecord {
+  token: string;
+  provider: 'APNS' | 'FCM';
+  updatedAt: Date;
+}
+
+export interface BiometricKeyRecord {
+  /** Base64 SubjectPublicKeyInfo DER. */
+  publicKey: string;
+  algorithm: 'ECDSA_P256' | 'ED25519';
+  enrolledAt: Date;
+}
+
+export interface DeviceDoc {
+  _id: string;
+  userId: string;
+  name: string;
+  platform: DevicePlatform;
+  createdAt: Date;
+  lastSeenAt: Date;
+  revokedAt: Date | null;
+  /** SHA-256 of the refresh token in force. */
+  refreshTokenHash: string;
+  refreshExpiresAt: Date;
+  /** SHA-256 of spent refresh tokens: presenting one again means the token leaked. */
+  spentRefreshHashes: string[];
+  pushToken: PushTokenRecord | null;
+  voipPushToken: { token: string; updatedAt: Date } | null;
+  /** Enrolled biometric key; absent or null when none. */
+  biometricKey?: BiometricKeyRecord | null;
+}
+
+const SPENT_HASHES_KEPT = 50;
+
+export class DevicesRepo {
+  readonly collection: Collection<DeviceDoc>;
+
+  /** Device id → its user while active, else null. */
+  private readonly activeOwners: SharedCache<string | null>;
+
+  constructor(db: Db, bus?: CacheBus) {
+    this.collection = db.collection<DeviceDoc>('devices');
+    this.activeOwners = sharedCache<string | null>(bus, 'device', 5_000);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { userId: 1, createdAt: -1 }, name: 'user_devices' }]);
+  }
+
+  async insert(device: DeviceDoc): Promise<void> {
+    await this.collection.insertOne(device);
+  }
+
+  findById(id: string): Promise<DeviceDoc | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  /**
+   * The device if it belongs to `userId` and is not revoked. Looked up by `_id` alone and checked
+   * here: this runs on every request and handshake, and mongo-java-server uses the `_id` index only
+   * for a filter on `_id` by itself (with more fields it scans the collection).
+   */
+  /**
+   * Whether the device belongs to `userId` and is not revoked: the check of every authenticated
+   * request, served from a 5-second cache that revocation clears in every process.
+   */
+  async isActive(id: string, userId: string): Promise<boolean> {
+    const owner = await this.activeOwners.get(id, async () => {
+      const device = await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } });
+      return device && device.revokedAt === null ? device.userId : null;
+    });
+    return owner === userId;
+  }
+
+  async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
+    const device = await this.collection.findOne({ _id: id });
+    return device && device.userId === userId && device.revokedAt === null ? device : null;
+  }
+
+  listActiveByUser(userId: string): Promise<DeviceDoc[]> {
+    return this.collection.find({ userId, revokedAt: null }).sort({ createdAt: -1 }).toArray();
+  }
+
+  /** Swaps the refresh token atomically: only the holder of the current one can do it, once. */
+  rotateRefreshToken(id: string, presentedHash: string, nextHash: string, nextExpiresAt: Date, now: Date): Promise<DeviceDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, revokedAt: null, refreshTokenHash: presentedHash, refreshExpiresAt: { $gt: now } },
+      {
+        $set: { refreshTokenHash: nextHash, refreshExpiresAt: nextExpiresAt, lastSeenAt: now },
+        $push: { spentRefreshHashes: { $each: [presentedHash], $slice: -SPENT_HASHES_KEPT } },
+      },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** Revokes the device; true when this call revoked it. */
+  async revoke(id: string, userId: string, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
+    await this.activeOwners.clear(id);
+    return result.modifiedCount === 1;
+  }
+
+  async setPushToken(id: string, token: PushTokenRecord | null): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { pushToken: token } });
+  }
+
+  async setVoipPushToken(id: string, token: DeviceDoc['voipPushToken']): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { voipPushToken: token } });
+  }
+
+  /**
+   * Swaps the biometric key only if the one enrolled is still `expected` (by public key), so two
+   * concurrent changes cannot both win. Null `next` removes it.
+   */
+  async swapBiometricKey(id: string, expected: string | null, next: BiometricKeyRecord | null): Promise<boolean> {
+    const current = await this.collection.findOne({ _id: id });
+    if (!current || (current.biometricKey?.publicKey ?? null) !== expected) return false;
+    const condition = expected === null ? { $in: [null] } : expected;
+    const result = await this.collection.updateOne({ _id: id, 'biometricKey.publicKey': condition as never }, { $set: { biometricKey: next } });
+    return result.modifiedCount === 1 || (expected === null && next === null);
+  }
+
+  async touch(id: string, now: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $set: { lastSeenAt: now } });
+  }
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
+
+const GeoLocationSchema = z
+  .object({
+    latitude: z.number().min(-90).max(90),
+    longitude: z.number().min(-180).max(180),
+    country: z.string().max(64).nullable().optional(),
+    city: z.string().max(128).nullable().optional(),
+  })
+  .meta({ id: 'GeoLocation' });
+
+export const ChatMessageSchema = z
+  .object({
+    userId: z.string().optional().describe('Ignored: the caller is the author'),
+    roomId: IdParam.describe('Must equal the path room id'),
+    message: z.string().max(200_000).describe('Text; in an end-to-end encrypted room, base64 of the ciphertext'),
+    geoLocation: GeoLocationSchema.nullable().optional(),
+    attachmentIds: z.array(IdParam).max(10).optional(),
+  })
+  .meta({ id: 'ChatMessage' });
+
+export const MessageDtoSchema = z
+  .object({
+    id: z.string(),
+    roomId: z.string(),
+    userId: z.string(),
+    message: z.string(),
+    encrypted: z.boolean(),
+    geoLocation: GeoLocationSchema.nullable(),
+    attachmentIds: z.array(z.string()),
+    parentId: z.string().nullable().describe('The message this one comments on'),
+    language: z.string().describe('Language the post was written in'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'MessageDto' });
+
+export const CommentSchema = z.object({ message: z.string().max(200_000) }).strict().meta({ id: 'CommentRequest' });
+
+export const PostTranslationsSchema = z
+  .object({
+    messageId: z.string(),
+    originalLanguage: z.string(),
+    translations: z.record(z.string(), z.string()).describe('Every language version, the original included'),
+  })
+  .meta({ id: 'PostTranslations' });
+
+const Cursor = z.string().regex(/^[0-9a-f]{24}$/, 'not a message id');
+
+export const MessagesQuerySchema = z.object({
+  before: Cursor.optional().describe('Older than this message'),
+  after: Cursor.optional().describe('Newer than this message (catching up); continue with the newest id returned'),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const MessagesPageSchema = z.object({ items: z.array(MessageDtoSchema), hasMore: z.boolean() }).meta({ id: 'MessagesPage' });
+
+export const TldrRequestedSchema = z
+  .object({ requestId: z.string(), messageId: z.string(), status: z.literal('QUEUED') })
+  .meta({ id: 'TldrRequestedDto' });

@@ -1,0 +1,239 @@
+import { ObjectId } from 'mongodb';
+import type { Principal } from '../platform/principal.js';
+import { TtlCache } from '../platform/cache/ttl-cache.js';
+import { badRequest } from '../platform/errors.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { GeoLocator } from '../platform/geoip.js';
+import type { BlocksRepo } from '../contacts/blocks.repo.js';
+import type { GeoLocation, MessageDoc, MessagesRepo } from './messages.repo.js';
+import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
+import type { RoomDoc, RoomsRepo } from '../rooms/rooms.repo.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { enabledMember, isEnabledMember, isManager, isOpenRoom } from '../rooms/rooms.service.js';
+
+export interface MessageView {
+  id: string;
+  roomId: string;
+  userId: string;
+  message: string;
+  encrypted: boolean;
+  geoLocation: GeoLocation | null;
+  attachmentIds: string[];
+  parentId: string | null;
+  language: string;
+  createdAt: string;
+}
+
+export interface PostTranslationsView {
+  messageId: string;
+  originalLanguage: string;
+  /** Every language version, the original included. */
+  translations: Record<string, string>;
+}
+
+export interface PostMessageInput {
+  roomId: string;
+  message: string;
+  geoLocation?: GeoLocation | null;
+  attachmentIds?: string[];
+}
+
+export const MAX_MESSAGE_LENGTH = 10_000;
+/** An encrypted message is base64 (or base64url) of at least a 12-byte nonce and a 16-byte tag. */
+const ENCRYPTED = /^[A-Za-z0-9+/_-]{38,}={0,2}$/;
+
+export function presentMessage(message: MessageDoc): MessageView {
+  return {
+    id: message._id,
+    roomId: message.roomId,
+    userId: message.userId,
+    message: message.message,
+    encrypted: message.encrypted,
+    geoLocation: message.geoLocation,
+    attachmentIds: message.attachmentIds,
+    parentId: message.parentId,
+    language: message.language,
+    createdAt: message.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Text as it is stored and shown: Unicode NFC, no control characters but newline and tab, no
+ * trailing spaces on lines, at most two blank lines in a row, trimmed.
+ */
+export function cleanText(text: string): string {
+  return text
+    .normalize('NFC')
+    .replace(/\r\n?/g, '\n')
+    // eslint-disable-next-line no-control-regex -- removing control characters is the point here
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u2028\u2029\ufeff]/g, '')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{4,}/g, '\n\n\n')
+    .trim();
+}
+
+/** Posting and reading room messages (spec, "Messages", rule 1). */
+export class MessagesService {
+  /**
+   * Authors' languages (the original language of what they post), kept 10 s: a language change
+   * labels posts from then on, at most 10 s late, and posting saves a database round trip.
+   */
+  private readonly authorLanguages = new TtlCache<string>(10_000);
+
+  constructor(
+    private readonly deps: {
+      rooms: RoomsRepo;
+      members: RoomMembersRepo;
+      messages: MessagesRepo;
+      blocks: BlocksRepo;
+      events: DeviceEvents;
+      geo: GeoLocator;
+      users: UsersRepo;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
+      supportedLanguages: string[];
+      clock?: () => Date;
+    },
+  ) {}
+
+  /**
+   * Rule 1: an enabled member; in a broadcast room, or where participants may not publish, only the
+   * creator or an admin (or a participant the publish switch allowed); the body's roomId equals the
+   * path; an end-to-end encrypted room takes only an encrypted message. A block ends a direct chat.
+   */
+  async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
+    if (input.roomId !== roomId) throw badRequest('ROOM_ID_MISMATCH', 'The body\'s roomId must equal the path\'s');
+    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    const room = await this.assertMayPost(principal, roomId);
+    return this.store(principal, room, null, input, request, []);
+  }
+
+  /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
+  async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: { ip: string }): Promise<MessageView> {
+    if (input && input.roomId !== room._id) throw badRequest('ROOM_ID_MISMATCH', 'The payload\'s roomId must equal the path\'s');
+    if ((input?.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
+  }
+
+  /** Rule 1 on who may post in a room (also for uploads, rule 4); the room when allowed. */
+  async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
+    // Both reads at once: posting is the hot path.
+    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, principal.userId)]);
+    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
+    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    const manager = isManager(room, principal.userId);
+    const mayPublish = manager || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
+    if (!mayPublish) throw badRequest('PUBLISH_NOT_ALLOWED', 'Only the creator or an admin may post here');
+    if (room.type === 'DIRECT') {
+      const other = room.uniqueKey.split(':').find((id) => id !== principal.userId);
+      if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw badRequest('BLOCKED', 'A block ends this direct chat');
+    }
+    return room;
+  }
+
+  /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
+  async comment(principal: Principal, messageId: string, input: { message: string }, request: { ip: string } = { ip: '' }): Promise<MessageView> {
+    const parent = await this.deps.messages.findById(messageId);
+    if (!parent || parent.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    const room = await this.deps.rooms.findById(parent.roomId);
+    if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    await enabledMember(this.deps.members, room._id, principal.userId);
+    if (!room.commentsEnabled) throw badRequest('COMMENTS_DISABLED', 'This room does not take comments');
+    return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request, []);
+  }
+
+  private async store(
+    principal: Principal,
+    room: RoomDoc,
+    parentId: string | null,
+    input: PostMessageInput,
+    request: { ip: string },
+    attachmentIds: string[],
+  ): Promise<MessageView> {
+    const encrypted = room.type === 'E2EE';
+    const text = encrypted ? input.message : cleanText(input.message);
+    if (encrypted && !ENCRYPTED.test(text)) throw badRequest('MESSAGE_NOT_ENCRYPTED', 'This room takes only end-to-end encrypted messages');
+    // A message may be only its attachments.
+    if (text.length === 0 && attachmentIds.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
+    if (text.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
+
+    const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
+    const doc: MessageDoc = {
+      _id: new ObjectId().toHexString(),
+      roomId: room._id,
+      userId: principal.userId,
+      message: text,
+      encrypted,
+      // Derived from the request's address when the client sent none (spec, ChatMessage); never in E2EE rooms.
+      geoLocation: input.geoLocation ?? (encrypted ? null : this.deps.geo.locate(request.ip)),
+      attachmentIds,
+      parentId,
+      language,
+      translations: {},
+      createdAt: this.deps.clock?.() ?? new Date(),
+    };
+    await this.deps.messages.insert(doc);
+    const view = presentMessage(doc);
+    // Live path: one broadcast to the room's socket.io room on every node; devices catch up by reading.
+    this.deps.events.toRoom(room._id, 'message.new', { ...view, messageId: view.id });
+    return view;
+  }
+
+  /**
+   * Rule 2: a language version of a broadcast post, by the room's creator or an admin, or a site
+   * administrator; only a supported language other than the original; cleaned like a post; an
+   * empty text removes it. Nothing is pushed or emitted.
+   */
+  async translate(principal: Principal, messageId: string, language: string, text: string): Promise<PostTranslationsView> {
+    const message = await this.deps.messages.findById(messageId);
+    if (!message || message.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    const room = await this.deps.rooms.findById(message.roomId);
+    if (!room || room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_POST', 'Only broadcast posts have translations');
+    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) {
+      throw badRequest('TRANSLATION_NOT_ALLOWED', 'Only the room\'s creator or an admin, or a site administrator, may translate');
+    }
+    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
+    if (language === message.language) throw badRequest('ORIGINAL_LANGUAGE', 'This is the post\'s original language');
+    const cleaned = cleanText(text);
+    if (cleaned.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
+    const updated = await this.deps.messages.setTranslation(message._id, language, cleaned.length === 0 ? null : cleaned);
+    const current = updated ?? message;
+    return { messageId: current._id, originalLanguage: current.language, translations: { ...current.translations, [current.language]: current.message } };
+  }
+
+  /**
+   * A page of a room's messages, newest first. `before` pages back in history; `after` returns the
+   * messages right after a cursor (to catch up after being offline), continuing with the newest id.
+   */
+  async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
+    await this.assertMayRead(principal, roomId);
+    return this.page(roomId, null, input);
+  }
+
+  /** A message's comments, newest first, with the same cursors as the room timeline. */
+  async readComments(principal: Principal, messageId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
+    const parent = await this.deps.messages.findById(messageId);
+    const room = parent ? await this.deps.rooms.findById(parent.roomId) : null;
+    if (!parent || !room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    await this.assertMayRead(principal, room._id);
+    return this.page(room._id, parent._id, input);
+  }
+
+  /** Who may read a room (its messages, comments, attachments): active members, and anyone for public groups and visible broadcasts. */
+  async assertMayRead(principal: Principal, roomId: string): Promise<RoomDoc> {
+    const room = await this.deps.rooms.findById(roomId);
+    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
+    const member = await this.deps.members.find(room._id, principal.userId);
+    if (!member?.active && !isOpenRoom(room)) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
+    return room;
+  }
+
+  private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {
+    if (input.before && input.after) throw badRequest('CURSOR_CONFLICT', 'Give before or after, not both');
+    const rows = input.after
+      ? (await this.deps.messages.after(roomId, parentId, input.after, input.limit + 1)).reverse()
+      : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1);
+    const hasMore = rows.length > input.limit;
+    const items = input.after ? rows.slice(rows.length - Math.min(rows.length, input.limit)) : rows.slice(0, input.limit);
+    return { items: items.map(presentMessage), hasMore };
+  }
+}

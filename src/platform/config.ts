@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import { LANGUAGE_CODE } from './common.schemas.js';
+
+/** Parses "900", "900s", "15m", "12h" or "30d" into whole seconds. */
+const duration = z
+  .string()
+  .trim()
+  .regex(/^\d+(s|m|h|d)?$/, 'expected a duration such as 900, 15m, 12h or 30d')
+  .transform((value) => {
+    const amount = Number.parseInt(value, 10);
+    const unit = value.at(-1);
+    const factor = unit === 'm' ? 60 : unit === 'h' ? 3600 : unit === 'd' ? 86_400 : 1;
+    return amount * factor;
+  })
+  .refine((seconds) => seconds > 0, 'must be greater than zero');
+
+const port = z.coerce.number().int('must be a whole number').min(0).max(65_535);
+const positiveInt = z.coerce.number().int('must be a whole number').positive();
+const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
+
+const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+const DEV_TURN_SECRET = 'development-only-turn-secret';
+const DEV_SFU_SECRET = 'development-only-sfu-secret';
+
+const EnvSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    HTTP_PORT: port.default(8080),
+    SOCKET_PORT: port.default(8081),
+    SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
+    PUBLIC_BASE_URL: z.url().optional(),
+    BODY_LIMIT: positiveInt.default(1_048_576),
+    /** Trust X-Forwarded-For from this many proxy hops (0: use the connection's address). */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+
+    MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URL').default('mongodb://127.0.0.1:27017/'),
+    MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/).default('chat:'),
+
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    ACCESS_TOKEN_TTL: duration.default(900),
+    REFRESH_TOKEN_TTL: duration.default(30 * 86_400),
+    TWO_FACTOR_TOKEN_TTL: duration.default(300),
+    TOTP_ISSUER: z.string().min(1).max(64).default('Chat Platform'),
+
+    LOGIN_CODE_TTL: duration.default(300),
+    LOGIN_CODE_MAX_ATTEMPTS: positiveInt.default(5),
+    LOGIN_CODE_MAX_PER_WINDOW: positiveInt.default(5),
+    LOGIN_CODE_WINDOW: duration.default(900),
+
+    SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
+    SMS_OUTBOX_FILE: z.string().min(1).default('.data/sms-outbox.jsonl'),
+    TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected AC followed by 32 hex digits').optional(),
+    TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
+    TWILIO_FROM: e164.optional(),
+    TWILIO_API_BASE: z.url().default('https://api.twilio.com'),
+
+    EMAIL_PROVIDER: z.enum(['outbox', 'sendgrid']).optional(),
+    EMAIL_OUTBOX_FILE: z.string().min(1).default('.data/email-outbox.jsonl'),
+    EMAIL_FROM: z.email('expected an e-mail address').default('no-reply@chat.invalid'),
+    SENDGRID_API_KEY: z.string().min(10).optional(),
+    SENDGRID_API_BASE: z.url().default('https://api.sendgrid.com'),
+
+    STORAGE_PROVIDER: z.enum(['local', 's3']).default('local'),
+    STORAGE_DIR: z.string().min(1).default('.data/blobs'),
+    UPLOAD_STAGING_DIR: z.string().min(1).optional(),
+    S3_ENDPOINT: z.url().optional(),
+    S3_REGION: z.string().min(1).default('us-east-1'),
+    S3_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'not an S3 bucket name').optional(),
+    S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+    S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    S3_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    MEDIA_QUEUE_MAX: positiveInt.default(1000),
+    TICKET_TTL: duration.default(300),
+
+    SUMMARIZER: z.enum(['extractive', 'openai']).default('extractive'),
+    OPENAI_BASE_URL: z.url().optional(),
+    OPENAI_API_KEY: z.string().min(1).optional(),
+    OPENAI_MODEL: z.string().min(1).default('gpt-4o-mini'),
+
+    PRESENCE_TTL: duration.default(30),
+    INBOX_MAX_EVENTS: positiveInt.default(1000),
+    INBOX_MAX_AGE: duration.default(7 * 86_400),
+
+    PUSH_PROVIDER: z.enum(['local', 'remote']).optional(),
+    APNS_KEY_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character key id').optional(),
+    APNS_TEAM_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character team id').optional(),
+    APNS_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+    APNS_BUNDLE_ID: z.string().regex(/^[A-Za-z0-9.-]+$/).optional(),
+    APNS_ORIGIN: z.url().default('https://api.push.apple.com'),
+    FCM_SERVICE_ACCOUNT_FILE: z.string().min(1).optional(),
+    FCM_API_BASE: z.url().default('https://fcm.googleapis.com'),
+
+    TURN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    TURN_URLS: z.string().default('turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp'),
+    STUN_URLS: z.string().default('stun:127.0.0.1:3478'),
+    TURN_CREDENTIAL_TTL: duration.default(12 * 3600),
+    CALL_RING_TIMEOUT: duration.default(45),
+
+    // Room calls through the SFU (mediasoup). The sfu role serves a control API to the api role on
+    // SFU_CONTROL_PORT, guarded by SFU_SECRET; media flows on UDP/TCP ports SFU_RTC_MIN_PORT..MAX_PORT.
+    MEDIASOUP_WORKER_BIN: z.string().min(1).optional(),
+    SFU_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+    SFU_CONTROL_PORT: port.default(8082),
+    SFU_CONTROL_URL: z.url().optional(),
+    SFU_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    SFU_LISTEN_IP: z.string().min(1).default('127.0.0.1'),
+    SFU_ANNOUNCED_ADDRESS: z.string().min(1).optional(),
+    SFU_RTC_MIN_PORT: port.default(40000),
+    SFU_RTC_MAX_PORT: port.default(40999),
+    ROOM_CALL_MAX_PARTICIPANTS: z.coerce.number().int().min(2).max(100).default(16),
+
+    SUPPORTED_LANGUAGES: z
+      .string()
+      .default('en,de,fr,es,it,pt,ru,uk,pl,tr,ar,zh,ja,ko,hi')
+      .transform((value) => value.split(',').map((code) => code.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(LANGUAGE_CODE, 'expected language codes such as en or pt-BR')).min(1)),
+
+    ADMIN_PHONES: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
+      .pipe(z.array(e164)),
+  })
+  .superRefine((env, ctx) => {
+    if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
+    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET'] as const) {
+      if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
+    }
+    for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
+      const bad = env[key].split(',').map((url) => url.trim()).filter((url) => url && !/^(stun|stuns|turn|turns):[^\s]+$/.test(url));
+      if (bad.length > 0) ctx.addIssue({ code: 'custom', path: [key], message: `not STUN/TURN URLs: ${bad.join(', ')}` });
+    }
+    const emailProvider = env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? 'sendgrid' : 'outbox');
+    if (emailProvider === 'sendgrid' && !env.SENDGRID_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['SENDGRID_API_KEY'], message: 'is required when EMAIL_PROVIDER is sendgrid' });
+    }
+    if (env.STORAGE_PROVIDER === 's3') {
+      for (const key of ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const) {
+        if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when STORAGE_PROVIDER is s3' });
+      }
+    }
+    if (env.SUMMARIZER === 'openai' && !env.OPENAI_BASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when SUMMARIZER is openai' });
+    }
+    const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
+    if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
+      for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
+    }
+    const provider = env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? 'twilio' : 'outbox');
+    if (provider === 'twilio') {
+      for (const key of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const) {
+        if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when SMS_PROVIDER is twilio' });
+      }
+    }
+  })
+  .transform((env) => ({
+    ...env,
+    JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
+    TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
+    SFU_SECRET: env.SFU_SECRET ?? DEV_SFU_SECRET,
+    SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
+    EMAIL_PROVIDER: env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? ('sendgrid' as const) : ('outbox' as const)),
+    PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),
+  }));
+
+export type Config = z.output<typeof EnvSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from environment variables; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as in most deployment tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
+  }
+  return parsed.data;
+}

@@ -1,0 +1,185 @@
+import { Emitter } from '@socket.io/redis-emitter';
+import type { Redis } from 'ioredis';
+import type { DeviceInbox } from '../inbox/inbox.js';
+import type { PresenceStore } from '../presence/presence.store.js';
+
+/** Socket.io room names: one per device, one per user, one per chat room (DESIGN.md, "Device socket protocol"). */
+export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
+export const userRoom = (userId: string) => `user:${userId}`;
+export const chatRoom = (roomId: string) => `room:${roomId}`;
+
+/** The key prefix the hubs' Redis adapter and every emitter share. */
+export const socketKey = (redisPrefix: string) => `${redisPrefix}socket.io`;
+/** Pub/sub channel on which hub nodes hear that a device's inbox has something new. */
+export const inboxPokeChannel = (redisPrefix: string) => `${redisPrefix}inbox:poke`;
+
+export type CallMedia = 'AUDIO' | 'VIDEO';
+
+export interface CallEventData {
+  callId: string;
+  callerId: string;
+  callerDeviceId: string;
+  calleeId: string;
+  media: CallMedia;
+  state: string;
+}
+
+export interface RoomCallEventData {
+  callId: string;
+  roomId: string;
+  startedBy: string;
+  media: CallMedia;
+}
+
+/**
+ * Every device event, by name, with its payload: the one typed map the hub, the emitter and the
+ * services share. Each goes to a device as `{seq, at, data}`.
+ */
+export interface DeviceEventMap {
+  /** Another device signed in to the account. */
+  'device.added': { deviceId: string; name: string; platform: string };
+  'call.incoming': CallEventData;
+  /** The call was answered; `answeredByDeviceId` says on which device (the others stop ringing). */
+  'call.answered': CallEventData & { answeredByDeviceId: string };
+  'call.ended': CallEventData & { endedBy: string | null; reason: 'HANGUP' | 'MISSED' | 'REJECTED' | 'CANCELLED' | 'FAILED' };
+  /** SDP offer/answer or ICE candidate from the other party's device in the call. */
+  'call.signal': { callId: string; fromDeviceId: string; kind: 'offer' | 'answer' | 'candidate'; payload: unknown };
+  /** A call started in a room the user is an enabled member of: ring (VoIP push where offline). */
+  'room-call.incoming': RoomCallEventData;
+  /** A device joined the room call; the joiner's other devices stop ringing. */
+  'room-call.joined': RoomCallEventData & { userId: string; deviceId: string };
+  /** A device left the room call; its media (`closedProducerIds`) is gone. */
+  'room-call.left': RoomCallEventData & { userId: string; deviceId: string; closedProducerIds: string[] };
+  /** The user declined on one device, or nobody answered in time: stop ringing. */
+  'room-call.ring-stopped': RoomCallEventData & { reason: 'DECLINED' | 'MISSED' };
+  /** A participant's device sends new media: consume it with POST /api/calls/{callId}/media/transports/{id}/consume. */
+  'room-call.media-added': RoomCallEventData & { producerId: string; userId: string; deviceId: string; kind: 'audio' | 'video' };
+  /** The room call ended (the last device left, nobody answered, or its media server went away). */
+  'room-call.ended': RoomCallEventData & { reason: 'HANGUP' | 'MISSED' | 'FAILED' };
+  /** Someone asks to connect (also after signing up, for invitations sent to the new number). */
+  'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
+  /** A connection request the user sent was accepted. */
+  'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
+  /** A device of the account removed its biometric key. */
+  'device.biometric-key-removed': { deviceId: string; name: string };
+  /** Processing of an uploaded file moved on; `state` READY with 100 when done. */
+  'attachment.progress': { attachmentId: string; messageId: string; roomId: string; percent: number; state: 'PROCESSING' | 'READY' };
+  /** An uploaded file could not be processed (not a readable image or video). */
+  'attachment.failed': { attachmentId: string; messageId: string; roomId: string; reason: string };
+  /** A summary asked for with POST /api/messages/{messageId}/tldr is ready. */
+  'chat.tldr-ready': {
+    requestId: string;
+    roomId: string;
+    messageId: string;
+    summary: string;
+    /** Language of the summary ("und" when the summarizer kept the conversation's own). */
+    language: string;
+    requestedLanguage: string;
+    messageCount: number;
+  };
+  /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
+  'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
+}
+
+export type DeviceEventName = keyof DeviceEventMap;
+
+export interface DeviceEventEnvelope<K extends DeviceEventName = DeviceEventName> {
+  seq: number;
+  at: string;
+  data: DeviceEventMap[K];
+}
+
+/**
+ * Room broadcasts: live only, not stored in inboxes (devices catch up on chat through the
+ * message-reading API). One `io.to(room).emit()` reaches every member's sockets on every node.
+ */
+export interface RoomEventMap {
+  'message.new': { roomId: string; messageId: string; [field: string]: unknown };
+}
+
+/** What the hub sends to device sockets. */
+export type ServerToClientEvents = {
+  [K in DeviceEventName]: (envelope: DeviceEventEnvelope<K>) => void;
+} & {
+  [K in keyof RoomEventMap]: (payload: RoomEventMap[K]) => void;
+};
+
+/** What devices send to the hub. */
+export interface ClientToServerEvents {
+  'inbox.ack': (body: { seq: number }) => void;
+  /** Relay to the other device of the call; the ack says ok, or the coded error REST would give. */
+  'call.signal': (body: unknown, ack?: (result: SocketAck) => void) => void;
+  /** Application-level round trip: the ack echoes the body (clients measure latency with it). */
+  'hub.ping': (body: unknown, ack?: (echo: unknown) => void) => void;
+}
+
+export type SocketAck = { ok: true } | { ok: false; status: number; code: string; message: string };
+
+/** How an event reaches a device that has no live socket: an alert push, a VoIP push, or nothing. */
+export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
+  'device.added': 'alert',
+  'contact.request': 'alert',
+  'device.biometric-key-removed': 'alert',
+  'call.incoming': 'voip',
+  'room-call.incoming': 'voip',
+};
+
+export interface PushRequest {
+  deviceId: string;
+  seq: number;
+  kind: 'alert' | 'voip';
+}
+
+/**
+ * Reaches devices on any hub node from any process (api, worker) through Redis; services use this
+ * and never import socket.io. Device events are written to the device's inbox first, then the hubs
+ * are poked, then offline devices are pushed to where the event warrants it.
+ */
+export class DeviceEvents {
+  private readonly emitter: Emitter;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly redisPrefix: string,
+    private readonly inbox: DeviceInbox,
+    private readonly presence: PresenceStore,
+    private readonly activeDeviceIds: (userId: string) => Promise<string[]>,
+    private readonly enqueuePush: (request: PushRequest) => Promise<void>,
+  ) {
+    this.emitter = new Emitter(redis, { key: socketKey(redisPrefix) });
+  }
+
+  /** Sends one event to one device; resolves once it is stored (and so will be delivered). */
+  async toDevice<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K]): Promise<number> {
+    const seq = await this.inbox.append(deviceId, event, data);
+    await this.redis.publish(inboxPokeChannel(this.redisPrefix), deviceId);
+    const kind = PUSH_KIND[event];
+    if (kind && !(await this.presence.isOnline(deviceId))) await this.enqueuePush({ deviceId, seq, kind });
+    return seq;
+  }
+
+  /** Sends one event to every active device of each user, optionally sparing one device. */
+  async toUsers<K extends DeviceEventName>(userIds: string[], event: K, data: DeviceEventMap[K], options: { exceptDeviceId?: string } = {}): Promise<void> {
+    const deviceIds = (await Promise.all([...new Set(userIds)].map((userId) => this.activeDeviceIds(userId)))).flat();
+    await Promise.all(deviceIds.filter((id) => id !== options.exceptDeviceId).map((id) => this.toDevice(id, event, data)));
+  }
+
+  /** Closes every socket of a device, on whatever node holds it. */
+  disconnectDevice(deviceId: string): void {
+    this.emitter.in(deviceRoom(deviceId)).disconnectSockets(true);
+  }
+
+  /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
+  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K]): void {
+    this.emitter.to(chatRoom(roomId)).emit(event, payload);
+  }
+
+  /** Puts the live sockets of a user into a chat room's broadcast, on every node. */
+  joinChatRoom(userId: string, roomId: string): void {
+    this.emitter.in(userRoom(userId)).socketsJoin(chatRoom(roomId));
+  }
+
+  leaveChatRoom(userId: string, roomId: string): void {
+    this.emitter.in(userRoom(userId)).socketsLeave(chatRoom(roomId));
+  }
+}

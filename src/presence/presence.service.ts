@@ -1,0 +1,45 @@
+import type { Principal } from '../platform/principal.js';
+import type { DevicePresence, PresenceStore } from './presence.store.js';
+import type { ConnectionsRepo } from '../contacts/connections.repo.js';
+import type { DevicesRepo } from '../devices/devices.repo.js';
+import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
+
+export interface UserPresenceView {
+  userId: string;
+  online: boolean;
+  /** Latest last-seen time over the user's devices; null when never seen. */
+  lastSeenAt: string | null;
+  devices: DevicePresence[];
+}
+
+export class PresenceService {
+  constructor(
+    private readonly presence: PresenceStore,
+    private readonly devices: DevicesRepo,
+    private readonly connections: ConnectionsRepo,
+    private readonly members: RoomMembersRepo,
+  ) {}
+
+  /**
+   * Presence of the users the caller may see: themself, their connections, and people sharing a
+   * room with them. Others are left out of the answer rather than refused, so the call does not tell
+   * who exists.
+   */
+  async ofUsers(principal: Principal, userIds: string[]): Promise<UserPresenceView[]> {
+    const wanted = [...new Set(userIds)];
+    const others = wanted.filter((id) => id !== principal.userId);
+    const [connected, sharing] = await Promise.all([
+      this.connections.connectedAmong(principal.userId, others),
+      this.members.sharingARoom(principal.userId, others),
+    ]);
+    const visible = wanted.filter((id) => id === principal.userId || connected.has(id) || sharing.has(id));
+    return Promise.all(
+      visible.map(async (userId) => {
+        const deviceIds = (await this.devices.listActiveByUser(userId)).map((device) => device._id);
+        const devices = await this.presence.ofDevices(deviceIds);
+        const seen = devices.map((d) => d.lastSeenAt).filter((at): at is string => at !== null).sort();
+        return { userId, online: devices.some((d) => d.online), lastSeenAt: seen.at(-1) ?? null, devices };
+      }),
+    );
+  }
+}

@@ -1,0 +1,65 @@
+import type { PushRequest } from '../platform/device-events.js';
+import type { DeviceInbox, InboxEntry } from '../inbox/inbox.js';
+import type { PresenceStore } from '../presence/presence.store.js';
+import type { PushMessage, PushProvider, PushTarget } from './push.js';
+import type { DeviceDoc, DevicesRepo } from '../devices/devices.repo.js';
+
+export type PushOutcome = 'sent' | 'device-gone' | 'online' | 'already-handled' | 'no-token' | 'token-invalid';
+
+/** Thrown when the push service failed in a way worth retrying (the worker retries with backoff). */
+export class PushRetryableError extends Error {}
+
+function render(entry: InboxEntry, kind: PushRequest['kind']): PushMessage {
+  const data: Record<string, string> = { event: entry.event, seq: String(entry.seq), at: entry.at };
+  for (const [key, value] of Object.entries((entry.data ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') data[key] = String(value);
+  }
+  if (kind === 'voip') return { kind, data, ttlSeconds: 30, collapseId: data.callId };
+  const sender = (entry.data as { sender?: { displayName?: string | null } } | null)?.sender;
+  const alerts: Record<string, { title: string; body: string }> = {
+    'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
+    'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
+    'device.biometric-key-removed': { title: 'Security', body: `The biometric key of ${data.name ?? 'a device'} was removed` },
+  };
+  const alert = alerts[entry.event] ?? { title: 'Chat', body: 'You have a new notification' };
+  return { kind, alert, data, ttlSeconds: 86_400 };
+}
+
+/** Pushes one stored device event to a device that had no live socket when it was emitted. */
+export class PushService {
+  constructor(
+    private readonly devices: DevicesRepo,
+    private readonly inbox: DeviceInbox,
+    private readonly presence: PresenceStore,
+    private readonly providerFor: (service: PushTarget['service']) => PushProvider | null,
+  ) {}
+
+  private target(device: DeviceDoc, kind: PushRequest['kind']): { target: PushTarget; field: 'pushToken' | 'voipPushToken' } | null {
+    // VoIP rings go through PushKit on iOS; elsewhere a high-priority data push on the normal token does it.
+    if (kind === 'voip' && device.voipPushToken) return { target: { token: device.voipPushToken.token, service: 'APNS' }, field: 'voipPushToken' };
+    if (device.pushToken) return { target: { token: device.pushToken.token, service: device.pushToken.provider }, field: 'pushToken' };
+    return null;
+  }
+
+  async deliver(request: PushRequest): Promise<PushOutcome> {
+    const device = await this.devices.findById(request.deviceId);
+    if (!device || device.revokedAt) return 'device-gone';
+    // The device came back meanwhile: its socket has the event from the inbox.
+    if (await this.presence.isOnline(device._id)) return 'online';
+    const [entry] = await this.inbox.readAfter(device._id, request.seq - 1, 1);
+    if (!entry || entry.seq !== request.seq) return 'already-handled';
+    const chosen = this.target(device, request.kind);
+    if (!chosen) return 'no-token';
+    const provider = this.providerFor(chosen.target.service);
+    if (!provider) return 'no-token';
+    const result = await provider.send(chosen.target, render(entry, request.kind));
+    if (result.ok) return 'sent';
+    if (result.tokenInvalid) {
+      // The push service says this token will never work again: stop using it.
+      if (chosen.field === 'pushToken') await this.devices.setPushToken(device._id, null);
+      else await this.devices.setVoipPushToken(device._id, null);
+      return 'token-invalid';
+    }
+    throw new PushRetryableError(`push failed: ${result.reason}`);
+  }
+}

@@ -1,0 +1,114 @@
+import type { Collection, Db } from 'mongodb';
+import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
+
+/** One user's membership of one chat room; `_id` is `<roomId>:<userId>`. */
+export interface RoomMemberDoc {
+  _id: string;
+  roomId: string;
+  userId: string;
+  /** Members who left or were removed keep their row with `active` false. */
+  active: boolean;
+  /** A disabled member stays in the room but may not post or read its settings. */
+  enabled: boolean;
+  muted: boolean;
+  /** Per-member override of the room's participantPublishEnabled (the publish switch); null: the room's. */
+  publishEnabled: boolean | null;
+  /** Removed by the creator or an admin: may not join back by themself. */
+  removedByAdmin: boolean;
+  joinedAt: Date;
+}
+
+/**
+ * The rooms a user is an active member of, keyed by user id. Kept beside the membership rows so that
+ * "rooms of this user" (every socket handshake asks it) is one `_id` lookup: mongo-java-server uses
+ * only unique indexes, and a scan of every membership per connection does not scale.
+ */
+interface UserRoomsDoc {
+  _id: string;
+  roomIds: string[];
+}
+
+export class RoomMembersRepo {
+  readonly collection: Collection<RoomMemberDoc>;
+  private readonly userRooms: Collection<UserRoomsDoc>;
+
+  /** Memberships by `<roomId>:<userId>`, for the hot path (posting); every write here clears them everywhere. */
+  private readonly recent: SharedCache<RoomMemberDoc | null>;
+
+  constructor(db: Db, bus?: CacheBus) {
+    this.collection = db.collection<RoomMemberDoc>('room_members');
+    this.userRooms = db.collection<UserRoomsDoc>('user_rooms');
+    this.recent = sharedCache<RoomMemberDoc | null>(bus, 'member', 5_000);
+  }
+
+  /** The membership from a 5-second cache that every membership write clears in every process. */
+  findCached(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
+    return this.recent.get(`${roomId}:${userId}`, () => this.find(roomId, userId));
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { userId: 1, active: 1 }, name: 'rooms_of_user' },
+      { key: { roomId: 1, active: 1 }, name: 'members_of_room' },
+    ]);
+  }
+
+  /**
+   * Adds (or re-activates) a member; true when the user was not an active member before. The row is
+   * the truth; the user's room list follows it.
+   */
+  async add(roomId: string, userId: string, now: Date, options: { muted?: boolean } = {}): Promise<boolean> {
+    const before = await this.collection.findOneAndUpdate(
+      { _id: `${roomId}:${userId}` },
+      {
+        $set: { roomId, userId, active: true, enabled: true, removedByAdmin: false, muted: options.muted ?? false },
+        $setOnInsert: { joinedAt: now, publishEnabled: null },
+      },
+      { upsert: true, returnDocument: 'before' },
+    );
+    await this.userRooms.updateOne({ _id: userId }, { $addToSet: { roomIds: roomId } }, { upsert: true });
+    await this.recent.clear(`${roomId}:${userId}`);
+    return !before?.active;
+  }
+
+  /** Ends a membership; true when it was active. `byAdmin` remembers a removal by the creator or an admin. */
+  async deactivate(roomId: string, userId: string, byAdmin = false): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: `${roomId}:${userId}`, active: true }, { $set: { active: false, removedByAdmin: byAdmin } });
+    await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
+    await this.recent.clear(`${roomId}:${userId}`);
+    return result.modifiedCount === 1;
+  }
+
+  find(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
+    return this.collection.findOne({ _id: `${roomId}:${userId}` });
+  }
+
+  async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
+    const updated = await this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, active: true }, { $set: set }, { returnDocument: 'after' });
+    await this.recent.clear(`${roomId}:${userId}`);
+    return updated;
+  }
+
+  async activeMemberIds(roomId: string): Promise<string[]> {
+    const rows = await this.collection.find({ roomId, active: true }, { projection: { userId: 1 } }).toArray();
+    return rows.map((row) => row.userId);
+  }
+
+  /** Members who may take part (active and enabled), e.g. to ring for a room call. */
+  async enabledMemberIds(roomId: string): Promise<string[]> {
+    const rows = await this.collection.find({ roomId, active: true, enabled: true }, { projection: { userId: 1 } }).toArray();
+    return rows.map((row) => row.userId);
+  }
+
+  async activeRoomIds(userId: string): Promise<string[]> {
+    return (await this.userRooms.findOne({ _id: userId }))?.roomIds ?? [];
+  }
+
+  /** Of `others`, those sharing at least one active room with `userId`. */
+  async sharingARoom(userId: string, others: string[]): Promise<Set<string>> {
+    const rooms = new Set(await this.activeRoomIds(userId));
+    if (rooms.size === 0 || others.length === 0) return new Set();
+    const lists = await this.userRooms.find({ _id: { $in: others } }).toArray();
+    return new Set(lists.filter((list) => list.roomIds.some((roomId) => rooms.has(roomId))).map((list) => list._id));
+  }
+}

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { ROOM_TYPES } from './rooms.repo.js';
+import { IdParam, IsoDateTime, QueryBoolean } from '../platform/common.schemas.js';
+
+const bool = QueryBoolean;
+const nullableBool = z.enum(['true', 'false', 'null']).transform((value) => (value === 'null' ? null : value === 'true'));
+
+export const RoomDtoSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(ROOM_TYPES),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    link: z.string().nullable().describe('Readable link of public groups and broadcast rooms'),
+    creatorId: z.string(),
+    admins: z.array(z.string()),
+    commentsEnabled: z.boolean(),
+    participantPublishEnabled: z.boolean(),
+    visible: z.boolean().describe('Broadcast rooms: listed for and joinable by everyone'),
+    memberCount: z.number().int(),
+    language: z.string().describe('Language of the name and description shown'),
+    translatedInto: z.array(z.string()).describe('Other languages the name and description exist in'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'RoomDto' });
+
+export const RoomTranslationSchema = z
+  .object({ name: z.string().max(50).describe('Empty removes this language'), description: z.string().trim().max(250).nullable().default(null) })
+  .strict()
+  .meta({ id: 'RoomTranslationRequest' });
+
+export const RoomCreateSchema = z
+  .object({
+    type: z.enum(ROOM_TYPES),
+    name: z.string().trim().min(3).max(50).optional().describe('Required except for direct chats'),
+    description: z.string().trim().max(250).optional(),
+    memberIds: z.array(IdParam).max(1000).optional().describe('A direct chat takes exactly one'),
+    visible: z.boolean().optional().describe('Broadcast rooms only; default true'),
+  })
+  .strict()
+  .meta({ id: 'RoomCreateRequest' });
+
+export const RoomUpdateQuerySchema = z.object({
+  name: z.string().trim().min(3, 'at least 3 characters').max(50, 'at most 50 characters'),
+  description: z.string().trim().max(250, 'at most 250 characters'),
+  commentsEnabled: nullableBool.optional(),
+  participantPublishEnabled: nullableBool.optional(),
+});
+
+export const PublishQuerySchema = z.object({ publishEnabled: bool });
+export const MutedQuerySchema = z.object({ muted: bool });
+export const EnabledQuerySchema = z.object({ enabled: bool });
+export const MutedSchema = z.object({ muted: z.boolean() }).meta({ id: 'RoomMuted' });
+
+export const RoomSearchSchema = z
+  .object({
+    query: z.string().trim().max(100).optional().describe('Words the group name starts with; absent: the most popular'),
+    pageSize: z.number().int().min(1).max(100).default(20),
+    currentPage: z.number().int().min(0).max(100_000).default(0),
+  })
+  .strict()
+  .meta({ id: 'RoomSearchRequest' });

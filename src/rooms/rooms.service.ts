@@ -1,0 +1,347 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../platform/principal.js';
+import { badRequest } from '../platform/errors.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { BlocksRepo } from '../contacts/blocks.repo.js';
+import type { RoomMemberDoc, RoomMembersRepo } from './room-members.repo.js';
+import { linkOf, wordsOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { page, type Page } from '../platform/paging.js';
+
+export interface RoomView {
+  id: string;
+  type: RoomType;
+  name: string | null;
+  description: string | null;
+  link: string | null;
+  creatorId: string;
+  admins: string[];
+  commentsEnabled: boolean;
+  participantPublishEnabled: boolean;
+  visible: boolean;
+  memberCount: number;
+  /** Language of the name and description shown. */
+  language: string;
+  /** Languages the name and description are also available in. */
+  translatedInto: string[];
+  createdAt: string;
+}
+
+export interface CreateRoomInput {
+  type: RoomType;
+  name?: string;
+  description?: string;
+  memberIds?: string[];
+  visible?: boolean;
+}
+
+const notFound = () => badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may see');
+const notAllowed = () => badRequest('ROOM_NOT_ALLOWED', 'Only the room\'s creator or an admin may do this');
+
+/** The room, in `language` when it has that version (broadcast rooms), else as written. */
+export function presentRoom(room: RoomDoc, language?: string): RoomView {
+  const version = language ? room.translations?.[language] : undefined;
+  return {
+    id: room._id,
+    type: room.type,
+    name: version?.name ?? room.name,
+    description: version ? version.description : room.description,
+    link: room.link,
+    creatorId: room.creatorId,
+    admins: room.admins,
+    commentsEnabled: room.commentsEnabled,
+    participantPublishEnabled: room.participantPublishEnabled,
+    visible: room.visible,
+    memberCount: room.memberCount,
+    language: version ? language! : (room.language ?? 'en'),
+    translatedInto: Object.keys(room.translations ?? {}).sort(),
+    createdAt: room.createdAt.toISOString(),
+  };
+}
+
+export const isManager = (room: RoomDoc, userId: string) => room.creatorId === userId || room.admins.includes(userId);
+
+/** Rooms anyone may read and resolve by link: public groups and visible broadcast rooms. */
+export const isOpenRoom = (room: RoomDoc) => room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
+
+export const isEnabledMember = (member: RoomMemberDoc | null): member is RoomMemberDoc => member !== null && member.active && member.enabled;
+
+/** The user's active, enabled membership of the room, or 400 NOT_A_MEMBER. */
+export async function enabledMember(members: RoomMembersRepo, roomId: string, userId: string): Promise<RoomMemberDoc> {
+  const member = await members.find(roomId, userId);
+  if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+  return member;
+}
+const hasLink = (type: RoomType) => type === 'PUBLIC_GROUP' || type === 'BROADCAST';
+
+/** Rooms of the five kinds: creation, membership, administration and the spec's rules 1 to 6. */
+export class RoomsService {
+  constructor(
+    private readonly deps: {
+      rooms: RoomsRepo;
+      members: RoomMembersRepo;
+      users: UsersRepo;
+      blocks: BlocksRepo;
+      events: DeviceEvents;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
+      supportedLanguages: string[];
+      clock?: () => Date;
+    },
+  ) {}
+
+  private now(): Date {
+    return this.deps.clock?.() ?? new Date();
+  }
+
+  private async room(roomId: string): Promise<RoomDoc> {
+    const room = await this.deps.rooms.findById(roomId);
+    if (!room) throw notFound();
+    return room;
+  }
+
+  /** A room the caller may administer: its creator or an admin, and not a direct chat; else 400. */
+  private async managedRoom(principal: Principal, roomId: string): Promise<RoomDoc> {
+    const room = await this.room(roomId);
+    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
+    return room;
+  }
+
+  private async join(room: RoomDoc, userId: string, muted = false): Promise<void> {
+    if (await this.deps.members.add(room._id, userId, this.now(), { muted })) {
+      await this.deps.rooms.addToMemberCount(room._id, 1);
+      this.deps.events.joinChatRoom(userId, room._id);
+    }
+  }
+
+  private async part(room: RoomDoc, userId: string, byAdmin: boolean): Promise<void> {
+    if (await this.deps.members.deactivate(room._id, userId, byAdmin)) {
+      await this.deps.rooms.addToMemberCount(room._id, -1);
+      this.deps.events.leaveChatRoom(userId, room._id);
+    }
+  }
+
+  private async assertUsersExist(ids: string[]): Promise<void> {
+    const found = await this.deps.users.findManyByIds(ids);
+    if (found.length !== ids.length) throw badRequest('USER_NOT_FOUND', 'A member id is not a user');
+  }
+
+  private async assertNoBlock(a: string, b: string): Promise<void> {
+    if (await this.deps.blocks.eitherBlocked(a, b)) throw badRequest('BLOCKED', 'A block between you and this user prevents it');
+  }
+
+  async create(principal: Principal, input: CreateRoomInput): Promise<RoomView> {
+    const { rooms } = this.deps;
+    const others = [...new Set(input.memberIds ?? [])].filter((id) => id !== principal.userId);
+    const now = this.now();
+    if (input.type === 'DIRECT') {
+      // A direct chat is between exactly two users and unique per pair: asking again returns it.
+      if ((input.memberIds ?? []).length !== 1 || others.length !== 1) throw badRequest('DIRECT_NEEDS_ONE_MEMBER', 'A direct chat takes exactly one other user');
+      const other = others[0]!;
+      await this.assertUsersExist([other]);
+      await this.assertNoBlock(principal.userId, other);
+      const key = [principal.userId, other].sort().join(':');
+      const existing = await rooms.findByUniqueKey(key);
+      if (existing) {
+        await this.join(existing, principal.userId);
+        return presentRoom((await rooms.findById(existing._id)) ?? existing);
+      }
+      const room = this.newRoom(principal, { ...input, name: undefined, description: undefined }, key, now, 'en');
+      try {
+        await rooms.insert(room);
+      } catch {
+        const raced = await rooms.findByUniqueKey(key);
+        if (raced) return presentRoom(raced);
+        throw notFound();
+      }
+      for (const userId of [principal.userId, other]) await this.join(room, userId);
+      return presentRoom((await rooms.findById(room._id)) ?? room);
+    }
+
+    if (!input.name || input.name.length < 3 || input.name.length > 50) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
+    await this.assertUsersExist(others);
+    for (const other of others) await this.assertNoBlock(principal.userId, other);
+    const creator = await this.deps.users.findById(principal.userId);
+    const room = this.newRoom(principal, input, '', now, creator?.language ?? 'en');
+    room.uniqueKey = room._id;
+    if (hasLink(room.type)) {
+      room.link = linkOf(room.name!);
+      if (!(await rooms.claimLink(room.link, room._id, now))) throw badRequest('ROOM_LINK_TAKEN', 'Another room uses the link this name maps to');
+    }
+    await rooms.insert(room);
+    for (const userId of [principal.userId, ...others]) await this.join(room, userId);
+    return presentRoom((await rooms.findById(room._id)) ?? room);
+  }
+
+  private newRoom(principal: Principal, input: CreateRoomInput, uniqueKey: string, now: Date, language: string): RoomDoc {
+    return {
+      language,
+      _id: randomUUID(),
+      type: input.type,
+      name: input.name ?? null,
+      description: input.description ?? null,
+      link: null,
+      nameWords: wordsOf(input.name ?? null),
+      creatorId: principal.userId,
+      admins: [],
+      commentsEnabled: false,
+      participantPublishEnabled: input.type !== 'BROADCAST',
+      visible: input.type === 'BROADCAST' ? (input.visible ?? true) : false,
+      uniqueKey,
+      memberCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** The caller's rooms, newest first. */
+  async listMine(principal: Principal, pageSize: number, currentPage: number): Promise<Page<RoomView>> {
+    const ids = await this.deps.members.activeRoomIds(principal.userId);
+    const rooms = (await this.deps.rooms.findManyByIds(ids)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    return page(rooms.slice(currentPage * pageSize, (currentPage + 1) * pageSize).map((room) => presentRoom(room)), rooms.length, pageSize, currentPage);
+  }
+
+  /** Rule 1: the creator or an admin, or an enabled member of a public group; anyone else 400. */
+  async get(principal: Principal, roomId: string): Promise<RoomView> {
+    const room = await this.room(roomId);
+    if (isManager(room, principal.userId)) return presentRoom(room);
+    if (room.type === 'PUBLIC_GROUP') {
+      const member = await this.deps.members.find(roomId, principal.userId);
+      if (isEnabledMember(member)) return presentRoom(room);
+    }
+    throw notFound();
+  }
+
+  /** Rule 2: creator or admin, not in a direct chat; public-group switches only when both are given; renames move the link. */
+  async update(
+    principal: Principal,
+    roomId: string,
+    input: { name: string; description: string; commentsEnabled?: boolean | null; participantPublishEnabled?: boolean | null },
+  ): Promise<RoomView> {
+    const room = await this.managedRoom(principal, roomId);
+    const now = this.now();
+    const set: Partial<RoomDoc> = { name: input.name, description: input.description, nameWords: wordsOf(input.name), updatedAt: now };
+    const bothSwitches = input.commentsEnabled !== undefined && input.commentsEnabled !== null && input.participantPublishEnabled !== undefined && input.participantPublishEnabled !== null;
+    if (room.type === 'PUBLIC_GROUP' && bothSwitches) {
+      set.commentsEnabled = input.commentsEnabled!;
+      set.participantPublishEnabled = input.participantPublishEnabled!;
+    }
+    if (room.type === 'PUBLIC_GROUP' && input.name !== room.name) {
+      const link = linkOf(input.name);
+      // The old link stays in room_links pointing here: a redirect.
+      if (link !== room.link && !(await this.deps.rooms.claimLink(link, room._id, now))) {
+        throw badRequest('ROOM_LINK_TAKEN', 'Another room uses the link this name maps to');
+      }
+      set.link = link;
+    }
+    return presentRoom((await this.deps.rooms.update(room._id, set)) ?? room);
+  }
+
+  /** Rule 3: creator or admin switch one participant's right to post; the participant must be an enabled member. */
+  async setPublishEnabled(principal: Principal, roomId: string, participantId: string, publishEnabled: boolean): Promise<void> {
+    const room = await this.room(roomId);
+    if (!isManager(room, principal.userId)) throw notAllowed();
+    const member = await this.deps.members.find(roomId, participantId);
+    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'The participant is not an enabled member');
+    await this.deps.members.set(roomId, participantId, { publishEnabled });
+  }
+
+  /** Rule 4: the caller's own mute setting; the caller must be an enabled member. */
+  async muted(principal: Principal, roomId: string): Promise<{ muted: boolean }> {
+    await this.room(roomId);
+    return { muted: (await enabledMember(this.deps.members, roomId, principal.userId)).muted };
+  }
+
+  async setMuted(principal: Principal, roomId: string, muted: boolean): Promise<{ muted: boolean }> {
+    await this.room(roomId);
+    await enabledMember(this.deps.members, roomId, principal.userId);
+    const member = await this.deps.members.set(roomId, principal.userId, { muted });
+    return { muted: member?.muted ?? muted };
+  }
+
+  /**
+   * Rule 5: join a public group (or rejoin one left), starting muted; a visible broadcast room is
+   * returned unchanged; anything else, or a group whose admin removed the caller, is a 400.
+   */
+  async joinRoom(principal: Principal, roomId: string): Promise<RoomView> {
+    const room = await this.room(roomId);
+    if (room.type === 'BROADCAST' && room.visible) {
+      const caller = await this.deps.users.findById(principal.userId);
+      return presentRoom(room, caller?.language);
+    }
+    if (room.type !== 'PUBLIC_GROUP') throw badRequest('ROOM_NOT_JOINABLE', 'Only public groups can be joined');
+    const member = await this.deps.members.find(roomId, principal.userId);
+    if (member?.removedByAdmin && !member.active) throw badRequest('REMOVED_BY_ADMIN', 'An admin removed you from this group');
+    if (!member?.active) await this.join(room, principal.userId, true);
+    return presentRoom((await this.deps.rooms.findById(roomId)) ?? room);
+  }
+
+  /** Rule 6: public groups, largest first, matching the words of the query, or simply the most popular. */
+  async search(_principal: Principal, input: { query?: string; pageSize: number; currentPage: number }): Promise<Page<RoomView>> {
+    const words = wordsOf(input.query ?? null);
+    const { items, total } = await this.deps.rooms.searchPublic(words, input.currentPage * input.pageSize, input.pageSize);
+    return page(items.map((room) => presentRoom(room)), total, input.pageSize, input.currentPage);
+  }
+
+  async addMember(principal: Principal, roomId: string, userId: string): Promise<void> {
+    const room = await this.managedRoom(principal, roomId);
+    await this.assertUsersExist([userId]);
+    await this.assertNoBlock(principal.userId, userId);
+    await this.join(room, userId);
+  }
+
+  /** Removal by the creator or an admin; remembered, so the user cannot join back alone. */
+  async removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
+    const room = await this.managedRoom(principal, roomId);
+    if (userId === room.creatorId) throw badRequest('CANNOT_REMOVE_CREATOR', 'The creator cannot be removed');
+    const member = await this.deps.members.find(roomId, userId);
+    if (!member?.active) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
+    await this.part(room, userId, true);
+    if (room.admins.includes(userId)) await this.deps.rooms.setAdmin(room._id, userId, false);
+  }
+
+  async setMemberEnabled(principal: Principal, roomId: string, userId: string, enabled: boolean): Promise<void> {
+    const room = await this.managedRoom(principal, roomId);
+    if (userId === room.creatorId) throw badRequest('CANNOT_DISABLE_CREATOR', 'The creator cannot be disabled');
+    if (!(await this.deps.members.set(roomId, userId, { enabled }))) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
+  }
+
+  async setAdmin(principal: Principal, roomId: string, userId: string, admin: boolean): Promise<void> {
+    const room = await this.managedRoom(principal, roomId);
+    if (userId === room.creatorId) throw badRequest('CREATOR_IS_OWNER', 'The creator already has every right');
+    const member = await this.deps.members.find(roomId, userId);
+    if (admin && !isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'Only enabled members can be admins');
+    await this.deps.rooms.setAdmin(room._id, userId, admin);
+  }
+
+  async leave(principal: Principal, roomId: string): Promise<void> {
+    const room = await this.room(roomId);
+    const member = await this.deps.members.find(roomId, principal.userId);
+    if (!member?.active) throw badRequest('NOT_A_MEMBER', 'You are not a member of this room');
+    await this.part(room, principal.userId, false);
+    if (room.admins.includes(principal.userId)) await this.deps.rooms.setAdmin(room._id, principal.userId, false);
+  }
+
+  /**
+   * A language version of a broadcast room's name and description, by its creator or an admin, or
+   * a site administrator; an empty name removes it. Joining shows it to users of that language.
+   */
+  async translate(principal: Principal, roomId: string, language: string, input: { name: string; description: string | null }): Promise<RoomView> {
+    const room = await this.room(roomId);
+    if (room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_ROOM', 'Only broadcast rooms have translations');
+    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) throw notAllowed();
+    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
+    if (language === (room.language ?? 'en')) throw badRequest('ORIGINAL_LANGUAGE', 'This is the room\'s original language');
+    const name = input.name.trim();
+    if (name.length > 0 && (name.length < 3 || name.length > 50)) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
+    const updated = await this.deps.rooms.setTranslation(room._id, language, name.length === 0 ? null : { name, description: input.description });
+    return presentRoom(updated ?? room, language);
+  }
+
+  /** A readable link to its room, following the redirects renamed rooms leave; public groups and visible broadcasts only. */
+  async byLink(_principal: Principal, link: string): Promise<RoomView> {
+    const roomId = await this.deps.rooms.roomIdOfLink(link.toLowerCase());
+    const room = roomId ? await this.deps.rooms.findById(roomId) : null;
+    if (!room || !isOpenRoom(room)) throw notFound();
+    return presentRoom(room);
+  }
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { IsoDateTime, LanguageCode } from '../platform/common.schemas.js';
+
+export const UserSchema = z
+  .object({
+    id: z.string(),
+    phone: z.string(),
+    email: z.string().nullable(),
+    displayName: z.string().nullable(),
+    language: z.string(),
+    twoFactorEnabled: z.boolean(),
+    admin: z.boolean().describe('Site administrator'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'User' });
+
+export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable() }).meta({ id: 'UserDto' });
+
+export const UserUpdateSchema = z
+  .object({
+    displayName: z.string().trim().min(1).max(64).optional(),
+    email: z.email('not a valid e-mail address').max(254).transform((value) => value.toLowerCase()).optional(),
+    language: LanguageCode.optional(),
+  })
+  .strict()
+  .meta({ id: 'UserUpdateRequest' });
+
+export const TwoFactorCodeQuerySchema = z.object({
+  code: z.string().regex(/^\d{6}$/, 'must be six digits').describe('Current six-digit authenticator code'),
+});
+
+export const TwoFactorSetupSchema = z
+  .object({
+    secret: z.string().describe('Base32 TOTP secret'),
+    otpauthUri: z.string().describe('otpauth://totp/ URI for authenticator apps (QR code)'),
+  })
+  .meta({ id: 'TwoFactorSetup' });

@@ -1,0 +1,111 @@
+import type { Principal } from '../platform/principal.js';
+import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import { badRequest, unauthorized } from '../platform/errors.js';
+import type { UserDoc, UsersRepo } from './users.repo.js';
+
+export interface UserView {
+  id: string;
+  phone: string;
+  email: string | null;
+  displayName: string | null;
+  language: string;
+  twoFactorEnabled: boolean;
+  admin: boolean;
+  createdAt: string;
+}
+
+export interface UserSummaryView {
+  id: string;
+  displayName: string | null;
+}
+
+export class UsersService {
+  private readonly adminPhones: ReadonlySet<string>;
+
+  constructor(
+    private readonly users: UsersRepo,
+    private readonly options: { adminPhones: string[]; totpIssuer: string },
+    private readonly clock: () => Date = () => new Date(),
+  ) {
+    this.adminPhones = new Set(options.adminPhones);
+  }
+
+  /** Site administrators are the users whose number is listed in ADMIN_PHONES. */
+  isAdmin(user: Pick<UserDoc, 'phone'>): boolean {
+    return this.adminPhones.has(user.phone);
+  }
+
+  present(user: UserDoc): UserView {
+    return {
+      id: user._id,
+      phone: user.phone,
+      email: user.email ?? null,
+      displayName: user.displayName,
+      language: user.language,
+      twoFactorEnabled: user.twoFactor.enabled,
+      admin: this.isAdmin(user),
+      createdAt: user.createdAt.toISOString(),
+    };
+  }
+
+  async me(principal: Principal): Promise<UserDoc> {
+    const user = await this.users.findById(principal.userId);
+    if (!user) throw unauthorized();
+    return user;
+  }
+
+  async updateMe(principal: Principal, changes: { displayName?: string; language?: string; email?: string }): Promise<UserDoc> {
+    let user;
+    try {
+      user = await this.users.updateProfile(principal.userId, changes, this.clock());
+    } catch (error) {
+      if (isDuplicateKey(error)) throw badRequest('EMAIL_TAKEN', 'Another account uses this e-mail address');
+      throw error;
+    }
+    if (!user) throw unauthorized();
+    return user;
+  }
+
+  /** Another user's public summary. Phone numbers are never shown to others. */
+  async getSummary(_principal: Principal, userId: string): Promise<UserSummaryView> {
+    const user = await this.users.findById(userId);
+    if (!user) throw badRequest('USER_NOT_FOUND', 'No such user');
+    return { id: user._id, displayName: user.displayName };
+  }
+
+  /** Starts two-factor setup: a new pending secret, confirmed later by `enableTwoFactor`. */
+  async setupTwoFactor(principal: Principal): Promise<{ secret: string; otpauthUri: string }> {
+    const user = await this.me(principal);
+    if (user.twoFactor.enabled) throw badRequest('TWO_FACTOR_ALREADY_ENABLED', 'Two-factor authentication is already on; disable it first');
+    const secret = newTotpSecret();
+    await this.users.setPendingSecret(user._id, secret, this.clock());
+    return { secret, otpauthUri: totpUri(this.options.totpIssuer, user.phone, secret) };
+  }
+
+  /** Spec, "States and transitions": off → on with a correct code; already on changes nothing. */
+  async enableTwoFactor(principal: Principal, code: string): Promise<UserDoc> {
+    const user = await this.me(principal);
+    if (user.twoFactor.enabled) return user;
+    const pending = user.twoFactor.pendingSecret;
+    if (!pending) throw badRequest('TWO_FACTOR_NOT_SET_UP', 'Call POST /api/users/2fa/setup first');
+    const step = await matchTotpStep(pending, code, this.clock());
+    if (step === null) throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong');
+    const enabled = await this.users.enableTwoFactor(user._id, pending, step, this.clock());
+    // A concurrent enable or a new setup won the race: report the state as it now is.
+    return enabled ?? (await this.me(principal));
+  }
+
+  /** Spec, "States and transitions": on → off with a correct code, replacing the secret; already off changes nothing. */
+  async disableTwoFactor(principal: Principal, code: string): Promise<UserDoc> {
+    const user = await this.me(principal);
+    const secret = user.twoFactor.secret;
+    if (!user.twoFactor.enabled || !secret) return user;
+    const step = await matchTotpStep(secret, code, this.clock());
+    if (step === null || !(await this.users.claimTotpStep(user._id, step))) {
+      throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong or was already used');
+    }
+    const disabled = await this.users.disableTwoFactor(user._id, secret, newTotpSecret(), this.clock());
+    return disabled ?? (await this.me(principal));
+  }
+}
