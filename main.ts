@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { startHub, type Hub } from './realtime/hub.js';
 import { buildApp } from './rest/app.js';
+import { createContext, type AppContext } from './src/composition.js';
 import { ConfigError, loadConfig } from './src/platform/config.js';
-import { createContext } from './src/context.js';
+import { createPlatform, type Platform } from './src/platform/platform.js';
 import { createLogger } from './src/platform/logger.js';
 import { mediasoupAvailable, startSfuNode, type SfuNode } from './src/sfu/sfu-node.js';
 import { startWorkers, type Workers } from './workers/main.js';
@@ -38,24 +39,27 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config, 'chat-platform');
-  const ctx = await createContext(config, logger);
+  // Each role builds what it uses: a process that is only an sfu node needs Redis, not the database or any area.
+  const needsAreas = roles.has('api') || roles.has('realtime') || roles.has('worker');
+  const ctx: AppContext | null = needsAreas ? await createContext(config, logger) : null;
+  const platform: Platform = ctx?.platform ?? (await createPlatform(config, logger, { database: false }));
 
   let api: FastifyInstance | null = null;
   let hub: Hub | null = null;
   let workers: Workers | null = null;
   let sfu: SfuNode | null = null;
-  if (roles.has('realtime')) hub = await startHub(ctx, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
-  if (roles.has('worker')) workers = await startWorkers(ctx);
+  if (ctx && roles.has('realtime')) hub = await startHub(platform, ctx.services, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
+  if (ctx && roles.has('worker')) workers = await startWorkers(platform, ctx.services);
   // Room calls need mediasoup's worker binary. Asked for by name, the sfu role must start; as part
   // of `all` it is left out (room calls answer 503 SFU_UNAVAILABLE) where the binary is missing.
   if (roles.has('sfu')) {
-    if (await mediasoupAvailable(config)) sfu = await startSfuNode(ctx);
+    if (await mediasoupAvailable(config)) sfu = await startSfuNode(platform);
     else if (!roleArg(process.argv.slice(2)).includes('all')) throw new Error('the sfu role needs a mediasoup worker binary (MEDIASOUP_WORKER_BIN)');
     else logger.warn('no mediasoup worker binary: room calls are off (503 SFU_UNAVAILABLE)');
   }
   // The api listens last, so /readyz answering means every role of this process is up.
-  if (roles.has('api')) {
-    api = await buildApp(ctx);
+  if (ctx && roles.has('api')) {
+    api = await buildApp({ services: ctx.services, config, logger });
     await api.listen({ host: config.HOST, port: config.HTTP_PORT });
   }
 
@@ -79,7 +83,7 @@ async function main() {
     force.unref();
     // Stop taking work first, then finish what is running, then drop the connections.
     await Promise.allSettled([api?.close(), hub?.close(), workers?.close(), sfu?.close()]);
-    await ctx.close();
+    await (ctx ?? platform).close();
     logger.info('stopped');
     process.exit(0);
   };

@@ -78,7 +78,7 @@ export async function spawnRole(role, env, children) {
 export async function stopAll(children, stack, folder, ctx) {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   if (ctx) {
-    await ctx.db.dropDatabase().catch(() => undefined);
+    await ctx.platform.db.dropDatabase().catch(() => undefined);
     await ctx.close();
   }
   await stack.stop();

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/context.js';
+import { createContext } from '../dist/src/composition.js';
 import { createLogger } from '../dist/src/platform/logger.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
@@ -59,13 +59,13 @@ async function seedRoom(roomId, count, offset) {
       people.push({ userId, deviceId });
     }
     await Promise.all([
-      ctx.db.collection('users').insertMany(users),
-      ctx.db.collection('devices').insertMany(devices),
-      ctx.db.collection('room_members').insertMany(members),
-      ctx.db.collection('user_rooms').insertMany(userRooms),
+      ctx.platform.db.collection('users').insertMany(users),
+      ctx.platform.db.collection('devices').insertMany(devices),
+      ctx.platform.db.collection('room_members').insertMany(members),
+      ctx.platform.db.collection('user_rooms').insertMany(userRooms),
     ]);
   }
-  await ctx.db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId: people[0].userId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount: count, createdAt: at, updatedAt: at });
+  await ctx.platform.db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId: people[0].userId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount: count, createdAt: at, updatedAt: at });
   for (const p of people) p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
   return people;
 }

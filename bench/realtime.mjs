@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/context.js';
+import { createContext } from '../dist/src/composition.js';
 import { createLogger } from '../dist/src/platform/logger.js';
 import { freePort, startStack } from '../scripts/stack.mjs';
 import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
@@ -82,10 +82,10 @@ async function seed(count) {
       result.push({ userId, deviceId });
     }
     await Promise.all([
-      ctx.db.collection('users').insertMany(users, { ordered: false }),
-      ctx.db.collection('devices').insertMany(devices, { ordered: false }),
-      ctx.db.collection('room_members').insertMany(members, { ordered: false }),
-      ctx.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
+      ctx.platform.db.collection('users').insertMany(users, { ordered: false }),
+      ctx.platform.db.collection('devices').insertMany(devices, { ordered: false }),
+      ctx.platform.db.collection('room_members').insertMany(members, { ordered: false }),
+      ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
     ]);
   }
   for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });

@@ -1,16 +1,6 @@
-import type { Socket } from 'socket.io';
-import type { ClientToServerEvents, DeviceEventName, ServerToClientEvents } from '../src/platform/device-events.js';
+import type { DeviceEventName } from '../src/platform/device-events.js';
 import type { DeviceInbox } from '../src/inbox/inbox.js';
-
-type DeviceSocket = Socket<ClientToServerEvents, ServerToClientEvents>;
-
-interface Cursor {
-  /** Highest sequence sent on this socket. */
-  sent: number;
-  /** Delivery runs one at a time per socket; a poke during a run asks for another. */
-  running: boolean;
-  again: boolean;
-}
+import type { DeliveryCursor as Cursor, HubSocket as DeviceSocket } from './socket-types.js';
 
 /**
  * Sends a device's inbox to its sockets on this node, in order and once each: on connect from the
@@ -18,7 +8,7 @@ interface Cursor {
  * a replay can never overtake or repeat a live event.
  */
 /** The delivery cursor rides on the socket's own `data`, so a socket costs no extra map entry. */
-const cursorOf = (socket: DeviceSocket): Cursor | undefined => (socket.data as { cursor?: Cursor }).cursor;
+const cursorOf = (socket: DeviceSocket): Cursor | undefined => socket.data.cursor;
 
 export class InboxDelivery {
   /** A device's sockets on this node: nearly always one, so a small array rather than a Set. */
@@ -38,7 +28,7 @@ export class InboxDelivery {
   }
 
   attach(socket: DeviceSocket, deviceId: string, lastSeq: number): void {
-    (socket.data as { cursor?: Cursor }).cursor = { sent: lastSeq, running: false, again: false };
+    socket.data.cursor = { sent: lastSeq, running: false, again: false };
     const sockets = this.byDevice.get(deviceId);
     if (sockets) sockets.push(socket);
     else this.byDevice.set(deviceId, [socket]);
@@ -47,7 +37,7 @@ export class InboxDelivery {
 
   /** Forgets the socket; true when it was the device's last socket on this node. */
   detach(socket: DeviceSocket, deviceId: string): boolean {
-    (socket.data as { cursor?: Cursor }).cursor = undefined;
+    socket.data.cursor = undefined;
     const sockets = this.byDevice.get(deviceId);
     const at = sockets?.indexOf(socket) ?? -1;
     if (sockets && at >= 0) sockets.splice(at, 1);

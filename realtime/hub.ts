@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
-import { Server, type Socket } from 'socket.io';
+import { Server } from 'socket.io';
 import uws from 'uWebSockets.js';
-import type { Principal } from '../src/platform/principal.js';
-import type { AppContext } from '../src/context.js';
+import type { Services } from '../src/composition.js';
+import type { Platform } from '../src/platform/platform.js';
 import { AppError } from '../src/platform/errors.js';
-import { chatRoom, deviceRoom, inboxPokeChannel, socketKey, userRoom, type ClientToServerEvents, type ServerToClientEvents } from '../src/platform/device-events.js';
+import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
 import { InboxDelivery } from './delivery.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
+import type { HubServer, HubSocket } from './socket-types.js';
 
 export type SocketEngine = 'uws' | 'ws';
-
-interface SocketData {
-  principal: Principal;
-}
-
-type HubServer = Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
-type HubSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
 export interface Hub {
   io: HubServer;
@@ -36,8 +30,9 @@ function lastSeqOf(auth: unknown): number {
  * the Redis adapter. The handshake uses the same token check as REST. Device events come from the
  * device's inbox (see InboxDelivery); presence is one expiring heartbeat per node in Redis and, per device, the set of nodes holding it.
  */
-export async function startHub(ctx: AppContext, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
-  const log = ctx.logger.child({ role: 'realtime' });
+export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'keys'>, services: Services, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
+  const log = platform.logger.child({ role: 'realtime' });
+  const { auth, inbox, presenceStore: presence, rooms } = services;
   const nodeId = randomUUID();
   const io: HubServer = new Server({
     path: '/socket.io/',
@@ -46,27 +41,27 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
-  const pub = ctx.redis.duplicate();
-  const sub = ctx.redis.duplicate();
-  io.adapter(createAdapter(pub, sub, { key: socketKey(ctx.config.REDIS_PREFIX) }));
+  const pub = platform.redis.duplicate();
+  const sub = platform.redis.duplicate();
+  io.adapter(createAdapter(pub, sub, { key: platform.keys.socketIo }));
 
-  const delivery = new InboxDelivery(ctx.inbox, (error) => log.error({ err: error }, 'inbox delivery failed'));
-  const pokes = ctx.redis.duplicate();
-  await pokes.subscribe(inboxPokeChannel(ctx.config.REDIS_PREFIX));
+  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'));
+  const pokes = platform.redis.duplicate();
+  await pokes.subscribe(platform.keys.inboxPoke);
   pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
 
   const heartbeat = setInterval(() => {
-    ctx.presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
-  }, Math.max(250, Math.floor(ctx.presence.ttlMs / 3)));
+    presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
+  }, Math.max(250, Math.floor(presence.ttlMs / 3)));
 
   io.use((socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || token.length === 0) return next(new Error('UNAUTHORIZED'));
-    ctx.services.auth.authenticate(token).then(
+    auth.authenticate(token).then(
       async (principal) => {
         socket.data.principal = principal;
         // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
-        const roomIds = await ctx.repos.roomMembers.activeRoomIds(principal.userId);
+        const roomIds = await rooms.chatRoomIdsOf(principal.userId);
         await socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)]);
         next();
       },
@@ -82,7 +77,7 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
   function onInboxAck(this: HubSocket, body: unknown) {
     const seq = (body as { seq?: unknown } | undefined)?.seq;
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return;
-    ctx.inbox.ack(this.data.principal.deviceId, seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
+    inbox.ack(this.data.principal.deviceId, seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
   }
   function onPing(body: unknown, ack?: (echo: unknown) => void) {
     if (typeof ack === 'function') ack(body);
@@ -90,14 +85,14 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
   function onDisconnect(this: HubSocket) {
     const { deviceId } = this.data.principal;
     if (delivery.detach(this, deviceId)) {
-      ctx.presence.release(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence release failed'));
+      presence.release(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence release failed'));
     }
   }
-  const onCallSignal = callSignalHandler(ctx);
+  const onCallSignal = callSignalHandler(services.calls, log);
 
   io.on('connection', (socket: HubSocket) => {
     const { deviceId } = socket.data.principal;
-    ctx.presence.connect(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
+    presence.connect(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
     delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
     // Held for the life of the socket but needed only at the handshake: the token, the request and
     // its headers are dropped (about 2 KB a socket at tens of thousands of sockets).
@@ -146,7 +141,7 @@ export async function startHub(ctx: AppContext, options: { host: string; port: n
       clearInterval(heartbeat);
       const held = [...delivery.deviceIds];
       io.disconnectSockets(true);
-      await Promise.allSettled([ctx.presence.nodeGone(nodeId), ...held.map((deviceId) => ctx.presence.release(nodeId, deviceId))]);
+      await Promise.allSettled([presence.nodeGone(nodeId), ...held.map((deviceId) => presence.release(nodeId, deviceId))]);
       await closeListener();
       await new Promise<void>((resolve) => io.close(() => resolve()));
       await Promise.allSettled([pub.quit(), sub.quit(), pokes.quit()]);

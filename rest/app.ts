@@ -9,7 +9,9 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AppContext } from '../src/context.js';
+import type { Services } from '../src/composition.js';
+import type { Config } from '../src/platform/config.js';
+import type { Logger } from '../src/platform/logger.js';
 import { AppError } from '../src/platform/errors.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
@@ -41,13 +43,20 @@ declare module 'fastify' {
   }
 }
 
+/** What every route plugin receives: the services, and the configuration for what it documents. */
+export interface RouteOptions {
+  services: Services;
+  config: Config;
+}
+
 /** The REST api, built without listening (tests use inject() or listen on port 0). */
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+export async function buildApp({ services, config, logger }: { services: Services; config: Config; logger: Logger }): Promise<FastifyInstance> {
+  const routeOptions: RouteOptions = { services, config };
   const app = Fastify({
-    loggerInstance: ctx.logger.child({ role: 'api' }) as FastifyBaseLogger,
-    bodyLimit: ctx.config.BODY_LIMIT,
+    loggerInstance: logger.child({ role: 'api' }) as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT,
     // Behind a load balancer set TRUST_PROXY_HOPS; otherwise a client could claim any address.
-    trustProxy: (_address: string, hop: number) => hop < ctx.config.TRUST_PROXY_HOPS,
+    trustProxy: (_address: string, hop: number) => hop < config.TRUST_PROXY_HOPS,
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -124,25 +133,25 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     transformObject: jsonSchemaTransformObject,
   });
 
-  await app.register(opsRoutes, { ctx, metrics });
-  await app.register(authRoutes, { ctx });
-  await app.register(mediaRoutes, { ctx });
+  await app.register(opsRoutes, { ...routeOptions, metrics });
+  await app.register(authRoutes, routeOptions);
+  await app.register(mediaRoutes, routeOptions);
   await app.register(async (authed) => {
-    authed.addHook('onRequest', requireAccessToken(ctx));
-    await authed.register(sessionRoutes, { ctx });
-    await authed.register(usersRoutes, { ctx });
-    await authed.register(devicesRoutes, { ctx });
-    await authed.register(presenceRoutes, { ctx });
-    await authed.register(callsRoutes, { ctx });
-    await authed.register(contactsRoutes, { ctx });
-    await authed.register(blocksRoutes, { ctx });
-    await authed.register(biometricRoutes, { ctx });
-    await authed.register(roomsRoutes, { ctx });
-    await authed.register(messagesRoutes, { ctx });
-    await authed.register(messageExtrasRoutes, { ctx });
-    await authed.register(attachmentsRoutes, { ctx });
-    await authed.register(speechRoutes, { ctx });
-    await authed.register(utilitiesRoutes, { ctx });
+    authed.addHook('onRequest', requireAccessToken(services.auth));
+    await authed.register(sessionRoutes, routeOptions);
+    await authed.register(usersRoutes, routeOptions);
+    await authed.register(devicesRoutes, routeOptions);
+    await authed.register(presenceRoutes, routeOptions);
+    await authed.register(callsRoutes, routeOptions);
+    await authed.register(contactsRoutes, routeOptions);
+    await authed.register(blocksRoutes, routeOptions);
+    await authed.register(biometricRoutes, routeOptions);
+    await authed.register(roomsRoutes, routeOptions);
+    await authed.register(messagesRoutes, routeOptions);
+    await authed.register(messageExtrasRoutes, routeOptions);
+    await authed.register(attachmentsRoutes, routeOptions);
+    await authed.register(speechRoutes, routeOptions);
+    await authed.register(utilitiesRoutes, routeOptions);
   });
 
   await app.ready();

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../src/platform/principal.js';
-import type { AppContext } from '../src/context.js';
+import type { AuthService } from '../src/auth/auth.service.js';
 import { unauthorized } from '../src/platform/errors.js';
 
 declare module 'fastify' {
@@ -12,11 +12,11 @@ declare module 'fastify' {
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
 
 /** onRequest hook: every route in its scope needs a valid access token of an active device. */
-export function requireAccessToken(ctx: AppContext) {
+export function requireAccessToken(auth: AuthService) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const match = BEARER.exec(request.headers.authorization ?? '');
     if (!match?.[1]) throw unauthorized();
-    request.principal = await ctx.services.auth.authenticate(match[1]);
+    request.principal = await auth.authenticate(match[1]);
   };
 }
 

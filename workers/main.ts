@@ -1,8 +1,7 @@
-import { Queue, Worker } from 'bullmq';
-import type { AppContext } from '../src/context.js';
-import type { PushRequest } from '../src/platform/device-events.js';
-import type { SummaryJob } from '../src/summaries/summaries.service.js';
-import { CLEANUP_EVERY_MS, JOBS, QUEUES, queuePrefix } from '../src/platform/queues.js';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Services } from '../src/composition.js';
+import type { Platform } from '../src/platform/platform.js';
+import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';
@@ -13,40 +12,52 @@ export interface Workers {
   close(): Promise<void>;
 }
 
-/** The worker role: BullMQ workers over the shared queues, and the schedules they run on. */
-export async function startWorkers(ctx: AppContext): Promise<Workers> {
-  const log = ctx.logger.child({ role: 'worker' });
-  const connection = ctx.redis.duplicate();
-  const prefix = queuePrefix(ctx.config.REDIS_PREFIX);
+/** The processor of each queue: a few lines each, calling one service function with the job's ids. */
+function processors(services: Services): { [K in QueueName]: (job: Job<NonNullable<(typeof QUEUES)[K]['payload']>>) => Promise<unknown> } {
+  return {
+    maintenance: cleanupProcessor(services.maintenance),
+    push: pushProcessor(services.push),
+    calls: callTimeoutProcessor(services.anyCall),
+    media: mediaProcessor(services.media),
+    summaries: summaryProcessor(services.summaries),
+  };
+}
 
-  const maintenance = new Queue(QUEUES.maintenance, { connection, prefix });
-  await maintenance.upsertJobScheduler(JOBS.cleanupExpired, { every: CLEANUP_EVERY_MS }, { name: JOBS.cleanupExpired, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+/** The worker role: a BullMQ worker per queue definition (src/platform/queues.ts), and the repeating schedules. */
+export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys'>, services: Services): Promise<Workers> {
+  const log = platform.logger.child({ role: 'worker' });
+  const connection = platform.redis.duplicate();
+  const prefix = platform.keys.queues;
+  const byQueue = processors(services);
 
-  const cleanup = cleanupProcessor(ctx);
-  const worker = new Worker(
-    QUEUES.maintenance,
-    async (job) => {
-      if (job.name === JOBS.cleanupExpired) return cleanup();
-      throw new Error(`unknown job ${job.name}`);
-    },
-    { connection, prefix, concurrency: 1 },
-  );
-  const push = new Worker<PushRequest>(QUEUES.push, pushProcessor(ctx), { connection, prefix, concurrency: 20 });
-  const calls = new Worker<{ callId: string }>(QUEUES.calls, callTimeoutProcessor(ctx), { connection, prefix, concurrency: 20 });
-  // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
-  const media = new Worker<{ attachmentId: string }>(QUEUES.media, mediaProcessor(ctx), { connection, prefix, concurrency: 2 });
-  const summaries = new Worker<SummaryJob>(QUEUES.summaries, summaryProcessor(ctx), { connection, prefix, concurrency: 2 });
-  const all = [worker, push, calls, media, summaries];
-  for (const w of all) {
-    w.on('completed', (job, result) => log.debug({ queue: w.name, job: job.name, result }, 'job done'));
-    w.on('failed', (job, error) => log.error({ queue: w.name, job: job?.name, err: error }, 'job failed'));
+  const schedulers: Queue[] = [];
+  const workers: Worker[] = [];
+  for (const [name, definition] of Object.entries(QUEUES) as [QueueName, QueueDefinition<unknown>][]) {
+    if (definition.everyMs) {
+      // Scheduled once across all workers: the scheduler id is the job name.
+      const queue = new Queue(definition.queue, { connection, prefix });
+      await queue.upsertJobScheduler(definition.job, { every: definition.everyMs }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      schedulers.push(queue);
+    }
+    const process = byQueue[name] as (job: Job) => Promise<unknown>;
+    const worker = new Worker(
+      definition.queue,
+      async (job) => {
+        if (job.name !== definition.job) throw new Error(`unknown job ${job.name}`);
+        return process(job);
+      },
+      { connection, prefix, concurrency: definition.concurrency },
+    );
+    worker.on('completed', (job, result) => log.debug({ queue: worker.name, job: job.name, result }, 'job done'));
+    worker.on('failed', (job, error) => log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed'));
+    workers.push(worker);
   }
-  log.info({ queues: Object.values(QUEUES) }, 'workers running');
+  log.info({ queues: workers.map((worker) => worker.name) }, 'workers running');
 
   return {
     async close() {
-      await Promise.all(all.map((w) => w.close()));
-      await maintenance.close();
+      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all(schedulers.map((queue) => queue.close()));
       await connection.quit().catch(() => undefined);
     },
   };

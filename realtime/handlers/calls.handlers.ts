@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Socket } from 'socket.io';
-import type { Principal } from '../../src/platform/principal.js';
-import type { AppContext } from '../../src/context.js';
+import type { CallsService } from '../../src/calls/calls.service.js';
+import type { Logger } from '../../src/platform/logger.js';
 import { AppError } from '../../src/platform/errors.js';
 import type { SocketAck } from '../../src/platform/device-events.js';
 import { CallSignalSchema } from '../../src/calls/calls.schemas.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
+import type { HubSocket } from '../socket-types.js';
 
 const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSignalSchema);
 
@@ -13,20 +13,20 @@ const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSig
  * `call.signal` over the socket: the same schema and service function as POST /api/calls/{callId}/signal.
  * One listener for every socket: `this` is the socket, whose handshake put the principal in `data`.
  */
-export function callSignalHandler(ctx: AppContext) {
-  return function (this: Socket, body: unknown, ack?: (result: SocketAck) => void) {
-    const principal = (this.data as { principal: Principal }).principal;
+export function callSignalHandler(calls: CallsService, logger: Logger) {
+  return function (this: HubSocket, body: unknown, ack?: (result: SocketAck) => void) {
+    const { principal } = this.data;
     const reply = (result: SocketAck) => {
       if (typeof ack === 'function') ack(result);
     };
     const parsed = SocketSignalSchema.safeParse(body);
     if (!parsed.success) return reply({ ok: false, status: 400, code: 'VALIDATION_FAILED', message: parsed.error.issues[0]?.message ?? 'Invalid signal' });
     const { callId, ...signal } = parsed.data;
-    ctx.services.calls.signal(principal, callId, signal).then(
+    calls.signal(principal, callId, signal).then(
       () => reply({ ok: true }),
       (error: unknown) => {
         if (error instanceof AppError) return reply({ ok: false, status: error.status, code: error.code, message: error.message });
-        ctx.logger.error({ err: error }, 'call.signal failed');
+        logger.error({ err: error }, 'call.signal failed');
         reply({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: 'Unexpected server error' });
       },
     );

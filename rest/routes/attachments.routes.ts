@@ -2,7 +2,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { AppError, badRequest } from '../../src/platform/errors.js';
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
@@ -31,11 +31,11 @@ const AttachmentDtoSchema = z
 
 const MediaTicketSchema = z.object({ url: z.string(), expiresAt: IsoDateTime }).meta({ id: 'MediaTicketDto' });
 
-export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { attachments } = ctx.services;
+export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
+  const { attachments } = services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
-  const stagingDir = uploadStagingDir(ctx.config);
+  const stagingDir = uploadStagingDir(config);
   await mkdir(stagingDir, { recursive: true });
   await app.register(fastifyMultipart, { limits: { files: MAX_FILES_PER_UPLOAD, fileSize: SIZE_LIMITS.VIDEO + 1, fields: 4, fieldSize: 256 * 1024, parts: 20 } });
 
@@ -86,7 +86,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = asy
       tags,
       security,
       summary: 'A short-lived link that opens one attachment without the Authorization header',
-      description: `The link works for ${ctx.config.TICKET_TTL} seconds, opens this attachment only (add ?variant=thumbnail, poster or mp4 for its derived files), supports HTTP ranges, and is not an access token.`,
+      description: `The link works for ${config.TICKET_TTL} seconds, opens this attachment only (add ?variant=thumbnail, poster or mp4 for its derived files), supports HTTP ranges, and is not an access token.`,
       params: z.object({ messageId: IdParam, attachmentId: IdParam }),
       response: { 200: MediaTicketSchema, ...authedErrors() },
     },

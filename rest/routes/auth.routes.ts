@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import {
   CodeRequestSchema,
   LoginRequestSchema,
@@ -12,8 +12,8 @@ import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { BODY_ERRORS, errorResponses } from '../responses.js';
 
 /** Sign-in routes; no access token needed (DESIGN.md, "Authentication"). */
-export const authRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { auth } = ctx.services;
+export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { auth } = services;
   const tags = ['Authentication'];
 
   app.post('/api/auth/code', {

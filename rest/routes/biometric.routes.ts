@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { BiometricKeyEnrollSchema, BiometricKeyRemoveSchema, BiometricNonceSchema } from '../../src/devices/biometric.schemas.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
 /** The calling device's biometric key (spec, "Devices"). */
-export const biometricRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { biometric } = ctx.services;
+export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { biometric } = services;
   const tags = ['Devices'];
   const security = [{ bearerAuth: [] }];
 

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { BlockQuerySchema, UserBlockDtoSchema, pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 
-export const blocksRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { blocks } = ctx.services;
+export const blocksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { blocks } = services;
   const tags = ['Users'];
   const security = [{ bearerAuth: [] }];
 

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
-import { badRequest } from '../../src/platform/errors.js';
+import type { RouteOptions } from '../app.js';
 import {
   AnyCallDtoSchema,
   CallSignalSchema,
@@ -17,27 +16,16 @@ import {
   MediaTransportSchema,
   RoomCallDtoSchema,
 } from '../../src/calls/calls.schemas.js';
-import type { RoomCallDoc } from '../../src/calls/room-calls.repo.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
-export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { calls, roomCalls, ice } = ctx.services;
+export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { calls, roomCalls, anyCall, ice } = services;
   const tags = ['Calls'];
   const security = [{ bearerAuth: [] }];
   const params = z.object({ callId: IdParam });
-  /** The room call with this id, for the media endpoints; a 1:1 call's media flows peer to peer. */
-  const roomCall = async (callId: string): Promise<RoomCallDoc> => {
-    const call = await roomCalls.findById(callId);
-    if (!call) throw badRequest('CALL_NOT_IN_ROOM', 'Media endpoints are for room calls you are in');
-    return call;
-  };
-  /** A 1:1 or a room call, for the endpoints both kinds share. */
-  const either = async <T, U>(callId: string, direct: () => Promise<T>, room: (call: RoomCallDoc) => Promise<U>): Promise<T | U> => {
-    const call = await roomCalls.findById(callId);
-    return call ? room(call) : direct();
-  };
+  const roomCall = (callId: string) => anyCall.roomCall(callId);
 
   app.get('/api/calls/ice-servers', {
     schema: {
@@ -87,7 +75,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
     schema: { tags, security, summary: 'One call of the caller (1:1 or in one of their rooms)', params, response: { 200: AnyCallDtoSchema, ...authedErrors() } },
     handler: async (request) => {
       const principal = principalOf(request);
-      return either(request.params.callId, () => calls.get(principal, request.params.callId), (call) => roomCalls.get(principal, call));
+      return anyCall.get(principal, request.params.callId);
     },
   });
 
@@ -104,7 +92,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      return either(request.params.callId, () => calls.answer(principal, request.params.callId), (call) => roomCalls.join(principal, call));
+      return anyCall.answer(principal, request.params.callId);
     },
   });
 
@@ -119,7 +107,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      return either(request.params.callId, () => calls.reject(principal, request.params.callId), (call) => roomCalls.decline(principal, call));
+      return anyCall.reject(principal, request.params.callId);
     },
   });
 
@@ -135,7 +123,7 @@ export const callsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (ap
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      return either(request.params.callId, () => calls.end(principal, request.params.callId), (call) => roomCalls.leave(principal, call));
+      return anyCall.end(principal, request.params.callId);
     },
   });
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import {
   AnswerRequestQuerySchema,
@@ -16,8 +16,8 @@ import { UserDtoSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 
-export const contactsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { contacts } = ctx.services;
+export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { contacts } = services;
   const tags = ['Contacts'];
   const security = [{ bearerAuth: [] }];
 

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { DeviceDtoSchema, PushTokenUpdateSchema, VoipPushTokenUpdateSchema } from '../../src/devices/devices.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
-export const devicesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { devices } = ctx.services;
+export const devicesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { devices } = services;
   const tags = ['Devices'];
   const security = [{ bearerAuth: [] }];
 

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam, LanguageCode } from '../../src/platform/common.schemas.js';
 import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
 /** Comments and translations: routes keyed by a message id. */
-export const messageExtrasRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { messages } = ctx.services;
+export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { messages } = services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
   const message = z.object({ messageId: IdParam });
@@ -40,7 +40,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = a
       params: message,
       response: { 202: TldrRequestedSchema, ...authedErrors() },
     },
-    handler: async (request, reply) => reply.code(202).send(await ctx.services.summaries.request(principalOf(request), request.params.messageId)),
+    handler: async (request, reply) => reply.code(202).send(await services.summaries.request(principalOf(request), request.params.messageId)),
   });
 
   app.post('/api/messages/:messageId/comments', {

@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
 import { ChatMessageSchema, MessagesPageSchema, MessagesQuerySchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
-export const messagesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { messages } = ctx.services;
+export const messagesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { messages } = services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
   const room = z.object({ roomId: IdParam });

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { PresenceQuerySchema, UserPresenceSchema } from '../../src/presence/presence.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 
-export const presenceRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+export const presenceRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   app.get('/api/presence', {
     schema: {
       tags: ['Users'],
@@ -16,6 +16,6 @@ export const presenceRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async 
       querystring: PresenceQuerySchema,
       response: { 200: z.array(UserPresenceSchema), ...authedErrors() },
     },
-    handler: async (request) => ctx.services.presence.ofUsers(principalOf(request), request.query.userIds),
+    handler: async (request) => services.presence.ofUsers(principalOf(request), request.query.userIds),
   });
 };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam, LanguageCode, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import {
@@ -17,8 +17,8 @@ import {
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
-export const roomsRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { rooms } = ctx.services;
+export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { rooms } = services;
   const tags = ['Rooms'];
   const security = [{ bearerAuth: [] }];
   const room = z.object({ roomId: IdParam });

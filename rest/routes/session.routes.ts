@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 
 /** Sign-out: under /api/auth but behind the access token. */
-export const sessionRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+export const sessionRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   app.post('/api/auth/logout', {
     schema: {
       tags: ['Authentication'],
@@ -15,7 +15,7 @@ export const sessionRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (
       response: { 204: NoContentSchema, ...authedErrors() },
     },
     handler: async (request, reply) => {
-      await ctx.services.auth.logout(principalOf(request));
+      await services.auth.logout(principalOf(request));
       return reply.code(204).send();
     },
   });

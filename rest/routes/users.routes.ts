@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
 import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
-export const usersRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
-  const { users } = ctx.services;
+export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  const { users } = services;
   const tags = ['Users'];
   const security = [{ bearerAuth: [] }];
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppContext } from '../../src/context.js';
+import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 
@@ -14,7 +14,7 @@ const GeoLookupSchema = z
   })
   .meta({ id: 'GeoLookup' });
 
-export const utilitiesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async (app, { ctx }) => {
+export const utilitiesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   app.get('/api/utilities/geo-location', {
     schema: {
       tags: ['Utilities'],
@@ -24,7 +24,7 @@ export const utilitiesRoutes: FastifyPluginAsyncZod<{ ctx: AppContext }> = async
     },
     handler: async (request) => {
       principalOf(request);
-      return { ip: request.ip, geoLocation: ctx.geo.locate(request.ip) };
+      return { ip: request.ip, geoLocation: services.geo.locate(request.ip) };
     },
   });
 };

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Principal } from '../platform/principal.js';
 import { InvalidTokenError, type TokenService } from '../auth/tokens.js';
-import { badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
 import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
 import type { RoomDoc } from '../rooms/rooms.repo.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
@@ -45,6 +46,7 @@ export function presentAttachment(a: AttachmentDoc): AttachmentView {
 
 const needsProcessing = (kind: AttachmentDoc['kind']) => kind === 'IMAGE' || kind === 'VIDEO';
 const RETRY_IN_A_MINUTE = 60;
+const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /** Attachment uploads (spec, "Messages", rules 4 and 5). */
 export class AttachmentsService {
@@ -163,6 +165,30 @@ export class AttachmentsService {
               : null;
     if (!chosen) throw badRequest('VARIANT_NOT_AVAILABLE', `This attachment has no ${variant}`);
     return chosen;
+  }
+
+  /**
+   * What a ticket link answers: the whole file, or the byte range asked for (`bytes=a-b`, `bytes=a-`,
+   * `bytes=-n` for the last n bytes); 416 for a range outside the file, 404 when the file is gone.
+   */
+  async download(
+    ticket: string,
+    variant: 'original' | 'thumbnail' | 'poster' | 'mp4',
+    rangeHeader: string | undefined,
+  ): Promise<{ status: 200 | 206; contentType: string; filename: string; size: number; range: { start: number; end: number } | null; body: Readable }> {
+    const file = await this.openTicket(ticket, variant);
+    const size = await this.deps.storage.size(file.key);
+    if (size === null) throw new AppError(404, 'NOT_FOUND', 'The file is gone');
+    const match = RANGE.exec(rangeHeader ?? '');
+    if (match && (match[1] || match[2])) {
+      const start = match[1] ? Number(match[1]) : Math.max(0, size - Number(match[2]));
+      const end = match[1] && match[2] ? Math.min(Number(match[2]), size - 1) : size - 1;
+      if (start > end || start >= size) {
+        throw new AppError(416, 'RANGE_NOT_SATISFIABLE', 'The range is outside the file', undefined, { 'content-range': `bytes */${size}` });
+      }
+      return { status: 206, ...file, size, range: { start, end }, body: await this.deps.storage.read(file.key, { start, end }) };
+    }
+    return { status: 200, ...file, size, range: null, body: await this.deps.storage.read(file.key) };
   }
 
   /** Rule 5: a room's attachments, newest first, for those who may read the room. */

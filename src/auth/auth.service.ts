@@ -1,10 +1,11 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
-import type { Redis } from 'ioredis';
 import type { Config } from '../platform/config.js';
 import { normalizePhone } from '../platform/phone.js';
 import type { Principal } from '../platform/principal.js';
-import { hitRateLimit } from '../platform/rate-limit.js';
+import type { DomainEvents } from '../platform/domain-events.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
+import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
 import { matchTotpStep } from './totp.js';
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
@@ -40,7 +41,6 @@ type AuthConfig = Pick<
   | 'LOGIN_CODE_MAX_ATTEMPTS'
   | 'LOGIN_CODE_MAX_PER_WINDOW'
   | 'LOGIN_CODE_WINDOW'
-  | 'REDIS_PREFIX'
   | 'TOTP_ISSUER'
 >;
 
@@ -58,9 +58,10 @@ export class AuthService {
       events: DeviceEvents;
       tokens: TokenService;
       sms: SmsProvider;
-      redis: Redis;
-      /** Runs after each new session, once the device exists (so device events reach it). */
-      afterSignIn?: (user: UserDoc) => Promise<void>;
+      ephemeral: EphemeralStore;
+      keys: Keyspace['auth'];
+      /** Told of each new session, once the device exists (so device events reach it). */
+      domainEvents: DomainEvents;
       clock?: () => Date;
     },
   ) {}
@@ -77,9 +78,9 @@ export class AuthService {
 
   /** Sends a new six-digit code by SMS; only its argon2 hash is kept, and older codes die. */
   async requestCode(phoneInput: string): Promise<void> {
-    const { config, loginCodes, redis, sms } = this.deps;
+    const { config, loginCodes, ephemeral, keys, sms } = this.deps;
     const phone = this.phoneOrThrow(phoneInput);
-    const limit = await hitRateLimit(redis, `${config.REDIS_PREFIX}rl:login-code:${phone}`, config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
+    const limit = await ephemeral.hit(keys.codeRequests(phone), config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
     if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested for this number; try again later', limit.retryAfter);
 
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
@@ -130,7 +131,7 @@ export class AuthService {
 
   /** Second step of a two-factor sign-in: the TOTP code for the challenge token from `login`. */
   async completeTwoFactor(input: { twoFactorToken: string; code: string }): Promise<SessionTokens> {
-    const { config, users, tokens, redis } = this.deps;
+    const { config, users, tokens, ephemeral, keys } = this.deps;
     let claims;
     try {
       claims = await tokens.verifyTwoFactor(input.twoFactorToken);
@@ -139,13 +140,13 @@ export class AuthService {
       throw error;
     }
     const ttl = Math.max(1, claims.expiresAt - Math.floor(this.now().getTime() / 1000));
-    const tries = await hitRateLimit(redis, `${config.REDIS_PREFIX}rl:2fa:${claims.attemptId}`, config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
+    const tries = await ephemeral.hit(keys.twoFactorTries(claims.attemptId), config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
     if (!tries.allowed) throw tooManyRequests('TOO_MANY_ATTEMPTS', 'Too many wrong codes for this sign-in; sign in again', tries.retryAfter);
 
-    const usedKey = `${config.REDIS_PREFIX}2fa-used:${claims.attemptId}`;
+    const usedKey = keys.twoFactorUsed(claims.attemptId);
     const spent = () => unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token was already used; sign in again');
     // A spent challenge is refused before it can use up an authenticator code.
-    if (await redis.exists(usedKey)) throw spent();
+    if (await ephemeral.exists(usedKey)) throw spent();
     const user = await users.findById(claims.userId);
     if (!user || user.phone !== claims.phone) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
     if (user.twoFactor.enabled && user.twoFactor.secret) {
@@ -155,7 +156,7 @@ export class AuthService {
       }
     }
     // One challenge token starts at most one session, also when two requests race past the check above.
-    if ((await redis.set(usedKey, '1', 'EX', ttl, 'NX')) !== 'OK') throw spent();
+    if (!(await ephemeral.putIfAbsent(usedKey, '1', ttl))) throw spent();
     return this.startSession(user, claims.device);
   }
 
@@ -183,6 +184,11 @@ export class AuthService {
       throw unauthorized('REFRESH_TOKEN_REUSED', 'This refresh token was already used; the device was signed out');
     }
     throw unauthorized('REFRESH_TOKEN_INVALID', 'The refresh token is invalid, expired or revoked');
+  }
+
+  /** The clean-up's part: removes login codes whose life ended. */
+  deleteExpiredCodes(now: Date): Promise<number> {
+    return this.deps.loginCodes.deleteExpired(now);
   }
 
   async logout(principal: Principal): Promise<void> {
@@ -228,7 +234,7 @@ export class AuthService {
     });
     // The account's other devices hear of the new sign-in (and get a push when offline).
     await this.deps.events.toUsers([user._id], 'device.added', { deviceId, name: device.name, platform: device.platform }, { exceptDeviceId: deviceId });
-    await this.deps.afterSignIn?.(user);
+    await this.deps.domainEvents.emit('user.signed-in', { userId: user._id, phone: user.phone, deviceId });
     return {
       accessToken: await tokens.signAccess({ userId: user._id, deviceId }),
       refreshToken,

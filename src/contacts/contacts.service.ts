@@ -210,12 +210,19 @@ export class ContactsService {
   }
 
   /** A new account takes over the invitations sent to its number, and hears of each. */
-  async claimInvites(user: UserDoc): Promise<void> {
+  async claimInvites(userId: string): Promise<void> {
+    const user = await this.deps.users.findById(userId);
+    if (!user) return;
     const claimed = await this.deps.requests.claimInvites(user._id, { phone: user.phone, email: user.email });
     for (const request of claimed) {
       const sender = await this.deps.users.findById(request.senderId);
       if (!sender) continue;
       await this.deps.events.toUsers([user._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
     }
+  }
+
+  /** Which of `others` are connected with the user. */
+  connectedAmong(userId: string, others: string[]): Promise<Set<string>> {
+    return this.deps.connections.connectedAmong(userId, others);
   }
 }

@@ -1,8 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import argon2 from 'argon2';
-import type { Redis } from 'ioredis';
 import type { Principal } from '../platform/principal.js';
-import { hitRateLimit } from '../platform/rate-limit.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
+import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
 import { badRequest, forbidden, tooManyRequests, unauthorized } from '../platform/errors.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -51,18 +51,14 @@ export class BiometricService {
     private readonly deps: {
       devices: DevicesRepo;
       users: UsersRepo;
-      redis: Redis;
-      redisPrefix: string;
+      ephemeral: EphemeralStore;
+      keys: Keyspace['biometric'];
       sms: SmsProvider;
       events: DeviceEvents;
       appName: string;
       clock?: () => Date;
     },
   ) {}
-
-  private key(kind: string, id: string) {
-    return `${this.deps.redisPrefix}bio:${kind}:${id}`;
-  }
 
   private async device(principal: Principal): Promise<DeviceDoc> {
     const device = await this.deps.devices.findActive(principal.deviceId, principal.userId);
@@ -73,14 +69,14 @@ export class BiometricService {
   /** A fresh single-use nonce bound to the calling device, valid five minutes. */
   async issueNonce(principal: Principal): Promise<{ nonce: string; expiresAt: string }> {
     const nonce = randomBytes(24).toString('base64url');
-    await this.deps.redis.set(this.key('nonce', nonce), principal.deviceId, 'EX', NONCE_TTL_SECONDS);
+    await this.deps.ephemeral.put(this.deps.keys.nonce(nonce), principal.deviceId, NONCE_TTL_SECONDS);
     return { nonce, expiresAt: new Date(Date.now() + NONCE_TTL_SECONDS * 1000).toISOString() };
   }
 
   /** Uses up a nonce; true only once, only for the device it was issued to, only before it expires. */
   private async consumeNonce(principal: Principal, nonce: string | undefined): Promise<boolean> {
     if (!nonce || nonce.length > 128) return false;
-    const owner = await this.deps.redis.getdel(this.key('nonce', nonce));
+    const owner = await this.deps.ephemeral.take(this.deps.keys.nonce(nonce));
     return owner === principal.deviceId;
   }
 
@@ -89,10 +85,10 @@ export class BiometricService {
     await this.device(principal);
     const user = await this.deps.users.findById(principal.userId);
     if (!user) throw unauthorized();
-    const limit = await hitRateLimit(this.deps.redis, this.key('code-sent', user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
+    const limit = await this.deps.ephemeral.hit(this.deps.keys.codesSent(user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
     if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested; try again later', limit.retryAfter);
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
-    await this.deps.redis.set(this.key('code', principal.deviceId), await argon2.hash(code), 'EX', CODE_TTL_SECONDS);
+    await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await argon2.hash(code), CODE_TTL_SECONDS);
     await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
   }
 
@@ -103,17 +99,17 @@ export class BiometricService {
   private async checkCode(principal: Principal, code: string): Promise<boolean> {
     const user = await this.deps.users.findById(principal.userId);
     if (!user) throw unauthorized();
-    const wrongKey = this.key('code-wrong', user.phone);
-    const wrong = Number((await this.deps.redis.get(wrongKey)) ?? 0);
+    const wrongKey = this.deps.keys.wrongCodes(user.phone);
+    const wrong = await this.deps.ephemeral.count(wrongKey);
     if (wrong >= CODE_MAX_WRONG) {
-      throw tooManyRequests('TOO_MANY_CODE_ATTEMPTS', 'Too many wrong codes for this account; try again later', Math.max(1, await this.deps.redis.ttl(wrongKey)));
+      throw tooManyRequests('TOO_MANY_CODE_ATTEMPTS', 'Too many wrong codes for this account; try again later', await this.deps.ephemeral.secondsLeft(wrongKey));
     }
-    const hash = await this.deps.redis.get(this.key('code', principal.deviceId));
+    const hash = await this.deps.ephemeral.get(this.deps.keys.code(principal.deviceId));
     if (hash && /^\d{6}$/.test(code) && (await argon2.verify(hash, code))) {
       // Single use: only the request that deletes it may use it.
-      return (await this.deps.redis.del(this.key('code', principal.deviceId))) === 1;
+      return this.deps.ephemeral.remove(this.deps.keys.code(principal.deviceId));
     }
-    await hitRateLimit(this.deps.redis, wrongKey, CODE_MAX_WRONG, CODE_WRONG_WINDOW_SECONDS);
+    await this.deps.ephemeral.hit(wrongKey, CODE_MAX_WRONG, CODE_WRONG_WINDOW_SECONDS);
     return false;
   }
 

@@ -1,3 +1,4 @@
+import type { DomainEvents } from '../platform/domain-events.js';
 import type { Principal } from '../platform/principal.js';
 import { badRequest } from '../platform/errors.js';
 import type { DeviceDoc, DevicesRepo, PushTokenRecord } from './devices.repo.js';
@@ -13,19 +14,16 @@ export interface DeviceView {
   voipPushEnabled: boolean;
 }
 
-/** Called after a device is revoked, so live sockets holding it can be closed. */
-export type DeviceRevokedListener = (device: { deviceId: string; userId: string }) => Promise<void> | void;
-
 export class DevicesService {
-  private readonly revokedListeners: DeviceRevokedListener[] = [];
-
   constructor(
     private readonly devices: DevicesRepo,
+    private readonly domainEvents: DomainEvents,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  onRevoked(listener: DeviceRevokedListener): void {
-    this.revokedListeners.push(listener);
+  /** Ids of the user's active devices: where device events to that user go. */
+  async activeDeviceIds(userId: string): Promise<string[]> {
+    return (await this.devices.listActiveByUser(userId)).map((device) => device._id);
   }
 
   async list(principal: Principal): Promise<DeviceView[]> {
@@ -51,9 +49,8 @@ export class DevicesService {
   /** The one place a device is revoked: sign-out, revocation and refresh-token reuse all come here. */
   async revokeDevice(deviceId: string, userId: string): Promise<boolean> {
     const revoked = await this.devices.revoke(deviceId, userId, this.clock());
-    if (revoked) {
-      for (const listener of this.revokedListeners) await listener({ deviceId, userId });
-    }
+    // Other areas react: sockets closed, inbox dropped, calls hung up.
+    if (revoked) await this.domainEvents.emit('device.revoked', { deviceId, userId });
     return revoked;
   }
 

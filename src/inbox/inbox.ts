@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Keyspace } from '../platform/keyspace.js';
 
 /** One stored device event, as delivered: `{seq, at, data}` under its event name. */
 export interface InboxEntry {
@@ -55,18 +56,18 @@ const READ_BATCH = 500;
 export class DeviceInbox {
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly keys: Keyspace,
     private readonly bounds: { maxEvents: number; maxAgeSeconds: number },
   ) {
     this.redis.defineCommand('inboxAppend', { numberOfKeys: 2, lua: APPEND });
   }
 
   private metaKey(deviceId: string) {
-    return `${this.prefix}inbox:meta:${deviceId}`;
+    return this.keys.inboxMeta(deviceId);
   }
 
   private eventsKey(deviceId: string) {
-    return `${this.prefix}inbox:events:${deviceId}`;
+    return this.keys.inboxEvents(deviceId);
   }
 
   /** Stores one event for the device; returns its sequence number. */

@@ -2,16 +2,14 @@ import { Emitter } from '@socket.io/redis-emitter';
 import type { Redis } from 'ioredis';
 import type { DeviceInbox } from '../inbox/inbox.js';
 import type { PresenceStore } from '../presence/presence.store.js';
+import type { Keyspace } from './keyspace.js';
+import { QUEUES, type PushJob, type Queues } from './queues.js';
 
 /** Socket.io room names: one per device, one per user, one per chat room (DESIGN.md, "Device socket protocol"). */
 export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
 export const userRoom = (userId: string) => `user:${userId}`;
 export const chatRoom = (roomId: string) => `room:${roomId}`;
 
-/** The key prefix the hubs' Redis adapter and every emitter share. */
-export const socketKey = (redisPrefix: string) => `${redisPrefix}socket.io`;
-/** Pub/sub channel on which hub nodes hear that a device's inbox has something new. */
-export const inboxPokeChannel = (redisPrefix: string) => `${redisPrefix}inbox:poke`;
 
 export type CallMedia = 'AUDIO' | 'VIDEO';
 
@@ -124,11 +122,8 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'room-call.incoming': 'voip',
 };
 
-export interface PushRequest {
-  deviceId: string;
-  seq: number;
-  kind: 'alert' | 'voip';
-}
+/** What the push queue carries: one stored event of one device. */
+export type PushRequest = PushJob;
 
 /**
  * Reaches devices on any hub node from any process (api, worker) through Redis; services use this
@@ -136,31 +131,35 @@ export interface PushRequest {
  * are poked, then offline devices are pushed to where the event warrants it.
  */
 export class DeviceEvents {
-  private readonly emitter: Emitter;
+  private readonly emitter: Emitter<ServerToClientEvents>;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly redisPrefix: string,
-    private readonly inbox: DeviceInbox,
-    private readonly presence: PresenceStore,
-    private readonly activeDeviceIds: (userId: string) => Promise<string[]>,
-    private readonly enqueuePush: (request: PushRequest) => Promise<void>,
+    private readonly deps: {
+      redis: Redis;
+      keys: Keyspace;
+      inbox: Pick<DeviceInbox, 'append'>;
+      presence: Pick<PresenceStore, 'isOnline'>;
+      /** The user's active devices (the devices area answers). */
+      activeDeviceIds: (userId: string) => Promise<string[]>;
+      queues: Queues;
+    },
   ) {
-    this.emitter = new Emitter(redis, { key: socketKey(redisPrefix) });
+    this.emitter = new Emitter<ServerToClientEvents>(deps.redis, { key: deps.keys.socketIo });
   }
 
   /** Sends one event to one device; resolves once it is stored (and so will be delivered). */
   async toDevice<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K]): Promise<number> {
-    const seq = await this.inbox.append(deviceId, event, data);
-    await this.redis.publish(inboxPokeChannel(this.redisPrefix), deviceId);
+    const seq = await this.deps.inbox.append(deviceId, event, data);
+    await this.deps.redis.publish(this.deps.keys.inboxPoke, deviceId);
     const kind = PUSH_KIND[event];
-    if (kind && !(await this.presence.isOnline(deviceId))) await this.enqueuePush({ deviceId, seq, kind });
+    // Job data holds ids only; the worker reads the event from the inbox.
+    if (kind && !(await this.deps.presence.isOnline(deviceId))) await this.deps.queues.add(QUEUES.push, { deviceId, seq, kind });
     return seq;
   }
 
   /** Sends one event to every active device of each user, optionally sparing one device. */
   async toUsers<K extends DeviceEventName>(userIds: string[], event: K, data: DeviceEventMap[K], options: { exceptDeviceId?: string } = {}): Promise<void> {
-    const deviceIds = (await Promise.all([...new Set(userIds)].map((userId) => this.activeDeviceIds(userId)))).flat();
+    const deviceIds = (await Promise.all([...new Set(userIds)].map((userId) => this.deps.activeDeviceIds(userId)))).flat();
     await Promise.all(deviceIds.filter((id) => id !== options.exceptDeviceId).map((id) => this.toDevice(id, event, data)));
   }
 
@@ -171,7 +170,7 @@ export class DeviceEvents {
 
   /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
   toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K]): void {
-    this.emitter.to(chatRoom(roomId)).emit(event, payload);
+    this.emitter.to(chatRoom(roomId)).emit(event, ...([payload] as Parameters<ServerToClientEvents[K]>));
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */

@@ -18,6 +18,14 @@ export const REDACTED_PATHS = [
   'secret',
 ];
 
+/** An error code such as `DATABASE_UNAVAILABLE`: never a secret, so kept where a `code` field is redacted. */
+const ERROR_CODE = /^[A-Z][A-Z0-9_]{2,63}$/;
+
+/** `[REDACTED]`, except for error codes under a `code` key (sign-in codes are digits, never upper-snake). */
+function censor(value: unknown, path: string[]): unknown {
+  return path.at(-1) === 'code' && typeof value === 'string' && ERROR_CODE.test(value) ? value : '[REDACTED]';
+}
+
 const SECRET_QUERY_PARAMS = /([?&](?:code|token|secret|ticket|refreshToken|accessToken)=)[^&#]*/gi;
 
 /** A URL with the values of secret-bearing query parameters replaced. */
@@ -29,7 +37,7 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, de
   const options = {
     name,
     level: config.LOG_LEVEL,
-    redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
+    redact: { paths: REDACTED_PATHS, censor },
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
   };

@@ -1,22 +1,105 @@
-/** Queue names and job names, shared by the code that enqueues and the workers that process. */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** Payloads hold ids only; the processor reads the rest (and nothing secret rides in Redis). */
+export interface PushJob {
+  deviceId: string;
+  seq: number;
+  kind: 'alert' | 'voip';
+}
+export interface CallTimeoutJob {
+  callId: string;
+}
+export interface MediaJob {
+  attachmentId: string;
+}
+export interface SummaryJob {
+  requestId: string;
+  userId: string;
+  messageId: string;
+  language: string;
+}
+export type CleanupJob = Record<string, never>;
+
+export interface QueueDefinition<T> {
+  /** BullMQ queue name. */
+  queue: string;
+  /** Job name within the queue. */
+  job: string;
+  attempts: number;
+  backoff: { type: 'fixed' | 'exponential'; delay: number };
+  /** Jobs of this queue one worker process runs at once. */
+  concurrency: number;
+  /** The job id that makes adding the same work twice a no-op. */
+  jobId?: (data: T) => string;
+  /** Repeats every so many milliseconds, scheduled once across all workers. */
+  everyMs?: number;
+  /** Phantom: the payload type. */
+  readonly payload?: T;
+}
+
+/** Every queue, in one place: its name, payload, retries and concurrency. */
 export const QUEUES = {
-  maintenance: 'maintenance',
-  push: 'push',
-  calls: 'calls',
-  media: 'media',
-  summaries: 'summaries',
+  maintenance: { queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 } as QueueDefinition<CleanupJob>,
+  push: {
+    queue: 'push',
+    job: 'push',
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 2_000 },
+    concurrency: 20,
+    // The device's sequence number makes one push per stored event.
+    jobId: (data) => `${data.deviceId}-${data.seq}`,
+  } as QueueDefinition<PushJob>,
+  calls: { queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` } as QueueDefinition<CallTimeoutJob>,
+  // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
+  media: { queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` } as QueueDefinition<MediaJob>,
+  summaries: { queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId } as QueueDefinition<SummaryJob>,
 } as const;
 
-export const JOBS = {
-  cleanupExpired: 'cleanup-expired',
-  push: 'push',
-  callTimeout: 'call-timeout',
-  processAttachment: 'process-attachment',
-  summarize: 'summarize',
-} as const;
+export type QueueName = keyof typeof QUEUES;
+export type PayloadOf<D> = D extends QueueDefinition<infer T> ? T : never;
 
-/** BullMQ's key prefix for this deployment's queues. */
-export const queuePrefix = (redisPrefix: string) => `${redisPrefix}bull`;
+/**
+ * Adds jobs to the queues above. Each BullMQ queue is opened on first use over one connection of
+ * its own (BullMQ does not close a connection it was given: `close` quits it).
+ */
+export class Queues {
+  private readonly open = new Map<string, Queue>();
+  private connection: Redis | null = null;
 
-/** How often the clean-up runs. */
-export const CLEANUP_EVERY_MS = 60_000;
+  constructor(
+    private readonly redis: Redis,
+    readonly prefix: string,
+  ) {}
+
+  private queueOf<T>(definition: QueueDefinition<T>): Queue {
+    let queue = this.open.get(definition.queue);
+    if (!queue) {
+      this.connection ??= this.redis.duplicate();
+      queue = new Queue(definition.queue, {
+        connection: this.connection,
+        prefix: this.prefix,
+        defaultJobOptions: { attempts: definition.attempts, backoff: definition.backoff, removeOnComplete: 1000, removeOnFail: 1000 },
+      });
+      this.open.set(definition.queue, queue);
+    }
+    return queue;
+  }
+
+  async add<T>(definition: QueueDefinition<T>, data: T, options: { delayMs?: number } = {}): Promise<void> {
+    await this.queueOf(definition).add(definition.job, data, {
+      ...(definition.jobId ? { jobId: definition.jobId(data) } : {}),
+      ...(options.delayMs !== undefined ? { delay: options.delayMs } : {}),
+    });
+  }
+
+  /** Jobs waiting to run (not yet started) in the definition's queue. */
+  backlog<T>(definition: QueueDefinition<T>): Promise<number> {
+    return this.queueOf(definition).getJobCountByTypes('waiting', 'delayed', 'prioritized');
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.open.values()].map((queue) => queue.close()));
+    await this.connection?.quit().catch(() => undefined);
+  }
+}

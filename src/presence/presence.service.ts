@@ -1,8 +1,8 @@
 import type { Principal } from '../platform/principal.js';
 import type { DevicePresence, PresenceStore } from './presence.store.js';
-import type { ConnectionsRepo } from '../contacts/connections.repo.js';
-import type { DevicesRepo } from '../devices/devices.repo.js';
-import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
+import type { ContactsService } from '../contacts/contacts.service.js';
+import type { DevicesService } from '../devices/devices.service.js';
+import type { RoomsService } from '../rooms/rooms.service.js';
 
 export interface UserPresenceView {
   userId: string;
@@ -15,9 +15,9 @@ export interface UserPresenceView {
 export class PresenceService {
   constructor(
     private readonly presence: PresenceStore,
-    private readonly devices: DevicesRepo,
-    private readonly connections: ConnectionsRepo,
-    private readonly members: RoomMembersRepo,
+    private readonly devices: DevicesService,
+    private readonly contacts: ContactsService,
+    private readonly rooms: RoomsService,
   ) {}
 
   /**
@@ -29,13 +29,13 @@ export class PresenceService {
     const wanted = [...new Set(userIds)];
     const others = wanted.filter((id) => id !== principal.userId);
     const [connected, sharing] = await Promise.all([
-      this.connections.connectedAmong(principal.userId, others),
-      this.members.sharingARoom(principal.userId, others),
+      this.contacts.connectedAmong(principal.userId, others),
+      this.rooms.sharingARoom(principal.userId, others),
     ]);
     const visible = wanted.filter((id) => id === principal.userId || connected.has(id) || sharing.has(id));
     return Promise.all(
       visible.map(async (userId) => {
-        const deviceIds = (await this.devices.listActiveByUser(userId)).map((device) => device._id);
+        const deviceIds = await this.devices.activeDeviceIds(userId);
         const devices = await this.presence.ofDevices(deviceIds);
         const seen = devices.map((d) => d.lastSeenAt).filter((at): at is string => at !== null).sort();
         return { userId, online: devices.some((d) => d.online), lastSeenAt: seen.at(-1) ?? null, devices };

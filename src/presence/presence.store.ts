@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Keyspace } from '../platform/keyspace.js';
 
 export interface DevicePresence {
   deviceId: string;
@@ -28,32 +29,32 @@ const DEVICE_NODES_TTL_MS = 7 * 24 * 3600 * 1000;
 export class PresenceStore {
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly keys: Keyspace['presence'],
     readonly ttlMs: number,
   ) {
     this.redis.defineCommand('presenceIsOnline', { numberOfKeys: 1, lua: IS_ONLINE });
   }
 
   private nodeKeyPrefix() {
-    return `${this.prefix}presence:node:`;
+    return this.keys.nodePrefix;
   }
 
   /** The node's heartbeat: its last beat time, expiring after one heartbeat life. */
   private nodeKey(nodeId: string) {
-    return `${this.nodeKeyPrefix()}${nodeId}`;
+    return this.keys.node(nodeId);
   }
 
   /** The node's last beat time, kept after it dies: when its devices were last seen. */
   private nodeLastKey(nodeId: string) {
-    return `${this.prefix}presence:node-last:${nodeId}`;
+    return this.keys.nodeLast(nodeId);
   }
 
   private deviceNodesKey(deviceId: string) {
-    return `${this.prefix}presence:nodes:${deviceId}`;
+    return this.keys.deviceNodes(deviceId);
   }
 
   private seenKey(deviceId: string) {
-    return `${this.prefix}presence:seen:${deviceId}`;
+    return this.keys.seen(deviceId);
   }
 
   /** The node is alive: every device it holds stays online for one more heartbeat life. */

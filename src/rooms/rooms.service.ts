@@ -344,4 +344,14 @@ export class RoomsService {
     if (!room || !isOpenRoom(room)) throw notFound();
     return presentRoom(room);
   }
+
+  /** Which of `others` share at least one room with the user. */
+  sharingARoom(userId: string, others: string[]): Promise<Set<string>> {
+    return this.deps.members.sharingARoom(userId, others);
+  }
+
+  /** The rooms a user is an active member of: their sockets join these rooms' broadcasts. */
+  chatRoomIdsOf(userId: string): Promise<string[]> {
+    return this.deps.members.activeRoomIds(userId);
+  }
 }

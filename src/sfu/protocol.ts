@@ -1,3 +1,4 @@
+import type { Keyspace } from '../platform/keyspace.js';
 /**
  * The control protocol between the api role and sfu nodes: one JSON POST per operation to
  * `<node url>/sfu/<op>`, with the shared secret in a header. A call's media lives on the one node
@@ -55,10 +56,7 @@ export interface SfuRefusal {
 }
 
 /** Redis keys of the node registry: a set of node ids, and one expiring key per live node. */
-export const sfuKeys = (prefix: string) => ({
-  nodes: `${prefix}sfu:nodes`,
-  node: (id: string) => `${prefix}sfu:node:${id}`,
-});
+export type SfuKeys = Keyspace['sfu'];
 
 /** What a node announces about itself every few seconds. */
 export interface SfuNodeAnnouncement {

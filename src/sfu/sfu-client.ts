@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppError, badRequest } from '../platform/errors.js';
-import { SFU_SECRET_HEADER, sfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
+import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 
 const unavailable = () => new AppError(503, 'SFU_UNAVAILABLE', 'No media server is available for room calls right now');
 
@@ -9,16 +9,12 @@ const unavailable = () => new AppError(503, 'SFU_UNAVAILABLE', 'No media server 
  * operation to the node that holds the call.
  */
 export class SfuClient {
-  private readonly keys: ReturnType<typeof sfuKeys>;
-
   constructor(
     private readonly redis: Redis,
-    prefix: string,
+    private readonly keys: SfuKeys,
     private readonly secret: string,
     private readonly timeoutMs = 10_000,
-  ) {
-    this.keys = sfuKeys(prefix);
-  }
+  ) {}
 
   /** The live nodes, least busy first. */
   async liveNodes(): Promise<SfuNodeAnnouncement[]> {

@@ -3,13 +3,13 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { types as ms } from 'mediasoup';
-import type { AppContext } from '../context.js';
+import type { Config } from '../platform/config.js';
+import type { Platform } from '../platform/platform.js';
 import {
   SFU_ANNOUNCE_EVERY_MS,
   SFU_NODE_TTL_MS,
   SFU_OPS,
   SFU_SECRET_HEADER,
-  sfuKeys,
   type ProducerInfo,
   type SfuNodeAnnouncement,
   type SfuOp,
@@ -67,7 +67,7 @@ export interface SfuNode {
 }
 
 /** Whether this machine has a mediasoup worker binary to run (mediasoup is an optional dependency). */
-export async function mediasoupAvailable(config: AppContext['config']): Promise<boolean> {
+export async function mediasoupAvailable(config: Config): Promise<boolean> {
   if (config.MEDIASOUP_WORKER_BIN) process.env.MEDIASOUP_WORKER_BIN = config.MEDIASOUP_WORKER_BIN;
   try {
     const mediasoup = await import('mediasoup');
@@ -81,8 +81,8 @@ export async function mediasoupAvailable(config: AppContext['config']): Promise<
  * The sfu role: mediasoup workers holding one router per room call, driven by the api over a
  * small authenticated HTTP control API, and announced in Redis so the api can pick a node.
  */
-export async function startSfuNode(ctx: AppContext, options: { port?: number } = {}): Promise<SfuNode> {
-  const { config, logger, redis } = ctx;
+export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' | 'redis' | 'keys'>, options: { port?: number } = {}): Promise<SfuNode> {
+  const { config, logger, redis } = platform;
   if (!(await mediasoupAvailable(config))) {
     throw new Error('no mediasoup worker binary: run `npm start` or `npm test` once to build it, or set MEDIASOUP_WORKER_BIN');
   }
@@ -294,7 +294,7 @@ export async function startSfuNode(ctx: AppContext, options: { port?: number } =
   const port = (server.address() as AddressInfo).port;
   const url = config.SFU_CONTROL_URL ?? `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
 
-  const keys = sfuKeys(config.REDIS_PREFIX);
+  const keys = platform.keys.sfu;
   const announce = async () => {
     const announcement: SfuNodeAnnouncement = { id, url, routers: calls.size };
     await redis.multi().sadd(keys.nodes, id).set(keys.node(id), JSON.stringify(announcement), 'PX', SFU_NODE_TTL_MS).exec();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { SummaryJob } from '../platform/queues.js';
 import type { Principal } from '../platform/principal.js';
 import { badRequest } from '../platform/errors.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -9,12 +10,7 @@ import type { UsersRepo } from '../users/users.repo.js';
 import type { Summarizer } from './summarizer.js';
 import { enabledMember } from '../rooms/rooms.service.js';
 
-export interface SummaryJob {
-  requestId: string;
-  userId: string;
-  messageId: string;
-  language: string;
-}
+export type { SummaryJob };
 
 /** Messages on each side of the one asked about that the summary covers. */
 const CONTEXT = 25;

@@ -36,6 +36,17 @@ export class UsersService {
     return this.adminPhones.has(user.phone);
   }
 
+  /** True when the user exists and is a site administrator. */
+  async isSiteAdmin(userId: string): Promise<boolean> {
+    const user = await this.users.findById(userId);
+    return user !== null && this.isAdmin(user);
+  }
+
+  /** The user's language ("en" when unknown): what they write in and read. */
+  async languageOf(userId: string): Promise<string> {
+    return (await this.users.findById(userId))?.language ?? 'en';
+  }
+
   present(user: UserDoc): UserView {
     return {
       id: user._id,

@@ -4,12 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../rest/app.js';
+import type { Db } from 'mongodb';
 import { loadConfig, type Config } from '../../src/platform/config.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { startWorkers, type Workers } from '../../workers/main.js';
+import { createContext, type AppContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
 
 export interface TestApp {
   ctx: AppContext;
+  /** The test file's own database, to look at what the service stored. */
+  db: Db;
   app: FastifyInstance;
   config: Config;
   outbox: string;
@@ -35,18 +39,29 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
   });
 }
 
+/** The REST api over a context, without listening. */
+export function apiOf(ctx: AppContext): Promise<FastifyInstance> {
+  return buildApp({ services: ctx.services, config: ctx.platform.config, logger: ctx.platform.logger });
+}
+
+/** The worker role over the test app's context. */
+export function startTestWorkers(t: TestApp): Promise<Workers> {
+  return startWorkers(t.ctx.platform, t.ctx.services);
+}
+
 export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = await testConfig(overrides);
   const ctx = await createContext(config, createLogger(config, 'test'));
-  const app = await buildApp(ctx);
+  const app = await apiOf(ctx);
   return {
     ctx,
+    db: ctx.platform.db,
     app,
     config,
     outbox: config.SMS_OUTBOX_FILE,
     async close() {
       await app.close();
-      await ctx.db.dropDatabase().catch(() => undefined);
+      await ctx.platform.db.dropDatabase().catch(() => undefined);
       await ctx.close();
     },
   };
@@ -91,7 +106,7 @@ export async function signIn(t: TestApp, phone = freshPhone(), device = { name: 
 export async function recordedPush(t: TestApp, filter: Record<string, unknown>, ms = 5_000) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const record = await t.ctx.db.collection('push_records').findOne(filter);
+    const record = await t.db.collection('push_records').findOne(filter);
     if (record || Date.now() > deadline) return record;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

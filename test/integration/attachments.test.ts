@@ -19,8 +19,8 @@ describe('attachment uploads (no worker running: files stay in processing)', () 
     return t.app.inject({ method: 'POST', url: `/api/messages/${roomId}/attachments`, headers: { ...bearer(s.accessToken), ...body.headers }, payload: body.payload });
   };
   const counts = async (roomId: string) => ({
-    messages: await t.ctx.db.collection('messages').countDocuments({ roomId }),
-    attachments: await t.ctx.db.collection('attachments').countDocuments({ roomId }),
+    messages: await t.db.collection('messages').countDocuments({ roomId }),
+    attachments: await t.db.collection('attachments').countDocuments({ roomId }),
   });
   async function room(type = 'PRIVATE_GROUP') {
     const [owner, member] = await Promise.all([signIn(t), signIn(t)]);
@@ -47,7 +47,7 @@ describe('attachment uploads (no worker running: files stay in processing)', () 
     assert.deepEqual(list.items.map((a: { id: string }) => a.id).sort(), [...messages[0].attachmentIds].sort());
     // Stored, and streamed back byte for byte.
     const stored = await t.ctx.repos.attachments.findById(byName['cat.png'].id);
-    assert.equal(await t.ctx.storage.size(stored!.storageKey), image.length);
+    assert.equal(await t.ctx.platform.storage.size(stored!.storageKey), image.length);
 
     // Without a payload the files form a message of their own.
     assert.equal((await upload(r.owner, r.id, [{ filename: 'b.txt', content: Buffer.from('b') }])).statusCode, 204);

@@ -43,7 +43,7 @@ describe('sign-in', () => {
     const phone = freshPhone();
     await requestCode(phone);
     const code = await lastCode(t.outbox, phone);
-    const rows = await t.ctx.db.collection('login_codes').find({ phone }).toArray();
+    const rows = await t.db.collection('login_codes').find({ phone }).toArray();
     assert.equal(rows.length, 1);
     assert.match(String(rows[0]!.codeHash), /^\$argon2id\$/);
     assert.ok(!JSON.stringify(rows).includes(code));

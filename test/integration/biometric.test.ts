@@ -43,7 +43,7 @@ describe('biometric keys', () => {
   const put = (s: Session, payload: object) => t.app.inject({ method: 'PUT', url: '/api/devices/biometric-key', headers: bearer(s.accessToken), payload });
   const del = (s: Session, payload?: object) =>
     t.app.inject({ method: 'DELETE', url: '/api/devices/biometric-key', headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
-  const enrolled = async (s: Session) => (await t.ctx.db.collection('devices').findOne({ _id: s.deviceId as never }))?.biometricKey ?? null;
+  const enrolled = async (s: Session) => (await t.db.collection('devices').findOne({ _id: s.deviceId as never }))?.biometricKey ?? null;
   const enroll = async (s: Session, key: ReturnType<typeof deviceKey>, extra: object = {}) => {
     const n = await nonce(s);
     return put(s, { publicKey: key.publicKey, algorithm: key.kind, nonce: n, signature: key.sign(`BIOMETRIC_KEY_ENROLL_V1|${n}`), ...extra });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../rest/app.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createContext, type AppContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, apiOf } from '../helpers/app.js';
 
 /** Resolves once `check` holds, polling every 10 ms; rejects after `ms`. */
 async function eventually(check: () => Promise<boolean>, ms = 2_000): Promise<number> {
@@ -25,7 +24,7 @@ describe('hot-path caches across api nodes', () => {
   before(async () => {
     t = await startTestApp();
     otherCtx = await createContext(t.config, createLogger(t.config, 'test'));
-    other = await buildApp(otherCtx);
+    other = await apiOf(otherCtx);
   });
   after(async () => {
     await other.close();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Socket } from 'socket.io-client';
-import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,7 +22,7 @@ describe('calls between devices on different nodes', () => {
 
   before(async () => {
     t = await startTestApp({ CALL_RING_TIMEOUT: '2' });
-    workers = await startWorkers(t.ctx);
+    workers = await startTestWorkers(t);
     hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config)])));
   });
   after(async () => {
@@ -166,7 +166,7 @@ describe('calls between devices on different nodes', () => {
     const blocked = await call(caller, callee.userId);
     assert.equal(blocked.statusCode, 400);
     assert.equal(blocked.json().code, 'CALL_NOT_ALLOWED');
-    assert.equal(await t.ctx.db.collection('calls').countDocuments({ callerId: caller.userId, state: { $ne: 'ENDED' } }), 0);
+    assert.equal(await t.db.collection('calls').countDocuments({ callerId: caller.userId, state: { $ne: 'ENDED' } }), 0);
   });
 
   it('one device is in at most one call', async () => {

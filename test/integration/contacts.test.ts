@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -15,7 +15,7 @@ describe('connection requests, connections and blocks', () => {
 
   before(async () => {
     t = await startTestApp();
-    workers = await startWorkers(t.ctx);
+    workers = await startTestWorkers(t);
     hub = await spawnHub(t.config);
   });
   after(async () => {
@@ -102,7 +102,7 @@ describe('connection requests, connections and blocks', () => {
     await t.app.inject({ method: 'POST', url: `/api/users/blocks?blockedUserId=${me.userId}&reason=SPAM`, headers: bearer(blocker.accessToken) });
     await expect400({ recipientId: blocker.userId }, 'BLOCKED');
     assert.equal((await send(blocker, { recipientId: me.userId })).json().code, 'BLOCKED');
-    assert.equal(await t.ctx.db.collection('connection_requests').countDocuments({ senderId: me.userId }), 1);
+    assert.equal(await t.db.collection('connection_requests').countDocuments({ senderId: me.userId }), 1);
   });
 
   it('finds users by phone and e-mail, and invites others by SMS and e-mail', async () => {

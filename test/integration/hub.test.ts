@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { io as connect, type Socket } from 'socket.io-client';
 import { startHub, type Hub, type SocketEngine } from '../../realtime/hub.js';
-import { createContext, type AppContext } from '../../src/context.js';
+import { createContext, type AppContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -35,7 +35,7 @@ for (const engine of ['uws', 'ws'] as SocketEngine[]) {
       // Two hub nodes, each a context of its own, sharing the test's database and Redis prefix.
       for (let i = 0; i < 2; i++) {
         const ctx = await createContext(t.config, createLogger(t.config, `hub-${i}`));
-        nodes.push({ ctx, hub: await startHub(ctx, { host: '127.0.0.1', port: 0, engine }) });
+        nodes.push({ ctx, hub: await startHub(ctx.platform, ctx.services, { host: '127.0.0.1', port: 0, engine }) });
       }
     });
     after(async () => {

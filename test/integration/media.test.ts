@@ -6,8 +6,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { bearer, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 
@@ -15,7 +15,7 @@ const exec = promisify(execFile);
 
 async function storedFile(t: TestApp, key: string): Promise<string> {
   const target = path.join(os.tmpdir(), `check-${path.basename(key)}-${Date.now()}`);
-  await t.ctx.storage.download(key, target);
+  await t.ctx.platform.storage.download(key, target);
   return target;
 }
 
@@ -29,7 +29,7 @@ describe('media worker: real images and videos through sharp and ffmpeg', () => 
 
   before(async () => {
     t = await startTestApp();
-    workers = await startWorkers(t.ctx);
+    workers = await startTestWorkers(t);
     hub = await spawnHub(t.config);
     owner = await signIn(t);
     roomId = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: 'Media room' } })).json().id;

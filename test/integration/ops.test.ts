@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../../rest/app.js';
-import { createContext } from '../../src/context.js';
+import { createContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { bearer, freshPhone, lastCode, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, lastCode, startTestApp, testConfig, type TestApp, apiOf } from '../helpers/app.js';
 
 describe('operations', () => {
   let t: TestApp;
@@ -27,16 +26,16 @@ describe('operations', () => {
   it('readyz says 503 when a dependency is gone', async () => {
     const config = await testConfig();
     const ctx = await createContext(config, createLogger(config, 'test'));
-    const app = await buildApp(ctx);
+    const app = await apiOf(ctx);
     try {
-      await ctx.redis.quit();
+      await ctx.platform.redis.quit();
       const res = await app.inject({ url: '/readyz' });
       assert.equal(res.statusCode, 503);
       assert.equal(res.json().code, 'NOT_READY');
       assert.deepEqual(res.json().details, [{ mongodb: 'ok', redis: 'down' }]);
     } finally {
       await app.close();
-      await ctx.db.dropDatabase();
+      await ctx.platform.db.dropDatabase();
       await ctx.close();
     }
   });
@@ -51,7 +50,7 @@ describe('operations', () => {
     });
     const config = await testConfig({ LOG_LEVEL: 'info' });
     const ctx = await createContext(config, createLogger(config, 'test', sink));
-    const app = await buildApp(ctx);
+    const app = await apiOf(ctx);
     try {
       const phone = freshPhone();
       await app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone } });
@@ -59,7 +58,7 @@ describe('operations', () => {
       const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { phone, code, device: { name: 'x', platform: 'WEB' } } });
       const { accessToken, refreshToken } = login.json();
       await app.inject({ method: 'POST', url: '/api/users/2fa/enable?code=123456', headers: { ...bearer(accessToken), 'x-request-id': 'trace-me' } });
-      ctx.logger.info({ user: { token: accessToken, code: '654321' } }, 'nested secrets');
+      ctx.platform.logger.info({ user: { token: accessToken, code: '654321' } }, 'nested secrets');
 
       const text = lines.join('\n');
       const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -69,14 +68,14 @@ describe('operations', () => {
       for (const secret of [code, accessToken, refreshToken, '123456', '654321']) assert.ok(!text.includes(secret), 'a secret reached the log');
     } finally {
       await app.close();
-      await ctx.db.dropDatabase();
+      await ctx.platform.db.dropDatabase();
       await ctx.close();
     }
   });
 
   it('the clean-up removes expired login codes and keeps live ones', async () => {
     const phone = freshPhone();
-    const codes = t.ctx.db.collection('login_codes');
+    const codes = t.db.collection('login_codes');
     const now = new Date();
     await codes.insertMany([
       { _id: `old-${phone}` as never, phone, codeHash: 'x', attempts: 0, createdAt: now, expiresAt: new Date(now.getTime() - 1000), consumedAt: null },

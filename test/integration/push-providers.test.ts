@@ -184,17 +184,17 @@ describe('push service decisions', () => {
       await signIn(t, phone, { name: 'B', platform: 'IOS' });
       // A has device.added as seq 1 in its inbox; the push token is one FCM says is unregistered.
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'token-invalid');
-      const device = await t.ctx.db.collection('devices').findOne({ _id: a.deviceId as never });
+      const device = await t.db.collection('devices').findOne({ _id: a.deviceId as never });
       assert.equal(device?.pushToken, null);
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'no-token');
 
       await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(a.accessToken), payload: { token: 'good-registration', provider: 'FCM' } });
-      await t.ctx.presence.connect('node-x', a.deviceId);
+      await t.ctx.services.presenceStore.connect('node-x', a.deviceId);
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'online');
-      await t.ctx.presence.release('node-x', a.deviceId);
-      await t.ctx.inbox.ack(a.deviceId, 1);
+      await t.ctx.services.presenceStore.release('node-x', a.deviceId);
+      await t.ctx.services.inbox.ack(a.deviceId, 1);
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'already-handled');
-      assert.equal(await t.ctx.db.collection('push_records').countDocuments({}), 0);
+      assert.equal(await t.db.collection('push_records').countDocuments({}), 0);
     } finally {
       await t.close();
     }

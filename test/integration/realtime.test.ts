@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, recordedPush } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -23,7 +23,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
 
   before(async () => {
     t = await startTestApp({ PRESENCE_TTL: '2' });
-    workers = await startWorkers(t.ctx);
+    workers = await startTestWorkers(t);
     hubs.push(...(await Promise.all([spawnHub(t.config, { SOCKET_ENGINE: engine }), spawnHub(t.config, { SOCKET_ENGINE: engine }), spawnHub(t.config, { SOCKET_ENGINE: engine })])));
   });
   after(async () => {
@@ -111,7 +111,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     await onOnline.connect(hubs[0]!.port);
 
     const newcomer = await signIn(t, phone, { name: 'Newcomer', platform: 'WEB' });
-    const pushes = t.ctx.db.collection('push_records');
+    const pushes = t.db.collection('push_records');
     const record = await recordedPush(t, { token: 'fcm-offline-token-1', 'message.data.deviceId': newcomer.deviceId });
     assert.ok(record, 'the offline device was pushed');
     assert.equal(record.service, 'FCM');
@@ -183,7 +183,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     await first.until((r) => r.length === 5);
     first.ack(3);
     await sleep(200);
-    assert.deepEqual((await t.ctx.inbox.readAfter(session.deviceId, 0)).map((e) => e.seq), [4, 5]);
+    assert.deepEqual((await t.ctx.services.inbox.readAfter(session.deviceId, 0)).map((e) => e.seq), [4, 5]);
     first.close();
     // A device reconnecting with lastSeq 3 gets 4 and 5 only.
     const again = new DeviceClient(session.accessToken);

@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { OpenAiCompatibleSummarizer } from '../../src/summaries/openai.summarizer.js';
-import { startWorkers, type Workers } from '../../workers/main.js';
-import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { bearer, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 describe('summaries (tldr)', () => {
@@ -14,7 +14,7 @@ describe('summaries (tldr)', () => {
   let hub: HubProcess;
   before(async () => {
     t = await startTestApp();
-    workers = await startWorkers(t.ctx);
+    workers = await startTestWorkers(t);
     hub = await spawnHub(t.config);
   });
   after(async () => {

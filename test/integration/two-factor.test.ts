@@ -36,7 +36,7 @@ describe('two-factor authentication', () => {
     assert.equal(res.statusCode, 200);
     return res.json() as { secret: string; otpauthUri: string };
   };
-  const storedSecret = async (userId: string) => (await t.ctx.db.collection('users').findOne({ _id: userId as never }))?.twoFactor as { secret: string | null; enabled: boolean };
+  const storedSecret = async (userId: string) => (await t.db.collection('users').findOne({ _id: userId as never }))?.twoFactor as { secret: string | null; enabled: boolean };
 
   it('setup gives a secret and an otpauth URI carrying it', async () => {
     const session = await signIn(t);

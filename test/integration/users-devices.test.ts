@@ -45,7 +45,7 @@ describe('users and devices', () => {
     const voip = await t.app.inject({ method: 'PUT', url: '/api/devices/voip-push-token', headers: bearer(a.accessToken), payload: { token: 'voip-token-0123456789' } });
     assert.equal(voip.statusCode, 204);
 
-    const devices = t.ctx.db.collection('devices');
+    const devices = t.db.collection('devices');
     const stored = await devices.findOne({ _id: a.deviceId as never });
     assert.equal(stored?.pushToken?.token, 'apns-token-0123456789');
     assert.equal(stored?.pushToken?.provider, 'APNS');
@@ -67,7 +67,7 @@ describe('users and devices', () => {
       const res = await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(session.accessToken), payload });
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 40));
     }
-    const stored = await t.ctx.db.collection('devices').findOne({ _id: session.deviceId as never });
+    const stored = await t.db.collection('devices').findOne({ _id: session.deviceId as never });
     assert.equal(stored?.pushToken?.token, 'fcm-token-abcdefgh');
     assert.equal(stored?.pushToken?.provider, 'FCM');
   });

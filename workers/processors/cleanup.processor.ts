@@ -1,6 +1,6 @@
-import type { AppContext } from '../../src/context.js';
+import type { MaintenanceService } from '../../src/maintenance/maintenance.service.js';
 
-/** Removes expired rows (login codes and, later, tickets and inbox rows). */
-export function cleanupProcessor(ctx: AppContext) {
-  return async () => ctx.services.maintenance.cleanupExpired(new Date());
+/** Removes expired rows and finishes interrupted work (see MaintenanceService). */
+export function cleanupProcessor(maintenance: MaintenanceService) {
+  return async () => maintenance.cleanupExpired(new Date());
 }

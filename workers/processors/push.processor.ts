@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
-import type { AppContext } from '../../src/context.js';
-import type { PushRequest } from '../../src/platform/device-events.js';
+import type { PushJob } from '../../src/platform/queues.js';
+import type { PushService } from '../../src/push/push.service.js';
 
 /** Pushes one stored device event to an offline device; retryable failures throw and BullMQ retries. */
-export function pushProcessor(ctx: AppContext) {
-  return async (job: Job<PushRequest>) => ctx.services.push.deliver(job.data);
+export function pushProcessor(push: PushService) {
+  return async (job: Job<PushJob>) => push.deliver(job.data);
 }

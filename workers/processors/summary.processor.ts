@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
-import type { AppContext } from '../../src/context.js';
-import type { SummaryJob } from '../../src/summaries/summaries.service.js';
+import type { SummaryJob } from '../../src/platform/queues.js';
+import type { SummariesService } from '../../src/summaries/summaries.service.js';
 
 /** Summarizes the conversation around a message and tells the requester's devices. */
-export function summaryProcessor(ctx: AppContext) {
-  return async (job: Job<SummaryJob>) => ctx.services.summaries.run(job.data);
+export function summaryProcessor(summaries: SummariesService) {
+  return async (job: Job<SummaryJob>) => summaries.run(job.data);
 }

@@ -20,15 +20,13 @@ export function sharedCache<V>(bus: CacheBus | undefined, kind: string, ttlMs: n
  */
 export class CacheBus {
   private readonly caches = new Map<string, TtlCache<unknown>>();
-  private readonly channel: string;
   private subscriber: Redis | null = null;
 
   constructor(
     private readonly redis: Redis,
-    prefix: string,
-  ) {
-    this.channel = `${prefix}cache:invalidate`;
-  }
+    /** The pub/sub channel of clearings (the keyspace's `cacheInvalidation`). */
+    private readonly channel: string,
+  ) {}
 
   async start(): Promise<void> {
     const subscriber = this.redis.duplicate();

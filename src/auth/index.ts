@@ -1,0 +1,29 @@
+import type { DevicesArea } from '../devices/index.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { Platform } from '../platform/platform.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { AuthService } from './auth.service.js';
+import { LoginCodesRepo } from './login-codes.repo.js';
+import { TokenService } from './tokens.js';
+
+/** Sign-in by SMS code and two-factor, refresh and sign-out, and the access-token check every entry point uses. */
+export function authArea(p: Platform, deps: { users: UsersRepo; devices: DevicesArea; events: DeviceEvents }) {
+  const { config } = p;
+  const loginCodes = new LoginCodesRepo(p.db);
+  const tokens = new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL);
+  const auth = new AuthService({
+    config,
+    users: deps.users,
+    devices: deps.devices.repos.devices,
+    loginCodes,
+    devicesService: deps.devices.devices,
+    events: deps.events,
+    tokens,
+    sms: p.sms,
+    ephemeral: p.ephemeral,
+    keys: p.keys.auth,
+    domainEvents: p.domainEvents,
+    clock: p.clock,
+  });
+  return { repos: { loginCodes }, auth, tokens };
+}

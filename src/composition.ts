@@ -1,0 +1,103 @@
+import { attachmentsArea } from './attachments/index.js';
+import { authArea } from './auth/index.js';
+import { callsArea } from './calls/index.js';
+import { contactsArea } from './contacts/index.js';
+import { biometricArea, devicesArea } from './devices/index.js';
+import { inboxArea } from './inbox/index.js';
+import { maintenanceArea } from './maintenance/index.js';
+import { messagesArea } from './messages/index.js';
+import type { Clock } from './platform/clock.js';
+import type { Config } from './platform/config.js';
+import type { Logger } from './platform/logger.js';
+import { createPlatform, type Platform } from './platform/platform.js';
+import { presenceArea, presenceStore } from './presence/index.js';
+import { pushArea } from './push/index.js';
+import { roomsArea } from './rooms/index.js';
+import { speechArea } from './speech/index.js';
+import { summariesArea } from './summaries/index.js';
+import { usersArea } from './users/index.js';
+
+/**
+ * The composition root: one factory call per area, in dependency order. Each factory names what it
+ * takes; reactions across areas are registered by the areas themselves on the domain-event bus.
+ */
+async function composeAreas(p: Platform) {
+  const users = usersArea(p);
+  const devices = devicesArea(p);
+  const presenceStores = presenceStore(p);
+  const inbox = inboxArea(p, { presence: presenceStores.store, devices: devices.devices });
+  const { events } = inbox;
+  const contacts = contactsArea(p, { users: users.repos.users, events });
+  const auth = authArea(p, { users: users.repos.users, devices, events });
+  const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
+  const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, events });
+  const messages = messagesArea(p, { rooms, users, blocks: contacts.repos.blocks, events });
+  const attachments = attachmentsArea(p, { messages: messages.messages, tokens: auth.tokens, events });
+  const speech = speechArea(p);
+  const summaries = summariesArea(p, { rooms, messages: messages.repos.messages, users: users.repos.users, events });
+  const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
+  const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
+  const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });
+  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall });
+
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos };
+  await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
+  return {
+    services: {
+      ops: { health: (timeoutMs: number) => p.health(timeoutMs) },
+      geo: { locate: (ip: string) => p.geo.locate(ip) },
+      users: users.users,
+      devices: devices.devices,
+      auth: auth.auth,
+      biometric: biometric.biometric,
+      contacts: contacts.contacts,
+      blocks: contacts.blocks,
+      inbox: inbox.inbox,
+      presence: presence.presence,
+      presenceStore: presenceStores.store,
+      rooms: rooms.rooms,
+      messages: messages.messages,
+      attachments: attachments.attachments,
+      media: attachments.media,
+      speech: speech.speech,
+      summaries: summaries.summaries,
+      calls: calls.calls,
+      roomCalls: calls.roomCalls,
+      anyCall: calls.anyCall,
+      ice: calls.ice,
+      push: push.push,
+      maintenance: maintenance.maintenance,
+    },
+    repos,
+    events,
+    close: push.close,
+  };
+}
+
+type Areas = Awaited<ReturnType<typeof composeAreas>>;
+/** What the adapters (routes, socket handlers, job processors) receive: services, never repos or connections. */
+export type Services = Areas['services'];
+/** Repositories, for tests and seeding scripts only. */
+export type Repos = Areas['repos'];
+
+/** A process's platform and, unless it needs no database (an sfu-only node), every area's services. */
+export interface AppContext {
+  platform: Platform;
+  services: Services;
+  repos: Repos;
+  events: Areas['events'];
+  close(): Promise<void>;
+}
+
+export async function createContext(config: Config, logger: Logger, options: { clock?: Clock } = {}): Promise<AppContext> {
+  const platform = await createPlatform(config, logger, options);
+  const areas = await composeAreas(platform);
+  return {
+    platform,
+    ...areas,
+    async close() {
+      await areas.close();
+      await platform.close();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { Platform } from '../platform/platform.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { BlocksRepo } from './blocks.repo.js';
+import { BlocksService } from './blocks.service.js';
+import { ConnectionRequestsRepo } from './connection-requests.repo.js';
+import { ConnectionsRepo } from './connections.repo.js';
+import { ContactsService } from './contacts.service.js';
+
+/** Contacts: connection requests and invitations, connections, blocks. */
+export function contactsArea(p: Platform, deps: { users: UsersRepo; events: DeviceEvents }) {
+  const repos = { connections: new ConnectionsRepo(p.db), connectionRequests: new ConnectionRequestsRepo(p.db), blocks: new BlocksRepo(p.db) };
+  const contacts = new ContactsService({
+    users: deps.users,
+    requests: repos.connectionRequests,
+    connections: repos.connections,
+    blocks: repos.blocks,
+    events: deps.events,
+    sms: p.sms,
+    email: p.email,
+    appName: p.config.TOTP_ISSUER,
+    clock: p.clock,
+  });
+  // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
+  p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));
+  return { repos, contacts, blocks: new BlocksService(repos.blocks, deps.users, repos.connectionRequests, p.clock) };
+}
+export type ContactsArea = ReturnType<typeof contactsArea>;

@@ -1,0 +1,29 @@
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { Platform } from '../platform/platform.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { BiometricService } from './biometric.service.js';
+import { DevicesRepo } from './devices.repo.js';
+import { DevicesService } from './devices.service.js';
+
+/** Devices: the sessions of an account, their push tokens, and revocation (told on the domain-event bus). */
+export function devicesArea(p: Platform) {
+  const repo = new DevicesRepo(p.db, p.cache);
+  return { repos: { devices: repo }, devices: new DevicesService(repo, p.domainEvents, p.clock) };
+}
+export type DevicesArea = ReturnType<typeof devicesArea>;
+
+/** Biometric keys of devices, and the confirmation check later features use. */
+export function biometricArea(p: Platform, deps: { devices: DevicesRepo; users: UsersRepo; events: DeviceEvents }) {
+  return {
+    biometric: new BiometricService({
+      devices: deps.devices,
+      users: deps.users,
+      ephemeral: p.ephemeral,
+      keys: p.keys.biometric,
+      sms: p.sms,
+      events: deps.events,
+      appName: p.config.TOTP_ISSUER,
+      clock: p.clock,
+    }),
+  };
+}

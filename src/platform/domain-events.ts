@@ -1,0 +1,44 @@
+import type { Logger } from './logger.js';
+
+/**
+ * What one area tells the others happened, by name, with its payload. Areas react through
+ * `DomainEvents.on` in their own factory; the composition root holds no reactions.
+ */
+export interface DomainEventMap {
+  /** A device was signed out, revoked, or lost its session to a reused refresh token. */
+  'device.revoked': { deviceId: string; userId: string };
+  /** A session started on a new device (after the SMS code and, when on, two-factor). */
+  'user.signed-in': { userId: string; phone: string; deviceId: string };
+  /** A member left a room or was removed from it. */
+  'room.member-left': { roomId: string; userId: string; byAdmin: boolean };
+}
+
+export type DomainEventName = keyof DomainEventMap;
+type Handler<K extends DomainEventName> = (payload: DomainEventMap[K]) => Promise<void> | void;
+
+/**
+ * A typed in-process bus for reactions across areas. `emit` resolves once every handler ran, in the
+ * order they were registered; a handler that fails is logged and does not stop the others, nor
+ * undo what already happened.
+ */
+export class DomainEvents {
+  private readonly handlers = new Map<DomainEventName, Handler<never>[]>();
+
+  constructor(private readonly logger: Logger) {}
+
+  on<K extends DomainEventName>(event: K, handler: Handler<K>): void {
+    const list = this.handlers.get(event) ?? [];
+    list.push(handler as Handler<never>);
+    this.handlers.set(event, list);
+  }
+
+  async emit<K extends DomainEventName>(event: K, payload: DomainEventMap[K]): Promise<void> {
+    for (const handler of (this.handlers.get(event) ?? []) as Handler<K>[]) {
+      try {
+        await handler(payload);
+      } catch (error) {
+        this.logger.warn({ err: error, event }, 'a reaction to a domain event failed');
+      }
+    }
+  }
+}

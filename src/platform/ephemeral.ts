@@ -1,0 +1,60 @@
+import type { Redis } from 'ioredis';
+
+export interface RateLimitResult {
+  allowed: boolean;
+  /** Seconds until the window resets. */
+  retryAfter: number;
+}
+
+/**
+ * Short-lived values in Redis (nonces, one-time markers, pending codes) and fixed-window counters,
+ * right across api nodes. Services name keys through the keyspace and never send Redis commands.
+ */
+export class EphemeralStore {
+  constructor(private readonly redis: Redis) {}
+
+  async put(key: string, value: string, ttlSeconds: number): Promise<void> {
+    await this.redis.set(key, value, 'EX', ttlSeconds);
+  }
+
+  /** Stores the value only when the key is absent; true when this call stored it. */
+  async putIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> {
+    return (await this.redis.set(key, value, 'EX', ttlSeconds, 'NX')) === 'OK';
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.redis.get(key);
+  }
+
+  /** Reads and removes at once: at most one caller gets a value. */
+  take(key: string): Promise<string | null> {
+    return this.redis.getdel(key);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.redis.exists(key)) === 1;
+  }
+
+  /** Removes the key; true when it was there. */
+  async remove(key: string): Promise<boolean> {
+    return (await this.redis.del(key)) === 1;
+  }
+
+  /** Seconds the key has left (at least 1). */
+  async secondsLeft(key: string): Promise<number> {
+    return Math.max(1, await this.redis.ttl(key));
+  }
+
+  /** One hit of a fixed-window counter: at most `limit` hits per `windowSeconds` for the key. */
+  async hit(key: string, limit: number, windowSeconds: number): Promise<RateLimitResult> {
+    const results = await this.redis.multi().incr(key).expire(key, windowSeconds, 'NX').ttl(key).exec();
+    const count = Number(results?.[0]?.[1] ?? 0);
+    const ttl = Number(results?.[2]?.[1] ?? windowSeconds);
+    return { allowed: count <= limit, retryAfter: ttl > 0 ? ttl : windowSeconds };
+  }
+
+  /** Hits counted so far in the key's window. */
+  async count(key: string): Promise<number> {
+    return Number((await this.redis.get(key)) ?? 0);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Every Redis key and channel this service writes, in one place: each is the deployment's
+ * `REDIS_PREFIX` followed by a fixed name, so several deployments (or test files) share one Redis.
+ */
+export function keyspace(prefix: string) {
+  return {
+    prefix,
+    /** The key prefix the hubs' socket.io Redis adapter and every emitter share. */
+    socketIo: `${prefix}socket.io`,
+    /** BullMQ's key prefix for this deployment's queues. */
+    queues: `${prefix}bull`,
+    /** Pub/sub channel on which hub nodes hear that a device's inbox has something new. */
+    inboxPoke: `${prefix}inbox:poke`,
+    inboxMeta: (deviceId: string) => `${prefix}inbox:meta:${deviceId}`,
+    inboxEvents: (deviceId: string) => `${prefix}inbox:events:${deviceId}`,
+    /** Pub/sub channel of the shared caches' clearings. */
+    cacheInvalidation: `${prefix}cache:invalidate`,
+    presence: {
+      /** Prefix of the nodes' heartbeat keys (the Lua check appends the node id). */
+      nodePrefix: `${prefix}presence:node:`,
+      node: (nodeId: string) => `${prefix}presence:node:${nodeId}`,
+      nodeLast: (nodeId: string) => `${prefix}presence:node-last:${nodeId}`,
+      deviceNodes: (deviceId: string) => `${prefix}presence:nodes:${deviceId}`,
+      seen: (deviceId: string) => `${prefix}presence:seen:${deviceId}`,
+    },
+    sfu: {
+      nodes: `${prefix}sfu:nodes`,
+      node: (nodeId: string) => `${prefix}sfu:node:${nodeId}`,
+    },
+    auth: {
+      codeRequests: (phone: string) => `${prefix}rl:login-code:${phone}`,
+      twoFactorTries: (attemptId: string) => `${prefix}rl:2fa:${attemptId}`,
+      twoFactorUsed: (attemptId: string) => `${prefix}2fa-used:${attemptId}`,
+    },
+    biometric: {
+      nonce: (nonce: string) => `${prefix}bio:nonce:${nonce}`,
+      code: (deviceId: string) => `${prefix}bio:code:${deviceId}`,
+      codesSent: (phone: string) => `${prefix}bio:code-sent:${phone}`,
+      wrongCodes: (phone: string) => `${prefix}bio:code-wrong:${phone}`,
+    },
+  } as const;
+}
+
+export type Keyspace = ReturnType<typeof keyspace>;

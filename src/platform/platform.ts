@@ -1,0 +1,111 @@
+import type { Db, MongoClient } from 'mongodb';
+import { CacheBus } from './cache/invalidation.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { DomainEvents } from './domain-events.js';
+import { EphemeralStore } from './ephemeral.js';
+import { GeoipLiteLocator, type GeoLocator } from './geoip.js';
+import { keyspace, type Keyspace } from './keyspace.js';
+import type { Logger } from './logger.js';
+import { connectMongo } from './mongo.js';
+import { Queues } from './queues.js';
+import { connectRedis, type Redis } from './redis.js';
+import { emailProvider } from './email/index.js';
+import type { EmailProvider } from './email/email.js';
+import { smsProvider } from './sms/index.js';
+import type { SmsProvider } from './sms/sms.js';
+import { blobStorage } from './storage/index.js';
+import type { BlobStorage } from './storage/storage.js';
+
+/** What every area shares: connections, keys, queues, caches, the clock and the domain-event bus. */
+export interface Platform {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  keys: Keyspace;
+  redis: Redis;
+  ephemeral: EphemeralStore;
+  cache: CacheBus;
+  domainEvents: DomainEvents;
+  queues: Queues;
+  /** The database; a process that asked for none (an sfu-only node) throws on use. */
+  readonly db: Db;
+  readonly storage: BlobStorage;
+  readonly sms: SmsProvider;
+  readonly email: EmailProvider;
+  readonly geo: GeoLocator;
+  /** Pings the database and Redis, each bounded. */
+  health(timeoutMs: number): Promise<{ mongodb: 'ok' | 'down'; redis: 'ok' | 'down' }>;
+  close(): Promise<void>;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+}
+
+/** Made once on first use, so a role that never needs an adapter never builds it. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
+/**
+ * Connects what a process needs: Redis always, the database unless `database` is false. Adapters
+ * to outside services (storage, SMS, e-mail, geolocation) are built on first use.
+ */
+export async function createPlatform(config: Config, logger: Logger, options: { database?: boolean; clock?: Clock } = {}): Promise<Platform> {
+  let mongo: MongoClient | null = null;
+  let db: Db | null = null;
+  if (options.database ?? true) ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB));
+  const redis = connectRedis(config.REDIS_URL);
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const keys = keyspace(config.REDIS_PREFIX);
+  // Hot-path reads (the device check of every request, the room of every post) are cached for a
+  // few seconds; writes clear them in every process through Redis.
+  const cache = new CacheBus(redis, keys.cacheInvalidation);
+  await cache.start();
+  const queues = new Queues(redis, keys.queues);
+  const storage = once(() => blobStorage(config));
+  const sms = once(() => smsProvider(config));
+  const email = once(() => emailProvider(config));
+  const geo = once(() => new GeoipLiteLocator());
+
+  return {
+    config,
+    logger,
+    clock: options.clock ?? systemClock,
+    keys,
+    redis,
+    ephemeral: new EphemeralStore(redis),
+    cache,
+    domainEvents: new DomainEvents(logger),
+    queues,
+    get db() {
+      if (!db) throw new Error('this process was started without a database');
+      return db;
+    },
+    get storage() {
+      return storage();
+    },
+    get sms() {
+      return sms();
+    },
+    get email() {
+      return email();
+    },
+    get geo() {
+      return geo();
+    },
+    async health(timeoutMs) {
+      const [mongodb, ping] = await Promise.allSettled([
+        db ? withTimeout(db.command({ ping: 1 }), timeoutMs) : Promise.resolve(),
+        withTimeout(redis.ping(), timeoutMs),
+      ]);
+      return { mongodb: mongodb.status === 'fulfilled' ? 'ok' : 'down', redis: ping.status === 'fulfilled' ? 'ok' : 'down' };
+    },
+    async close() {
+      await queues.close();
+      await Promise.allSettled([mongo?.close(), redis.quit(), cache.close()]);
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import type { ContactsService } from '../contacts/contacts.service.js';
+import type { DevicesService } from '../devices/devices.service.js';
+import type { Platform } from '../platform/platform.js';
+import type { RoomsService } from '../rooms/rooms.service.js';
+import { PresenceService } from './presence.service.js';
+import { PresenceStore } from './presence.store.js';
+
+/** The presence store in Redis (hub heartbeats, device-to-node sets, last seen): device events ask it who is online. */
+export function presenceStore(p: Platform) {
+  return { store: new PresenceStore(p.redis, p.keys.presence, p.config.PRESENCE_TTL * 1000) };
+}
+
+/** Presence as members see it: of themselves, their connections and people sharing a room. */
+export function presenceArea(_p: Platform, deps: { store: PresenceStore; devices: DevicesService; contacts: ContactsService; rooms: RoomsService }) {
+  return { presence: new PresenceService(deps.store, deps.devices, deps.contacts, deps.rooms) };
+}
