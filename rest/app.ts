@@ -12,7 +12,7 @@ import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Services } from '../src/composition.js';
 import type { Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
-import { AppError } from '../src/platform/errors.js';
+
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling, sendError } from './error-handler.js';
@@ -33,6 +33,8 @@ import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { utilitiesRoutes } from './routes/utilities.routes.js';
+import { CommonErrors } from '../src/platform/common.errors.js';
+import { AppError } from '../src/platform/errors.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -70,13 +72,14 @@ export async function buildApp({ services, config, logger }: { services: Service
     // Errors the router raises before any route runs (a bad URL encoding, an over-long parameter).
     frameworkErrors: (error, request, reply) => {
       const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
-      void sendError(request as unknown as FastifyRequest, reply as unknown as FastifyReply, status, 'BAD_URL', 'The request URL is not valid');
+      void sendError(request as unknown as FastifyRequest, reply as unknown as FastifyReply, new AppError(status, CommonErrors.BAD_URL.code, CommonErrors.BAD_URL.message));
     },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  installErrorHandling(app);
+  // In tests, an error answer whose code the operation does not document fails loudly.
+  installErrorHandling(app, { checkDocumentedCodes: config.NODE_ENV === 'test' });
   app.decorateRequest('principal', null);
   const routeTable: string[] = [];
   app.decorate('routeTable', routeTable);
@@ -93,7 +96,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     try {
       done(null, JSON.parse(raw));
     } catch {
-      done(new AppError(400, 'MALFORMED_JSON', 'The body is not valid JSON'), undefined);
+      done(CommonErrors.MALFORMED_JSON(), undefined);
     }
   });
 

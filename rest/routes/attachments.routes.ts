@@ -3,7 +3,7 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-import { AppError, badRequest } from '../../src/platform/errors.js';
+
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
 import { IdParam, IsoDateTime, NoContentSchema } from '../../src/platform/common.schemas.js';
@@ -11,6 +11,11 @@ import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js
 import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
+import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
+import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
+import { MessagesErrors } from '../../src/messages/messages.errors.js';
+import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 
 const AttachmentDtoSchema = z
   .object({
@@ -48,12 +53,12 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         'At most 10 files; by extension, images up to 25 MB, audio 50 MB, video 250 MB, others 100 MB (1 MB = 1,048,576 bytes): each violation is a 400 naming the limit, before anything is posted or stored. The payload message is posted first and the files attach to it (without a payload, a message with no text). Images get a thumbnail and videos an MP4 and a poster in the background; the uploader\'s devices get `attachment.progress` and `attachment.failed`. 400 in end-to-end encrypted rooms; 429 when 20 of the caller\'s files are in processing or the processing queue is full.',
       consumes: ['multipart/form-data'],
       params: z.object({ roomId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors(413, 415, 429) },
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const room = await attachments.assertMayUpload(principal, request.params.roomId);
-      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data');
+      if (!request.isMultipart()) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send multipart/form-data' });
       const staged: StagedFile[] = [];
       let payload: PostMessageInput | undefined;
       try {
@@ -65,10 +70,10 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
             try {
               json = JSON.parse(String(part.value));
             } catch {
-              throw badRequest('PAYLOAD_INVALID', 'payload must be a JSON ChatMessage');
+              throw AttachmentsErrors.PAYLOAD_INVALID();
             }
             const parsed = ChatMessageSchema.safeParse(json);
-            if (!parsed.success) throw badRequest('PAYLOAD_INVALID', parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '));
+            if (!parsed.success) throw AttachmentsErrors.PAYLOAD_INVALID({ message: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') });
             payload = parsed.data;
           }
         }
@@ -88,7 +93,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       summary: 'A short-lived link that opens one attachment without the Authorization header',
       description: `The link works for ${config.TICKET_TTL} seconds, opens this attachment only (add ?variant=thumbnail, poster or mp4 for its derived files), supports HTTP ranges, and is not an access token.`,
       params: z.object({ messageId: IdParam, attachmentId: IdParam }),
-      response: { 200: MediaTicketSchema, ...authedErrors() },
+      response: { 200: MediaTicketSchema, ...authedErrors(AttachmentsErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => attachments.ticket(principalOf(request), request.params.messageId, request.params.attachmentId),
   });
@@ -100,7 +105,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       summary: 'The room\'s attachments, newest first',
       params: z.object({ roomId: IdParam }),
       querystring: pagingQuery(10, 100),
-      response: { 200: pagedSchema(AttachmentDtoSchema, 'PagedModelAttachmentDto'), ...authedErrors() },
+      response: { 200: pagedSchema(AttachmentDtoSchema, 'PagedModelAttachmentDto'), ...authedErrors(RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => attachments.list(principalOf(request), request.params.roomId, request.query.pageSize, request.query.currentPage),
   });

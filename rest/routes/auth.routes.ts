@@ -10,6 +10,9 @@ import {
 } from '../../src/auth/auth.schemas.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { BODY_ERRORS, errorResponses } from '../responses.js';
+import { AuthErrors } from '../../src/auth/auth.errors.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 
 /** Sign-in routes; no access token needed (DESIGN.md, "Authentication"). */
 export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
@@ -21,7 +24,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Send a six-digit sign-in code by SMS',
       body: CodeRequestSchema,
-      response: { 204: NoContentSchema, ...errorResponses(429, 503, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.TOO_MANY_CODES, AuthErrors.SMS_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await auth.requestCode(request.body.phone);
@@ -35,7 +38,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       summary: 'Sign in with the SMS code; registers a new device',
       description: 'A first sign-in with an unknown number creates the user. When two-factor is on, the answer is a challenge for POST /api/auth/2fa.',
       body: LoginRequestSchema,
-      response: { 200: LoginResponseSchema, ...errorResponses(...BODY_ERRORS) },
+      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.login(request.body),
   });
@@ -45,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Complete a two-factor sign-in with the authenticator code',
       body: TwoFactorLoginRequestSchema,
-      response: { 200: SessionTokensSchema, ...errorResponses(401, 429, ...BODY_ERRORS) },
+      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, AuthErrors.TOO_MANY_ATTEMPTS, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.completeTwoFactor(request.body),
   });
@@ -56,7 +59,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       summary: 'Swap a refresh token for a new token pair',
       description: 'Refresh tokens are single-use. Presenting a spent one signs the device out.',
       body: RefreshRequestSchema,
-      response: { 200: SessionTokensSchema, ...errorResponses(401, ...BODY_ERRORS) },
+      response: { 200: SessionTokensSchema, ...errorResponses(AuthErrors.REFRESH_TOKEN_INVALID, AuthErrors.REFRESH_TOKEN_REUSED, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.refresh(request.body.refreshToken),
   });

@@ -5,6 +5,8 @@ import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { BlockQuerySchema, UserBlockDtoSchema, pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
+import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const blocksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { blocks } = services;
@@ -29,7 +31,7 @@ export const blocksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       summary: 'Block a user',
       description: 'A block either way refuses connection requests and calls, and cancels a pending request between the two. 400 for oneself, a user that does not exist, or one already blocked.',
       querystring: BlockQuerySchema,
-      response: { 200: UserBlockDtoSchema, ...authedErrors() },
+      response: { 200: UserBlockDtoSchema, ...authedErrors(UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCK_SELF, ContactsErrors.ALREADY_BLOCKED) },
     },
     handler: async (request) => blocks.block(principalOf(request), request.query.blockedUserId, request.query.reason),
   });
@@ -41,7 +43,7 @@ export const blocksRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       summary: 'Unblock a user',
       description: '400 when the user is not blocked.',
       params: z.object({ blockedUserId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors() },
+      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.NOT_BLOCKED) },
     },
     handler: async (request, reply) => {
       await blocks.unblock(principalOf(request), request.params.blockedUserId);

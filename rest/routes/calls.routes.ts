@@ -19,6 +19,10 @@ import {
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { CallsErrors } from '../../src/calls/calls.errors.js';
+import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
+import { SfuErrors } from '../../src/sfu/sfu.errors.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { calls, roomCalls, anyCall, ice } = services;
@@ -48,7 +52,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
         'With `roomId`: a room call through the SFU, live at once with this device in it; every other enabled member gets `room-call.incoming` (a VoIP push where offline). 400 NOT_A_MEMBER for anyone but an enabled member, CALL_NOT_ALLOWED in a broadcast room for anyone but its creator and admins; 409 ROOM_CALL_IN_PROGRESS (details[0].callId names it) when the room has a call going on; 503 SFU_UNAVAILABLE when no media server is up.\n\n' +
         '409 DEVICE_BUSY when this device is already in a call.',
       body: CallStartSchema,
-      response: { 200: AnyCallDtoSchema, ...authedErrors(409, 503, ...BODY_ERRORS) },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(CallsErrors.CALL_SELF, UsersErrors.USER_NOT_FOUND, CallsErrors.CALL_NOT_ALLOWED, CallsErrors.DEVICE_BUSY, RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, CallsErrors.ROOM_CALL_IN_PROGRESS, SfuErrors.SFU_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request) => {
       const { calleeId, roomId, media } = request.body;
@@ -63,7 +67,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: "The room's call going on now",
       description: 'For members joining late. 204 when the room has no call. 400 NOT_A_MEMBER for anyone but an enabled member.',
       params: z.object({ roomId: IdParam }),
-      response: { 200: RoomCallDtoSchema, 204: NoContentSchema, ...authedErrors() },
+      response: { 200: RoomCallDtoSchema, 204: NoContentSchema, ...authedErrors(RoomsErrors.NOT_A_MEMBER) },
     },
     handler: async (request, reply) => {
       const call = await roomCalls.current(principalOf(request), request.params.roomId);
@@ -72,7 +76,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.get('/api/calls/:callId', {
-    schema: { tags, security, summary: 'One call of the caller (1:1 or in one of their rooms)', params, response: { 200: AnyCallDtoSchema, ...authedErrors() } },
+    schema: { tags, security, summary: 'One call of the caller (1:1 or in one of their rooms)', params, response: { 200: AnyCallDtoSchema, ...authedErrors(CallsErrors.CALL_NOT_FOUND) } },
     handler: async (request) => {
       const principal = principalOf(request);
       return anyCall.get(principal, request.params.callId);
@@ -88,7 +92,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
         "1:1: everyone in the call gets `call.answered`; the callee's other devices stop ringing. 409 CALL_ALREADY_ANSWERED when another device was first.\n\n" +
         'Room call: the devices in the call and the user\'s other devices get `room-call.joined`. 409 CALL_FULL past ROOM_CALL_MAX_PARTICIPANTS devices; 400 CALL_NOT_ACTIVE once it is over.',
       params,
-      response: { 200: AnyCallDtoSchema, ...authedErrors(409) },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_CALLEE, CallsErrors.CALL_NOT_RINGING, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_ALREADY_ANSWERED, CallsErrors.DEVICE_BUSY, CallsErrors.CALL_FULL, SfuErrors.SFU_UNAVAILABLE) },
     },
     handler: async (request) => {
       const principal = principalOf(request);
@@ -103,7 +107,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Decline a ringing call',
       description: "Room call: the user's devices get `room-call.ring-stopped` (DECLINED); the call goes on.",
       params,
-      response: { 200: AnyCallDtoSchema, ...authedErrors() },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_CALLEE, CallsErrors.CALL_NOT_RINGING, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_ALREADY_JOINED) },
     },
     handler: async (request) => {
       const principal = principalOf(request);
@@ -119,7 +123,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description:
         'Ending an ended call changes nothing. Room call: the others get `room-call.left`; when the last device leaves the call ends and every member gets `room-call.ended`.',
       params,
-      response: { 200: AnyCallDtoSchema, ...authedErrors() },
+      response: { 200: AnyCallDtoSchema, ...authedErrors(CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_RINGING, CallsErrors.CALL_NOT_ACTIVE) },
     },
     handler: async (request) => {
       const principal = principalOf(request);
@@ -136,7 +140,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: "A room call's media session: the router's RTP capabilities and the media being sent",
       description: mediaDescription + 'Load the capabilities into the device (mediasoup-client `Device.load`), then consume each producer.',
       params,
-      response: { 200: MediaSessionSchema, ...authedErrors(503) },
+      response: { 200: MediaSessionSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE) },
     },
     handler: async (request) => {
       const principal = principalOf(request);
@@ -156,7 +160,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
         'WebRTC transports answer ICE and DTLS parameters; plain RTP transports an ip and port, with RTCP on the same port. A plain send transport takes the sender\'s address from the first packet it gets (comedia), so RTP and RTCP must leave from one socket. 400 MEDIA_LIMIT past 4 transports per device and call.',
       params,
       body: MediaTransportCreateSchema,
-      response: { 200: MediaTransportSchema, ...authedErrors(503, ...BODY_ERRORS) },
+      response: { 200: MediaTransportSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.MEDIA_LIMIT, SfuErrors.MEDIA_REJECTED, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request) => {
       const info = await roomCalls.createTransport(principalOf(request), await roomCall(request.params.callId), request.body);
@@ -174,7 +178,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: mediaDescription,
       params: transportParams,
       body: MediaTransportConnectSchema,
-      response: { 204: NoContentSchema, ...authedErrors(503, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.TRANSPORT_NOT_FOUND, SfuErrors.MEDIA_REJECTED, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await roomCalls.connectTransport(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body);
@@ -190,7 +194,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: mediaDescription + 'The other devices in the call get `room-call.media-added`. Video in an audio call is refused. 400 MEDIA_LIMIT past 4 streams per device and call.',
       params: transportParams,
       body: MediaProduceSchema,
-      response: { 200: MediaProducerSchema, ...authedErrors(503, ...BODY_ERRORS) },
+      response: { 200: MediaProducerSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.TRANSPORT_NOT_FOUND, SfuErrors.MEDIA_LIMIT, SfuErrors.MEDIA_REJECTED, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request) => roomCalls.produce(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body),
   });
@@ -203,7 +207,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: mediaDescription + 'The consumer starts paused: resume it once the device has set it up. 400 MEDIA_LIMIT past 200 consumers per device and call.',
       params: transportParams,
       body: MediaConsumeSchema,
-      response: { 200: MediaConsumerSchema, ...authedErrors(503, ...BODY_ERRORS) },
+      response: { 200: MediaConsumerSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.TRANSPORT_NOT_FOUND, SfuErrors.PRODUCER_NOT_FOUND, SfuErrors.MEDIA_LIMIT, SfuErrors.MEDIA_REJECTED, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request) => {
       const consumer = await roomCalls.consume(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body);
@@ -218,7 +222,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Start receiving on a consumer',
       description: mediaDescription,
       params: z.object({ callId: IdParam, consumerId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors(503) },
+      response: { 204: NoContentSchema, ...authedErrors(CallsErrors.CALL_NOT_IN_ROOM, CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, SfuErrors.MEDIA_NOT_FOUND, SfuErrors.CONSUMER_NOT_FOUND, SfuErrors.MEDIA_REJECTED, SfuErrors.SFU_FAILED, SfuErrors.SFU_UNAVAILABLE) },
     },
     handler: async (request, reply) => {
       await roomCalls.resume(principalOf(request), await roomCall(request.params.callId), request.params.consumerId);
@@ -234,7 +238,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: 'Also available on the socket as `call.signal`. The other device gets a `call.signal` event.',
       params,
       body: CallSignalSchema,
-      response: { 204: NoContentSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...authedErrors(CallsErrors.CALL_NOT_FOUND, CallsErrors.CALL_NOT_ACTIVE, CallsErrors.CALL_NOT_IN_CALL, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await calls.signal(principalOf(request), request.params.callId, request.body);

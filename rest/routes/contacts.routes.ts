@@ -15,6 +15,8 @@ import {
 import { UserDtoSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
+import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
 
 export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { contacts } = services;
@@ -40,7 +42,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       description:
         'At least one of email, phone, recipientId. An existing user gets `contact.request` (a push when offline); anyone else an invitation. 400 for an invalid email or phone, an existing request or connection, oneself, a block either way, or a message over 128 characters; 401 for an unknown recipientId.',
       querystring: ConnectionRequestQuerySchema,
-      response: { 204: NoContentSchema, ...authedErrors() },
+      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.RECIPIENT_REQUIRED, ContactsErrors.EMAIL_INVALID, CommonErrors.PHONE_INVALID, ContactsErrors.REQUEST_TO_SELF, ContactsErrors.BLOCKED, ContactsErrors.ALREADY_CONNECTED, ContactsErrors.REQUEST_EXISTS, ContactsErrors.RECIPIENT_UNKNOWN) },
     },
     handler: async (request, reply) => {
       await contacts.sendRequest(principalOf(request), request.query);
@@ -56,7 +58,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       description: 'Accept connects the two (the sender gets `contact.accepted`); decline may carry a reason, and with block=true also blocks the sender with it. 400 when the request does not exist, is not addressed to the caller, or was answered.',
       params: z.object({ userConnectionRequestId: IdParam }),
       querystring: AnswerRequestQuerySchema,
-      response: { 200: UserDtoSchema, ...authedErrors() },
+      response: { 200: UserDtoSchema, ...authedErrors(ContactsErrors.REQUEST_NOT_FOUND, ContactsErrors.REQUEST_ALREADY_ANSWERED, ContactsErrors.ACCEPT_WITH_BLOCK) },
     },
     handler: async (request) => contacts.answer(principalOf(request), request.params.userConnectionRequestId, request.query),
   });
@@ -78,7 +80,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       security,
       summary: 'Remove a connection',
       params: z.object({ userId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors() },
+      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.NOT_CONNECTED) },
     },
     handler: async (request, reply) => {
       await contacts.removeConnection(principalOf(request), request.params.userId);
@@ -94,7 +96,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       summary: 'Whether the caller refuses incoming calls from this connection',
       description: '400 when the two users are not connected.',
       params: callParams,
-      response: { 200: IncomingCallsSettingSchema, ...authedErrors() },
+      response: { 200: IncomingCallsSettingSchema, ...authedErrors(ContactsErrors.NOT_CONNECTED) },
     },
     handler: async (request) => contacts.incomingCallsDisabled(principalOf(request), request.params.targetUserId),
   });
@@ -107,7 +109,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       description: '400 when the two users are not connected.',
       params: callParams,
       querystring: IncomingCallsQuerySchema,
-      response: { 200: IncomingCallsSettingSchema, ...authedErrors() },
+      response: { 200: IncomingCallsSettingSchema, ...authedErrors(ContactsErrors.NOT_CONNECTED) },
     },
     handler: async (request) => contacts.setIncomingCallsDisabled(principalOf(request), request.params.targetUserId, request.query.disableIncomingCalls),
   });

@@ -5,6 +5,7 @@ import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { DeviceDtoSchema, PushTokenUpdateSchema, VoipPushTokenUpdateSchema } from '../../src/devices/devices.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { DevicesErrors } from '../../src/devices/devices.errors.js';
 
 export const devicesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { devices } = services;
@@ -23,7 +24,7 @@ export const devicesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       summary: 'Revoke one of the caller\'s devices',
       description: 'Its access and refresh tokens and its sockets stop working at once. 400 when it is not an active device of the caller.',
       params: z.object({ deviceId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors() },
+      response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.DEVICE_NOT_FOUND) },
     },
     handler: async (request, reply) => {
       await devices.revoke(principalOf(request), request.params.deviceId);

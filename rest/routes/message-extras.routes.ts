@@ -5,6 +5,9 @@ import { IdParam, LanguageCode } from '../../src/platform/common.schemas.js';
 import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { MessagesErrors } from '../../src/messages/messages.errors.js';
+import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
+import { SummariesErrors } from '../../src/summaries/summaries.errors.js';
 
 /** Comments and translations: routes keyed by a message id. */
 export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
@@ -25,7 +28,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
         'Body: the text (text/plain, or a JSON string); an empty body removes that language. Only the room\'s creator or an admin, or a site administrator; only a supported language other than the post\'s original one. The text is cleaned as a posted message is. No push and no socket event follow.',
       params: z.object({ messageId: IdParam, language: LanguageCode }),
       body: z.string().max(200_000).nullish(),
-      response: { 200: PostTranslationsSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 200: PostTranslationsSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, MessagesErrors.NOT_A_BROADCAST_POST, MessagesErrors.TRANSLATION_NOT_ALLOWED, RoomsErrors.LANGUAGE_NOT_SUPPORTED, RoomsErrors.ORIGINAL_LANGUAGE, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS) },
     },
     handler: async (request) => messages.translate(principalOf(request), request.params.messageId, request.params.language, request.body ?? ''),
   });
@@ -38,7 +41,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       description:
         'Answers 202 at once; the summary arrives as `chat.tldr-ready` on the caller\'s devices. The caller must be an enabled member; not in end-to-end encrypted rooms (400).',
       params: message,
-      response: { 202: TldrRequestedSchema, ...authedErrors() },
+      response: { 202: TldrRequestedSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, SummariesErrors.TLDR_NOT_IN_E2EE) },
     },
     handler: async (request, reply) => reply.code(202).send(await services.summaries.request(principalOf(request), request.params.messageId)),
   });
@@ -51,7 +54,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       description: 'Any enabled member may comment (also where participants may not post). Members\' sockets get `message.new` with `parentId` set.',
       params: message,
       body: CommentSchema,
-      response: { 200: MessageDtoSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 200: MessageDtoSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.COMMENTS_DISABLED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS) },
     },
     handler: async (request) => messages.comment(principalOf(request), request.params.messageId, request.body, { ip: request.ip }),
   });
@@ -63,7 +66,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       summary: 'A message\'s comments, newest first, by cursor',
       params: message,
       querystring: MessagesQuerySchema,
-      response: { 200: MessagesPageSchema, ...authedErrors() },
+      response: { 200: MessagesPageSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.CURSOR_CONFLICT) },
     },
     handler: async (request) => messages.readComments(principalOf(request), request.params.messageId, request.query),
   });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
 import type { RouteOptions } from '../app.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
 import { sendError } from '../error-handler.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -12,7 +13,7 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     const checks = await services.ops.health(CHECK_TIMEOUT_MS);
     if (checks.mongodb === 'ok' && checks.redis === 'ok') return { status: 'ready', checks };
-    return sendError(request, reply, 503, 'NOT_READY', 'A dependency does not answer', [checks]);
+    return sendError(request, reply, CommonErrors.NOT_READY({ details: [checks] }));
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

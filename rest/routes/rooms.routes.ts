@@ -16,6 +16,9 @@ import {
 } from '../../src/rooms/rooms.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
+import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { rooms } = services;
@@ -24,7 +27,6 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   const room = z.object({ roomId: IdParam });
   const member = z.object({ roomId: IdParam, userId: IdParam });
   const page = pagedSchema(RoomDtoSchema, 'PagedModelRoomDto');
-  const noContent = { 204: NoContentSchema, ...authedErrors() };
 
   app.post('/api/rooms', {
     schema: {
@@ -33,7 +35,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Create a room',
       description: 'A direct chat takes exactly one other member and is unique per pair: creating it again returns the existing one. Other kinds need a name of 3 to 50 characters; public groups and broadcast rooms get a readable link from it (400 ROOM_LINK_TAKEN when another room uses it).',
       body: RoomCreateSchema,
-      response: { 200: RoomDtoSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NAME_INVALID, RoomsErrors.DIRECT_NEEDS_ONE_MEMBER, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_LINK_TAKEN, RoomsErrors.ROOM_NOT_FOUND, ...BODY_ERRORS) },
     },
     handler: async (request) => rooms.create(principalOf(request), request.body),
   });
@@ -60,7 +62,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'Resolve a readable link, following the redirects renamed rooms leave',
       params: z.object({ link: z.string().min(1).max(100) }),
-      response: { 200: RoomDtoSchema, ...authedErrors() },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => rooms.byLink(principalOf(request), request.params.link),
   });
@@ -71,7 +73,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'A room the caller created or administers, or a public group they are an enabled member of',
       params: room,
-      response: { 200: RoomDtoSchema, ...authedErrors() },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => rooms.get(principalOf(request), request.params.roomId),
   });
@@ -84,7 +86,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: 'Creator or admin only, not in a direct chat. The switches apply to public groups only, and only when both are given. Renaming a public group moves its link and keeps the old one as a redirect; 400 ROOM_LINK_TAKEN when another room uses the new link.',
       params: room,
       querystring: RoomUpdateQuerySchema,
-      response: { 200: RoomDtoSchema, ...authedErrors() },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.ROOM_LINK_TAKEN) },
     },
     handler: async (request) => rooms.update(principalOf(request), request.params.roomId, request.query),
   });
@@ -96,7 +98,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Let one participant post, or not (creator or admin)',
       params: z.object({ roomId: IdParam, participantId: IdParam }),
       querystring: PublishQuerySchema,
-      response: noContent,
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.NOT_A_MEMBER) },
     },
     handler: async (request, reply) => {
       await rooms.setPublishEnabled(principalOf(request), request.params.roomId, request.params.participantId, request.query.publishEnabled);
@@ -105,12 +107,12 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.get('/api/rooms/:roomId/muted', {
-    schema: { tags, security, summary: 'The caller\'s mute setting (enabled members)', params: room, response: { 200: MutedSchema, ...authedErrors() } },
+    schema: { tags, security, summary: 'The caller\'s mute setting (enabled members)', params: room, response: { 200: MutedSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request) => rooms.muted(principalOf(request), request.params.roomId),
   });
 
   app.post('/api/rooms/:roomId/muted', {
-    schema: { tags, security, summary: 'Set the caller\'s mute setting', params: room, querystring: MutedQuerySchema, response: { 200: MutedSchema, ...authedErrors() } },
+    schema: { tags, security, summary: 'Set the caller\'s mute setting', params: room, querystring: MutedQuerySchema, response: { 200: MutedSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request) => rooms.setMuted(principalOf(request), request.params.roomId, request.query.muted),
   });
 
@@ -121,7 +123,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Join a public group (starting muted), or open a visible broadcast room',
       description: '400 when the room is not a public group (or visible broadcast room), or an admin removed the caller.',
       params: room,
-      response: { 200: RoomDtoSchema, ...authedErrors() },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_JOINABLE, RoomsErrors.REMOVED_BY_ADMIN) },
     },
     handler: async (request) => rooms.joinRoom(principalOf(request), request.params.roomId),
   });
@@ -134,13 +136,13 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description: 'Creator or admin, or a site administrator; supported languages other than the original. Joining a visible broadcast room shows it in the caller\'s language. An empty name removes the language.',
       params: z.object({ roomId: IdParam, language: LanguageCode }),
       body: RoomTranslationSchema,
-      response: { 200: RoomDtoSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_BROADCAST_ROOM, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.LANGUAGE_NOT_SUPPORTED, RoomsErrors.ORIGINAL_LANGUAGE, RoomsErrors.ROOM_NAME_INVALID, ...BODY_ERRORS) },
     },
     handler: async (request) => rooms.translate(principalOf(request), request.params.roomId, request.params.language, request.body),
   });
 
   app.post('/api/rooms/:roomId/leave', {
-    schema: { tags, security, summary: 'Leave the room', params: room, response: noContent },
+    schema: { tags, security, summary: 'Leave the room', params: room, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request, reply) => {
       await rooms.leave(principalOf(request), request.params.roomId);
       return reply.code(204).send();
@@ -148,7 +150,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.post('/api/rooms/:roomId/members/:userId', {
-    schema: { tags, security, summary: 'Add a member (creator or admin)', params: member, response: noContent },
+    schema: { tags, security, summary: 'Add a member (creator or admin)', params: member, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED) } },
     handler: async (request, reply) => {
       await rooms.addMember(principalOf(request), request.params.roomId, request.params.userId);
       return reply.code(204).send();
@@ -156,7 +158,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.delete('/api/rooms/:roomId/members/:userId', {
-    schema: { tags, security, summary: 'Remove a member (creator or admin); they cannot join back by themself', params: member, response: noContent },
+    schema: { tags, security, summary: 'Remove a member (creator or admin); they cannot join back by themself', params: member, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.CANNOT_REMOVE_CREATOR, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request, reply) => {
       await rooms.removeMember(principalOf(request), request.params.roomId, request.params.userId);
       return reply.code(204).send();
@@ -164,7 +166,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.post('/api/rooms/:roomId/members/:userId/enabled', {
-    schema: { tags, security, summary: 'Enable or disable a member (creator or admin)', params: member, querystring: EnabledQuerySchema, response: noContent },
+    schema: { tags, security, summary: 'Enable or disable a member (creator or admin)', params: member, querystring: EnabledQuerySchema, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.CANNOT_DISABLE_CREATOR, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request, reply) => {
       await rooms.setMemberEnabled(principalOf(request), request.params.roomId, request.params.userId, request.query.enabled);
       return reply.code(204).send();
@@ -172,7 +174,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.post('/api/rooms/:roomId/admins/:userId', {
-    schema: { tags, security, summary: 'Make an enabled member an admin (creator or admin)', params: member, response: noContent },
+    schema: { tags, security, summary: 'Make an enabled member an admin (creator or admin)', params: member, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.CREATOR_IS_OWNER, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request, reply) => {
       await rooms.setAdmin(principalOf(request), request.params.roomId, request.params.userId, true);
       return reply.code(204).send();
@@ -180,7 +182,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.delete('/api/rooms/:roomId/admins/:userId', {
-    schema: { tags, security, summary: 'Unmake an admin (creator or admin)', params: member, response: noContent },
+    schema: { tags, security, summary: 'Unmake an admin (creator or admin)', params: member, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.CREATOR_IS_OWNER, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request, reply) => {
       await rooms.setAdmin(principalOf(request), request.params.roomId, request.params.userId, false);
       return reply.code(204).send();

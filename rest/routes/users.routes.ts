@@ -5,6 +5,7 @@ import { IdParam } from '../../src/platform/common.schemas.js';
 import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { users } = services;
@@ -22,7 +23,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'Update the display name or language',
       body: UserUpdateSchema,
-      response: { 200: UserSchema, ...authedErrors(...BODY_ERRORS) },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.EMAIL_TAKEN, ...BODY_ERRORS) },
     },
     handler: async (request) => users.present(await users.updateMe(principalOf(request), request.body)),
   });
@@ -33,7 +34,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'Another user\'s public profile',
       params: z.object({ userId: IdParam }),
-      response: { 200: UserDtoSchema, ...authedErrors() },
+      response: { 200: UserDtoSchema, ...authedErrors(UsersErrors.USER_NOT_FOUND) },
     },
     handler: async (request) => users.getSummary(principalOf(request), request.params.userId),
   });
@@ -44,7 +45,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'Start two-factor setup: a new secret for the authenticator app',
       description: 'The secret is pending until POST /api/users/2fa/enable confirms it with a code. 400 when two-factor is already on.',
-      response: { 200: TwoFactorSetupSchema, ...authedErrors() },
+      response: { 200: TwoFactorSetupSchema, ...authedErrors(UsersErrors.TWO_FACTOR_ALREADY_ENABLED) },
     },
     handler: async (request) => users.setupTwoFactor(principalOf(request)),
   });
@@ -56,7 +57,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor on with a code from the pending secret',
       description: 'A wrong or non-numeric code gives 400. Already on: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors() },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_NOT_SET_UP, UsersErrors.TWO_FACTOR_CODE_INVALID) },
     },
     handler: async (request) => users.present(await users.enableTwoFactor(principalOf(request), request.query.code)),
   });
@@ -68,7 +69,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor off with a current code',
       description: 'Replaces the stored secret, so the old authenticator entry stops working. A wrong or non-numeric code gives 400. Already off: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors() },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_CODE_INVALID) },
     },
     handler: async (request) => users.present(await users.disableTwoFactor(principalOf(request), request.query.code)),
   });

@@ -5,7 +5,7 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { badRequest } from '../platform/errors.js';
+import { AttachmentsErrors } from './attachments.errors.js';
 
 /** One megabyte in the spec's limits: 1,048,576 bytes. */
 export const MB = 1024 * 1024;
@@ -16,6 +16,13 @@ export type AttachmentKind = 'IMAGE' | 'AUDIO' | 'VIDEO' | 'OTHER';
 
 /** Size limits by file extension class (spec, "Limits"). */
 export const SIZE_LIMITS: Record<AttachmentKind, number> = { IMAGE: 25 * MB, AUDIO: 50 * MB, VIDEO: 250 * MB, OTHER: 100 * MB };
+
+const SIZE_ERRORS = {
+  IMAGE: AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE,
+  AUDIO: AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO,
+  VIDEO: AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO,
+  OTHER: AttachmentsErrors.LIMIT_FILE_SIZE_OTHER,
+} satisfies Record<AttachmentKind, unknown>;
 
 const EXTENSIONS: Record<Exclude<AttachmentKind, 'OTHER'>, string[]> = {
   IMAGE: ['jpg', 'jpeg', 'png', 'gif', 'webp', 'heic', 'heif', 'bmp', 'tif', 'tiff', 'avif'],
@@ -54,7 +61,10 @@ export async function stageFile(stream: Readable, filename: string, contentType:
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
-      if (size > limit) return done(badRequest(`LIMIT_FILE_SIZE_${kind}`, `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`, [{ file: filename, limit }]));
+      if (size > limit) {
+        const message = `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`;
+        return done(SIZE_ERRORS[kind]({ message, details: [{ file: filename, limit }] }));
+      }
       done(null, chunk);
     },
   });

@@ -4,13 +4,15 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Principal } from '../platform/principal.js';
 import { InvalidTokenError, type TokenService } from '../auth/tokens.js';
-import { AppError, badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
+
 import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
 import type { RoomDoc } from '../rooms/rooms.repo.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
 import { MAX_PROCESSING_PER_USER, type StagedFile } from './attachment-limits.js';
 import type { MessagesService, PostMessageInput } from '../messages/messages.service.js';
 import { page, type Page } from '../platform/paging.js';
+import { AttachmentsErrors } from './attachments.errors.js';
+import { CommonErrors } from '../platform/common.errors.js';
 
 export interface AttachmentView {
   id: string;
@@ -71,7 +73,7 @@ export class AttachmentsService {
    */
   async assertMayUpload(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.deps.messages.assertMayPost(principal, roomId);
-    if (room.type === 'E2EE') throw badRequest('E2EE_USE_ENCRYPTED_UPLOAD', 'End-to-end encrypted rooms take encrypted uploads only');
+    if (room.type === 'E2EE') throw AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD();
     await this.assertCapacity(principal, 0);
     return room;
   }
@@ -80,10 +82,10 @@ export class AttachmentsService {
     const processing = await this.deps.attachments.countProcessing(principal.userId);
     // With 20 already in processing nothing more is taken; below that, not past 20.
     if (processing >= MAX_PROCESSING_PER_USER || processing + incoming > MAX_PROCESSING_PER_USER) {
-      throw tooManyRequests('LIMIT_FILES_IN_PROCESSING', `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, RETRY_IN_A_MINUTE);
+      throw AttachmentsErrors.LIMIT_FILES_IN_PROCESSING({ message: `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, retryAfter: RETRY_IN_A_MINUTE });
     }
     if (incoming > 0 && (await this.deps.mediaBacklog()) + incoming > this.deps.mediaQueueMax) {
-      throw tooManyRequests('MEDIA_QUEUE_FULL', 'Processing is busy; try again in a minute', RETRY_IN_A_MINUTE);
+      throw AttachmentsErrors.MEDIA_QUEUE_FULL({ retryAfter: RETRY_IN_A_MINUTE });
     }
   }
 
@@ -93,7 +95,7 @@ export class AttachmentsService {
    */
   async commit(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: { ip: string }): Promise<void> {
     try {
-      if (staged.length === 0) throw badRequest('NO_FILES', 'Send at least one file');
+      if (staged.length === 0) throw AttachmentsErrors.NO_FILES();
       await this.assertCapacity(principal, staged.filter((file) => needsProcessing(file.kind)).length);
       const ids = staged.map(() => randomUUID());
       const message = await this.deps.messages.postForAttachments(principal, room, payload, ids, request);
@@ -135,7 +137,7 @@ export class AttachmentsService {
    */
   async ticket(principal: Principal, messageId: string, attachmentId: string): Promise<{ url: string; expiresAt: string }> {
     const attachment = await this.deps.attachments.findById(attachmentId);
-    if (!attachment || attachment.messageId !== messageId) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment of this message');
+    if (!attachment || attachment.messageId !== messageId) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: 'No such attachment of this message' });
     await this.deps.messages.assertMayRead(principal, attachment.roomId);
     const ttl = this.deps.ticketTtlSeconds;
     const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
@@ -148,11 +150,11 @@ export class AttachmentsService {
     try {
       ({ attachmentId } = await this.deps.tokens.verifyTicket(ticket));
     } catch (error) {
-      if (error instanceof InvalidTokenError) throw unauthorized(error.expired ? 'TICKET_EXPIRED' : 'TICKET_INVALID', error.expired ? 'This link has expired' : 'This link is not valid');
+      if (error instanceof InvalidTokenError) throw error.expired ? AttachmentsErrors.TICKET_EXPIRED() : AttachmentsErrors.TICKET_INVALID();
       throw error;
     }
     const a = await this.deps.attachments.findById(attachmentId);
-    if (!a) throw unauthorized('TICKET_INVALID', 'This link is not valid');
+    if (!a) throw AttachmentsErrors.TICKET_INVALID();
     const chosen =
       variant === 'original'
         ? { key: a.storageKey, contentType: a.contentType, filename: a.filename }
@@ -163,7 +165,7 @@ export class AttachmentsService {
             : variant === 'mp4' && a.convertedKey
               ? { key: a.convertedKey, contentType: 'video/mp4', filename: `${path.parse(a.filename).name}.mp4` }
               : null;
-    if (!chosen) throw badRequest('VARIANT_NOT_AVAILABLE', `This attachment has no ${variant}`);
+    if (!chosen) throw AttachmentsErrors.VARIANT_NOT_AVAILABLE({ message: `This attachment has no ${variant}` });
     return chosen;
   }
 
@@ -178,13 +180,13 @@ export class AttachmentsService {
   ): Promise<{ status: 200 | 206; contentType: string; filename: string; size: number; range: { start: number; end: number } | null; body: Readable }> {
     const file = await this.openTicket(ticket, variant);
     const size = await this.deps.storage.size(file.key);
-    if (size === null) throw new AppError(404, 'NOT_FOUND', 'The file is gone');
+    if (size === null) throw CommonErrors.NOT_FOUND({ message: 'The file is gone' });
     const match = RANGE.exec(rangeHeader ?? '');
     if (match && (match[1] || match[2])) {
       const start = match[1] ? Number(match[1]) : Math.max(0, size - Number(match[2]));
       const end = match[1] && match[2] ? Math.min(Number(match[2]), size - 1) : size - 1;
       if (start > end || start >= size) {
-        throw new AppError(416, 'RANGE_NOT_SATISFIABLE', 'The range is outside the file', undefined, { 'content-range': `bytes */${size}` });
+        throw AttachmentsErrors.RANGE_NOT_SATISFIABLE({ headers: { 'content-range': `bytes */${size}` } });
       }
       return { status: 206, ...file, size, range: { start, end }, body: await this.deps.storage.read(file.key, { start, end }) };
     }

@@ -8,13 +8,16 @@ import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
 import { matchTotpStep } from './totp.js';
-import { AppError, badRequest, tooManyRequests, unauthorized } from '../platform/errors.js';
+import { AppError } from '../platform/errors.js';
 import type { DevicePlatform, DevicesRepo } from '../devices/devices.repo.js';
 import type { LoginCodesRepo } from './login-codes.repo.js';
 import type { UserDoc, UsersRepo } from '../users/users.repo.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import type { DevicesService } from '../devices/devices.service.js';
 import type { DeviceEvents } from '../platform/device-events.js';
+import { AuthErrors } from './auth.errors.js';
+import { CommonErrors } from '../platform/common.errors.js';
+import { UsersErrors } from '../users/users.errors.js';
 
 export interface SessionTokens {
   accessToken: string;
@@ -44,7 +47,7 @@ type AuthConfig = Pick<
   | 'TOTP_ISSUER'
 >;
 
-const invalidCode = () => badRequest('CODE_INVALID', 'The code is wrong, used or expired; request a new one if needed');
+const invalidCode = () => AuthErrors.CODE_INVALID();
 
 /** Phone-number sign-in (DESIGN.md, "Authentication") and the one access-token check REST and sockets share. */
 export class AuthService {
@@ -72,7 +75,7 @@ export class AuthService {
 
   private phoneOrThrow(input: string): string {
     const phone = normalizePhone(input);
-    if (!phone) throw badRequest('PHONE_INVALID', 'Expected a valid phone number in international format, such as +14155550123');
+    if (!phone) throw CommonErrors.PHONE_INVALID();
     return phone;
   }
 
@@ -81,7 +84,7 @@ export class AuthService {
     const { config, loginCodes, ephemeral, keys, sms } = this.deps;
     const phone = this.phoneOrThrow(phoneInput);
     const limit = await ephemeral.hit(keys.codeRequests(phone), config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
-    if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested for this number; try again later', limit.retryAfter);
+    if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
 
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
     const now = this.now();
@@ -101,7 +104,7 @@ export class AuthService {
     } catch (error) {
       if (error instanceof AppError) throw error;
       // The provider is down: the caller may retry; the cause goes to the log, not to the client.
-      throw new AppError(503, 'SMS_UNAVAILABLE', 'The code could not be sent right now; try again shortly', undefined, undefined, error);
+      throw AuthErrors.SMS_UNAVAILABLE({ cause: error });
     }
   }
 
@@ -118,7 +121,7 @@ export class AuthService {
     const matches = await argon2.verify(attempt.codeHash, input.code);
     if (!matches || !(await loginCodes.consume(attempt._id, this.now()))) {
       const left = config.LOGIN_CODE_MAX_ATTEMPTS - attempt.attempts;
-      throw badRequest('CODE_INVALID', left > 0 ? `The code is wrong; ${left} tries left` : 'The code is wrong and no tries are left; request a new one');
+      throw AuthErrors.CODE_INVALID({ message: left > 0 ? `The code is wrong; ${left} tries left` : 'The code is wrong and no tries are left; request a new one' });
     }
 
     const user = await users.findOrCreateByPhone(phone, this.now());
@@ -136,23 +139,23 @@ export class AuthService {
     try {
       claims = await tokens.verifyTwoFactor(input.twoFactorToken);
     } catch (error) {
-      if (error instanceof InvalidTokenError) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
+      if (error instanceof InvalidTokenError) throw AuthErrors.TWO_FACTOR_TOKEN_INVALID();
       throw error;
     }
     const ttl = Math.max(1, claims.expiresAt - Math.floor(this.now().getTime() / 1000));
     const tries = await ephemeral.hit(keys.twoFactorTries(claims.attemptId), config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
-    if (!tries.allowed) throw tooManyRequests('TOO_MANY_ATTEMPTS', 'Too many wrong codes for this sign-in; sign in again', tries.retryAfter);
+    if (!tries.allowed) throw AuthErrors.TOO_MANY_ATTEMPTS({ retryAfter: tries.retryAfter });
 
     const usedKey = keys.twoFactorUsed(claims.attemptId);
-    const spent = () => unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token was already used; sign in again');
+    const spent = () => AuthErrors.TWO_FACTOR_TOKEN_INVALID({ message: 'The two-factor token was already used; sign in again' });
     // A spent challenge is refused before it can use up an authenticator code.
     if (await ephemeral.exists(usedKey)) throw spent();
     const user = await users.findById(claims.userId);
-    if (!user || user.phone !== claims.phone) throw unauthorized('TWO_FACTOR_TOKEN_INVALID', 'The two-factor token is invalid or expired; sign in again');
+    if (!user || user.phone !== claims.phone) throw AuthErrors.TWO_FACTOR_TOKEN_INVALID();
     if (user.twoFactor.enabled && user.twoFactor.secret) {
       const step = await matchTotpStep(user.twoFactor.secret, input.code, this.now());
       if (step === null || !(await users.claimTotpStep(user._id, step))) {
-        throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong or was already used');
+        throw UsersErrors.TWO_FACTOR_CODE_INVALID();
       }
     }
     // One challenge token starts at most one session, also when two requests race past the check above.
@@ -164,7 +167,7 @@ export class AuthService {
   async refresh(refreshToken: string): Promise<SessionTokens> {
     const { config, devices, devicesService, tokens } = this.deps;
     const deviceId = deviceIdOfRefreshToken(refreshToken);
-    if (!deviceId) throw unauthorized('REFRESH_TOKEN_INVALID', 'The refresh token is invalid');
+    if (!deviceId) throw AuthErrors.REFRESH_TOKEN_INVALID({ message: 'The refresh token is invalid' });
     const presented = hashToken(refreshToken);
     const next = newRefreshToken(deviceId);
     const now = this.now();
@@ -181,9 +184,9 @@ export class AuthService {
     const device = await devices.findById(deviceId);
     if (device && device.revokedAt === null && device.spentRefreshHashes.includes(presented)) {
       await devicesService.revokeDevice(device._id, device.userId);
-      throw unauthorized('REFRESH_TOKEN_REUSED', 'This refresh token was already used; the device was signed out');
+      throw AuthErrors.REFRESH_TOKEN_REUSED();
     }
-    throw unauthorized('REFRESH_TOKEN_INVALID', 'The refresh token is invalid, expired or revoked');
+    throw AuthErrors.REFRESH_TOKEN_INVALID();
   }
 
   /** The clean-up's part: removes login codes whose life ended. */
@@ -205,11 +208,11 @@ export class AuthService {
       claims = await this.deps.tokens.verifyAccess(accessToken);
     } catch (error) {
       if (error instanceof InvalidTokenError) {
-        throw error.expired ? unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it') : unauthorized();
+        throw error.expired ? AuthErrors.TOKEN_EXPIRED() : CommonErrors.UNAUTHORIZED();
       }
       throw error;
     }
-    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
+    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw AuthErrors.DEVICE_REVOKED();
     return { userId: claims.userId, deviceId: claims.deviceId };
   }
 

@@ -1,9 +1,10 @@
-import { badRequest } from '../platform/errors.js';
+
 import type { Principal } from '../platform/principal.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { CallsService, CallView } from './calls.service.js';
 import type { RoomCallDoc } from './room-calls.repo.js';
 import type { RoomCallsService, RoomCallView } from './room-calls.service.js';
+import { CallsErrors } from './calls.errors.js';
 
 /**
  * The one place that tells a 1:1 call from a room call by its id: the endpoints both kinds share,
@@ -22,7 +23,7 @@ export class AnyCallService {
   /** The room call with this id, for the media endpoints; a 1:1 call's media flows peer to peer. */
   async roomCall(callId: string): Promise<RoomCallDoc> {
     const call = await this.deps.roomCalls.findById(callId);
-    if (!call) throw badRequest('CALL_NOT_IN_ROOM', 'Media endpoints are for room calls you are in');
+    if (!call) throw CallsErrors.CALL_NOT_IN_ROOM();
     return call;
   }
 

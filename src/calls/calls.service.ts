@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-import { AppError, badRequest, conflict } from '../platform/errors.js';
+import { AppError } from '../platform/errors.js';
 import type { CallEventData, CallMedia, DeviceEventMap, DeviceEvents } from '../platform/device-events.js';
 import type { BlocksRepo } from '../contacts/blocks.repo.js';
 import type { CallDoc, CallEndReason, CallsRepo } from './calls.repo.js';
 import type { ConnectionsRepo } from '../contacts/connections.repo.js';
 import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
+import { CallsErrors } from './calls.errors.js';
+import { UsersErrors } from '../users/users.errors.js';
 
 export interface CallView {
   id: string;
@@ -23,8 +25,7 @@ export interface CallView {
   endedAt: string | null;
 }
 
-
-const notFound = () => badRequest('CALL_NOT_FOUND', 'No such call of yours');
+const notFound = () => CallsErrors.CALL_NOT_FOUND();
 
 export function presentCall(call: CallDoc): CallView {
   return {
@@ -74,9 +75,9 @@ export class CallsService {
   /** Starts a call from the caller's device to every device of the callee. */
   async start(principal: Principal, input: { calleeId: string; media: CallMedia }): Promise<CallView> {
     const { calls, users, blocks, connections, roomMembers, events } = this.deps;
-    if (input.calleeId === principal.userId) throw badRequest('CALL_SELF', 'You cannot call yourself');
+    if (input.calleeId === principal.userId) throw CallsErrors.CALL_SELF();
     const callee = await users.findById(input.calleeId);
-    if (!callee) throw badRequest('USER_NOT_FOUND', 'No such user');
+    if (!callee) throw UsersErrors.USER_NOT_FOUND();
     // Calls go between connected users or people sharing a room; a block either way refuses them,
     // and so does the callee's disableIncomingCalls for this connection. The caller is not told which.
     const [connection, sharing, blockedByCallee, blockedByCaller] = await Promise.all([
@@ -87,7 +88,7 @@ export class CallsService {
     ]);
     const callsDisabled = connection?.incomingCallsDisabledBy.includes(callee._id) ?? false;
     if ((!connection && sharing.size === 0) || blockedByCallee || blockedByCaller || callsDisabled) {
-      throw badRequest('CALL_NOT_ALLOWED', 'This person cannot be called');
+      throw CallsErrors.CALL_NOT_ALLOWED();
     }
 
     const now = this.now();
@@ -106,7 +107,7 @@ export class CallsService {
       answeredAt: null,
       endedAt: null,
     };
-    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw conflict('DEVICE_BUSY', 'This device is already in a call');
+    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw CallsErrors.DEVICE_BUSY();
     try {
       await calls.insert(call);
       await this.deps.scheduleTimeout(call._id, this.deps.ringTimeoutSeconds * 1000);
@@ -126,18 +127,18 @@ export class CallsService {
   async answer(principal: Principal, callId: string): Promise<CallView> {
     const { calls } = this.deps;
     const call = await this.participantCall(principal, callId);
-    if (call.calleeId !== principal.userId) throw badRequest('CALL_NOT_CALLEE', 'Only the callee can answer');
-    if (call.state === 'ACTIVE') throw conflict('CALL_ALREADY_ANSWERED', 'Another device answered first');
-    if (call.state !== 'RINGING') throw badRequest('CALL_NOT_RINGING', 'The call is no longer ringing');
+    if (call.calleeId !== principal.userId) throw CallsErrors.CALL_NOT_CALLEE({ message: 'Only the callee can answer' });
+    if (call.state === 'ACTIVE') throw CallsErrors.CALL_ALREADY_ANSWERED();
+    if (call.state !== 'RINGING') throw CallsErrors.CALL_NOT_RINGING();
     const now = this.now();
-    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw conflict('DEVICE_BUSY', 'This device is already in a call');
+    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw CallsErrors.DEVICE_BUSY();
     const answered = await calls.transition(call._id, 'RINGING', { state: 'ACTIVE', answeredByDeviceId: principal.deviceId, answeredAt: now });
     if (!answered) {
       await calls.unlockDevices(call._id, [principal.deviceId]);
       const current = await calls.findById(call._id);
       throw current?.state === 'ACTIVE'
-        ? conflict('CALL_ALREADY_ANSWERED', 'Another device answered first')
-        : badRequest('CALL_NOT_RINGING', 'The call is no longer ringing');
+        ? CallsErrors.CALL_ALREADY_ANSWERED()
+        : CallsErrors.CALL_NOT_RINGING();
     }
     await this.tell(answered, 'call.answered', { ...this.data(answered), answeredByDeviceId: principal.deviceId });
     return presentCall(answered);
@@ -146,7 +147,7 @@ export class CallsService {
   /** The callee declines while it rings. */
   async reject(principal: Principal, callId: string): Promise<CallView> {
     const call = await this.participantCall(principal, callId);
-    if (call.calleeId !== principal.userId) throw badRequest('CALL_NOT_CALLEE', 'Only the callee can reject');
+    if (call.calleeId !== principal.userId) throw CallsErrors.CALL_NOT_CALLEE({ message: 'Only the callee can reject' });
     return this.finish(call, 'RINGING', 'REJECTED', principal.userId);
   }
 
@@ -172,10 +173,10 @@ export class CallsService {
   /** Relays an SDP offer/answer or ICE candidate to the other device of an active call. */
   async signal(principal: Principal, callId: string, input: { kind: 'offer' | 'answer' | 'candidate'; payload: unknown }): Promise<void> {
     const call = await this.participantCall(principal, callId);
-    if (call.state !== 'ACTIVE') throw badRequest('CALL_NOT_ACTIVE', 'Signals flow once the call is answered');
+    if (call.state !== 'ACTIVE') throw CallsErrors.CALL_NOT_ACTIVE({ message: 'Signals flow once the call is answered' });
     const peer =
       principal.deviceId === call.callerDeviceId ? call.answeredByDeviceId : principal.deviceId === call.answeredByDeviceId ? call.callerDeviceId : null;
-    if (!peer) throw badRequest('CALL_NOT_IN_CALL', 'This device is not in the call');
+    if (!peer) throw CallsErrors.CALL_NOT_IN_CALL();
     await this.deps.events.toDevice(peer, 'call.signal', { callId, fromDeviceId: principal.deviceId, kind: input.kind, payload: input.payload });
   }
 
@@ -184,7 +185,7 @@ export class CallsService {
     if (!ended) {
       const current = await this.deps.calls.findById(call._id);
       if (current?.state === 'ENDED') return presentCall(current);
-      throw badRequest(from === 'RINGING' ? 'CALL_NOT_RINGING' : 'CALL_NOT_ACTIVE', 'The call changed meanwhile; fetch it again');
+      throw (from === 'RINGING' ? CallsErrors.CALL_NOT_RINGING : CallsErrors.CALL_NOT_ACTIVE)({ message: 'The call changed meanwhile; fetch it again' });
     }
     await this.deps.calls.unlockDevices(ended._id, [ended.callerDeviceId, ...(ended.answeredByDeviceId ? [ended.answeredByDeviceId] : [])]);
     await this.tell(ended, 'call.ended', { ...this.data(ended), endedBy, reason });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-import { AppError, badRequest, conflict } from '../platform/errors.js';
+
 import type { CallMedia, DeviceEventMap, DeviceEvents, RoomCallEventData } from '../platform/device-events.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { RoomCallDoc, RoomCallEndReason, RoomCallsRepo } from './room-calls.repo.js';
@@ -9,6 +9,9 @@ import type { RoomsRepo } from '../rooms/rooms.repo.js';
 import type { SfuClient } from '../sfu/sfu-client.js';
 import type { ConsumerInfo, ProducerInfo, SfuOps, TransportInfo } from '../sfu/protocol.js';
 import { enabledMember, isManager } from '../rooms/rooms.service.js';
+import { CallsErrors } from './calls.errors.js';
+import { RoomsErrors } from '../rooms/rooms.errors.js';
+import { SfuErrors } from '../sfu/sfu.errors.js';
 
 export interface RoomCallView {
   id: string;
@@ -38,7 +41,7 @@ export function presentRoomCall(call: RoomCallDoc): RoomCallView {
   };
 }
 
-const notInCall = () => badRequest('CALL_NOT_IN_CALL', 'This device is not in the call');
+const notInCall = () => CallsErrors.CALL_NOT_IN_CALL();
 
 /**
  * Calls in a room: anyone enabled in the room starts one (in a broadcast room, its creator or an
@@ -78,10 +81,10 @@ export class RoomCallsService {
   async start(principal: Principal, input: { roomId: string; media: CallMedia }): Promise<RoomCallView> {
     const { roomCalls, rooms, roomMembers, calls, sfu } = this.deps;
     const room = await rooms.findById(input.roomId);
-    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
+    if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
     await enabledMember(roomMembers, room._id, principal.userId);
     if (room.type === 'BROADCAST' && !isManager(room, principal.userId)) {
-      throw badRequest('CALL_NOT_ALLOWED', 'In a broadcast room only its creator and admins start calls');
+      throw CallsErrors.CALL_NOT_ALLOWED({ message: 'In a broadcast room only its creator and admins start calls' });
     }
     const sfuNodeId = await sfu.pickNode();
     const now = this.now();
@@ -108,10 +111,10 @@ export class RoomCallsService {
       await roomCalls.unlockRoom(room._id, current);
       current = await roomCalls.lockRoom(room._id, call._id);
     }
-    if (current) throw new AppError(409, 'ROOM_CALL_IN_PROGRESS', 'This room has a call going on: join it (details[0].callId)', [{ callId: current }]);
+    if (current) throw CallsErrors.ROOM_CALL_IN_PROGRESS({ details: [{ callId: current }] });
     if (!(await calls.lockDevice(principal.deviceId, call._id, now))) {
       await roomCalls.unlockRoom(room._id, call._id);
-      throw conflict('DEVICE_BUSY', 'This device is already in a call');
+      throw CallsErrors.DEVICE_BUSY();
     }
     try {
       await roomCalls.insert(call);
@@ -146,16 +149,16 @@ export class RoomCallsService {
   async join(principal: Principal, call: RoomCallDoc): Promise<RoomCallView> {
     const { roomCalls, calls } = this.deps;
     await this.memberOf(principal, call);
-    if (call.state !== 'ACTIVE') throw badRequest('CALL_NOT_ACTIVE', 'The call is over');
+    if (call.state !== 'ACTIVE') throw CallsErrors.CALL_NOT_ACTIVE({ message: 'The call is over' });
     if (call.participants.some((p) => p.deviceId === principal.deviceId)) return presentRoomCall(call);
     const now = this.now();
-    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw conflict('DEVICE_BUSY', 'This device is already in a call');
+    if (!(await calls.lockDevice(principal.deviceId, call._id, now))) throw CallsErrors.DEVICE_BUSY();
     const joined = await roomCalls.join(call._id, { deviceId: principal.deviceId, userId: principal.userId, joinedAt: now }, this.deps.maxParticipants);
     if (!joined) {
       await calls.unlockDevices(call._id, [principal.deviceId]);
       const latest = await roomCalls.findById(call._id);
-      if (latest?.state !== 'ACTIVE') throw badRequest('CALL_NOT_ACTIVE', 'The call is over');
-      throw conflict('CALL_FULL', `A room call holds at most ${this.deps.maxParticipants} devices`);
+      if (latest?.state !== 'ACTIVE') throw CallsErrors.CALL_NOT_ACTIVE({ message: 'The call is over' });
+      throw CallsErrors.CALL_FULL({ message: `A room call holds at most ${this.deps.maxParticipants} devices` });
     }
     const event = { ...this.data(joined), userId: principal.userId, deviceId: principal.deviceId };
     await this.tellParticipants(joined, 'room-call.joined', event, [principal.userId]);
@@ -165,8 +168,8 @@ export class RoomCallsService {
   /** The user declines: their devices stop ringing. The call goes on. */
   async decline(principal: Principal, call: RoomCallDoc): Promise<RoomCallView> {
     await this.memberOf(principal, call);
-    if (call.state !== 'ACTIVE') throw badRequest('CALL_NOT_ACTIVE', 'The call is over');
-    if (call.participants.some((p) => p.userId === principal.userId)) throw badRequest('CALL_ALREADY_JOINED', 'Leave the call instead');
+    if (call.state !== 'ACTIVE') throw CallsErrors.CALL_NOT_ACTIVE({ message: 'The call is over' });
+    if (call.participants.some((p) => p.userId === principal.userId)) throw CallsErrors.CALL_ALREADY_JOINED();
     const declined = (await this.deps.roomCalls.decline(call._id, principal.userId)) ?? call;
     await this.deps.events.toUsers([principal.userId], 'room-call.ring-stopped', { ...this.data(call), reason: 'DECLINED' });
     return presentRoomCall(declined);
@@ -229,7 +232,7 @@ export class RoomCallsService {
 
   async produce(principal: Principal, call: RoomCallDoc, transportId: string, input: { kind: 'audio' | 'video'; rtpParameters: unknown }): Promise<ProducerInfo> {
     this.participant(principal, call);
-    if (input.kind === 'video' && call.media === 'AUDIO') throw badRequest('MEDIA_REJECTED', 'This is an audio call');
+    if (input.kind === 'video' && call.media === 'AUDIO') throw SfuErrors.MEDIA_REJECTED({ message: 'This is an audio call' });
     const producer = await this.deps.sfu.send(call.sfuNodeId, 'produce', { callId: call._id, deviceId: principal.deviceId, userId: principal.userId, transportId, ...input });
     const others = call.participants.filter((p) => p.deviceId !== principal.deviceId).map((p) => p.deviceId);
     const event = { ...this.data(call), producerId: producer.producerId, userId: principal.userId, deviceId: principal.deviceId, kind: producer.kind };
@@ -253,13 +256,13 @@ export class RoomCallsService {
   }
 
   private participant(principal: Principal, call: RoomCallDoc): void {
-    if (call.state !== 'ACTIVE') throw badRequest('CALL_NOT_ACTIVE', 'The call is over');
+    if (call.state !== 'ACTIVE') throw CallsErrors.CALL_NOT_ACTIVE({ message: 'The call is over' });
     if (!call.participants.some((p) => p.deviceId === principal.deviceId)) throw notInCall();
   }
 
   private async memberOf(principal: Principal, call: RoomCallDoc): Promise<void> {
     await enabledMember(this.deps.roomMembers, call.roomId, principal.userId).catch(() => {
-      throw badRequest('CALL_NOT_FOUND', 'No such call of yours');
+      throw CallsErrors.CALL_NOT_FOUND();
     });
   }
 

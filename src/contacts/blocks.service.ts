@@ -1,10 +1,12 @@
 import type { Principal } from '../platform/principal.js';
-import { badRequest } from '../platform/errors.js';
+
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { page, type Page } from '../platform/paging.js';
 import type { UserSummaryView } from '../users/users.service.js';
+import { ContactsErrors } from './contacts.errors.js';
+import { UsersErrors } from '../users/users.errors.js';
 
 export interface UserBlockView {
   blockedUser: UserSummaryView;
@@ -25,17 +27,17 @@ export class BlocksService {
   ) {}
 
   async block(principal: Principal, blockedUserId: string, reason: BlockReason = 'UNKNOWN'): Promise<UserBlockView> {
-    if (blockedUserId === principal.userId) throw badRequest('BLOCK_SELF', 'You cannot block yourself');
+    if (blockedUserId === principal.userId) throw ContactsErrors.BLOCK_SELF();
     const blocked = await this.users.findById(blockedUserId);
-    if (!blocked) throw badRequest('USER_NOT_FOUND', 'No such user');
+    if (!blocked) throw UsersErrors.USER_NOT_FOUND();
     const now = this.clock();
-    if (!(await this.blocks.block(principal.userId, blockedUserId, reason, now))) throw badRequest('ALREADY_BLOCKED', 'This user is already blocked');
+    if (!(await this.blocks.block(principal.userId, blockedUserId, reason, now))) throw ContactsErrors.ALREADY_BLOCKED();
     await this.requests.cancelBetween(principal.userId, blockedUserId, now);
     return { blockedUser: { id: blocked._id, displayName: blocked.displayName }, reason, createdAt: now.toISOString() };
   }
 
   async unblock(principal: Principal, blockedUserId: string): Promise<void> {
-    if (!(await this.blocks.unblock(principal.userId, blockedUserId))) throw badRequest('NOT_BLOCKED', 'This user is not blocked');
+    if (!(await this.blocks.unblock(principal.userId, blockedUserId))) throw ContactsErrors.NOT_BLOCKED();
   }
 
   /** The caller's blocks, most recently blocked first. */

@@ -3,7 +3,7 @@ import type { Principal } from '../platform/principal.js';
 import { normalizePhone } from '../platform/phone.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { EmailProvider } from '../platform/email/email.js';
-import { AppError, badRequest, unauthorized } from '../platform/errors.js';
+
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';
@@ -12,6 +12,8 @@ import type { UserDoc, UsersRepo } from '../users/users.repo.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { page, type Page } from '../platform/paging.js';
 import type { UserSummaryView } from '../users/users.service.js';
+import { CommonErrors } from '../platform/common.errors.js';
+import { ContactsErrors } from './contacts.errors.js';
 
 export interface ConnectionRequestView {
   id: string;
@@ -68,23 +70,23 @@ export class ContactsService {
   /** Rule 2: to an existing user (told in the app, pushed when offline), or an invitation by SMS or e-mail. */
   async sendRequest(principal: Principal, input: SendRequestInput): Promise<void> {
     const { users, requests, connections, blocks } = this.deps;
-    if (!input.email && !input.phone && !input.recipientId) throw badRequest('RECIPIENT_REQUIRED', 'Give email, phone or recipientId');
+    if (!input.email && !input.phone && !input.recipientId) throw ContactsErrors.RECIPIENT_REQUIRED();
     const email = input.email?.trim().toLowerCase();
-    if (email !== undefined && (!EMAIL.test(email) || email.length > 254)) throw badRequest('EMAIL_INVALID', 'Not a valid e-mail address');
+    if (email !== undefined && (!EMAIL.test(email) || email.length > 254)) throw ContactsErrors.EMAIL_INVALID();
     const phone = input.phone === undefined ? undefined : normalizePhone(input.phone);
-    if (phone === null) throw badRequest('PHONE_INVALID', 'Expected a valid phone number in international format');
+    if (phone === null) throw CommonErrors.PHONE_INVALID({ message: 'Expected a valid phone number in international format' });
 
     let recipient: UserDoc | null = null;
     if (input.recipientId) {
       recipient = await users.findById(input.recipientId);
       // The spec's one 401 outside authentication: an unknown recipientId.
-      if (!recipient) throw new AppError(401, 'RECIPIENT_UNKNOWN', 'No user with this recipientId');
+      if (!recipient) throw ContactsErrors.RECIPIENT_UNKNOWN();
     } else if (phone) recipient = await users.findByPhone(phone);
     else if (email) recipient = await users.findByEmail(email);
 
     const now = this.now();
     const sender = await users.findById(principal.userId);
-    if (!sender) throw unauthorized();
+    if (!sender) throw CommonErrors.UNAUTHORIZED();
     const request: ConnectionRequestDoc = {
       _id: randomUUID(),
       senderId: principal.userId,
@@ -100,19 +102,19 @@ export class ContactsService {
     };
 
     if (recipient) {
-      if (recipient._id === principal.userId) throw badRequest('REQUEST_TO_SELF', 'You cannot connect to yourself');
-      if (await blocks.eitherBlocked(principal.userId, recipient._id)) throw badRequest('BLOCKED', 'A block between you and this user prevents requests');
-      if (await connections.find(principal.userId, recipient._id)) throw badRequest('ALREADY_CONNECTED', 'You are already connected');
+      if (recipient._id === principal.userId) throw ContactsErrors.REQUEST_TO_SELF();
+      if (await blocks.eitherBlocked(principal.userId, recipient._id)) throw ContactsErrors.BLOCKED({ message: 'A block between you and this user prevents requests' });
+      if (await connections.find(principal.userId, recipient._id)) throw ContactsErrors.ALREADY_CONNECTED();
       request.pendingKey = pairKey(principal.userId, recipient._id);
     } else {
-      if (phone && phone === sender.phone) throw badRequest('REQUEST_TO_SELF', 'You cannot connect to yourself');
+      if (phone && phone === sender.phone) throw ContactsErrors.REQUEST_TO_SELF();
       request.pendingKey = pairKey(principal.userId, phone ? `phone:${phone}` : `email:${email}`);
     }
     try {
       // The unique pending key makes "one pending request per pair" hold under races too.
       await requests.insert(request);
     } catch (error) {
-      if (isDuplicateKey(error)) throw badRequest('REQUEST_EXISTS', 'A request between you is already pending');
+      if (isDuplicateKey(error)) throw ContactsErrors.REQUEST_EXISTS();
       throw error;
     }
 
@@ -156,11 +158,11 @@ export class ContactsService {
   async answer(principal: Principal, requestId: string, input: { accept: boolean; reason?: BlockReason; block: boolean }): Promise<UserSummaryView> {
     const { requests, connections, blocks, users, events } = this.deps;
     const request = await requests.findById(requestId);
-    if (!request || request.recipientId !== principal.userId) throw badRequest('REQUEST_NOT_FOUND', 'No such request addressed to you');
-    if (input.accept && input.block) throw badRequest('ACCEPT_WITH_BLOCK', 'A request cannot be accepted and blocked at once');
+    if (!request || request.recipientId !== principal.userId) throw ContactsErrors.REQUEST_NOT_FOUND();
+    if (input.accept && input.block) throw ContactsErrors.ACCEPT_WITH_BLOCK();
     const now = this.now();
     const answered = await requests.answer(requestId, principal.userId, input.accept ? 'ACCEPTED' : 'DECLINED', input.accept ? null : (input.reason ?? null), now);
-    if (!answered) throw badRequest('REQUEST_ALREADY_ANSWERED', 'This request was already answered');
+    if (!answered) throw ContactsErrors.REQUEST_ALREADY_ANSWERED();
     if (input.accept) {
       await connections.connect(request.senderId, principal.userId, now);
       const me = await users.findById(principal.userId);
@@ -192,20 +194,20 @@ export class ContactsService {
   }
 
   async removeConnection(principal: Principal, userId: string): Promise<void> {
-    if (!(await this.deps.connections.remove(principal.userId, userId))) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    if (!(await this.deps.connections.remove(principal.userId, userId))) throw ContactsErrors.NOT_CONNECTED();
   }
 
   /** Rule 1: the call setting exists only between connected users. */
   async incomingCallsDisabled(principal: Principal, targetUserId: string): Promise<{ disableIncomingCalls: boolean }> {
     const connection = await this.deps.connections.find(principal.userId, targetUserId);
-    if (!connection || targetUserId === principal.userId) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    if (!connection || targetUserId === principal.userId) throw ContactsErrors.NOT_CONNECTED();
     return { disableIncomingCalls: connection.incomingCallsDisabledBy.includes(principal.userId) };
   }
 
   async setIncomingCallsDisabled(principal: Principal, targetUserId: string, disabled: boolean): Promise<{ disableIncomingCalls: boolean }> {
-    if (targetUserId === principal.userId) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    if (targetUserId === principal.userId) throw ContactsErrors.NOT_CONNECTED();
     const updated = await this.deps.connections.setIncomingCallsDisabled(principal.userId, targetUserId, disabled);
-    if (!updated) throw badRequest('NOT_CONNECTED', 'You are not connected to this user');
+    if (!updated) throw ContactsErrors.NOT_CONNECTED();
     return { disableIncomingCalls: updated.incomingCallsDisabledBy.includes(principal.userId) };
   }
 

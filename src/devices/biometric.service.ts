@@ -4,11 +4,14 @@ import type { Principal } from '../platform/principal.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
-import { badRequest, forbidden, tooManyRequests, unauthorized } from '../platform/errors.js';
+
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
+import { AuthErrors } from '../auth/auth.errors.js';
+import { CommonErrors } from '../platform/common.errors.js';
+import { DevicesErrors } from './devices.errors.js';
 
 export const NONCE_TTL_SECONDS = 300;
 const CODE_TTL_SECONDS = 600;
@@ -62,7 +65,7 @@ export class BiometricService {
 
   private async device(principal: Principal): Promise<DeviceDoc> {
     const device = await this.deps.devices.findActive(principal.deviceId, principal.userId);
-    if (!device) throw unauthorized('DEVICE_REVOKED', 'This device was signed out');
+    if (!device) throw AuthErrors.DEVICE_REVOKED();
     return device;
   }
 
@@ -84,9 +87,9 @@ export class BiometricService {
   async sendCode(principal: Principal): Promise<void> {
     await this.device(principal);
     const user = await this.deps.users.findById(principal.userId);
-    if (!user) throw unauthorized();
+    if (!user) throw CommonErrors.UNAUTHORIZED();
     const limit = await this.deps.ephemeral.hit(this.deps.keys.codesSent(user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
-    if (!limit.allowed) throw tooManyRequests('TOO_MANY_CODES', 'Too many codes were requested; try again later', limit.retryAfter);
+    if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ message: 'Too many codes were requested; try again later', retryAfter: limit.retryAfter });
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
     await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await argon2.hash(code), CODE_TTL_SECONDS);
     await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
@@ -98,11 +101,11 @@ export class BiometricService {
    */
   private async checkCode(principal: Principal, code: string): Promise<boolean> {
     const user = await this.deps.users.findById(principal.userId);
-    if (!user) throw unauthorized();
+    if (!user) throw CommonErrors.UNAUTHORIZED();
     const wrongKey = this.deps.keys.wrongCodes(user.phone);
     const wrong = await this.deps.ephemeral.count(wrongKey);
     if (wrong >= CODE_MAX_WRONG) {
-      throw tooManyRequests('TOO_MANY_CODE_ATTEMPTS', 'Too many wrong codes for this account; try again later', await this.deps.ephemeral.secondsLeft(wrongKey));
+      throw DevicesErrors.TOO_MANY_CODE_ATTEMPTS({ retryAfter: await this.deps.ephemeral.secondsLeft(wrongKey) });
     }
     const hash = await this.deps.ephemeral.get(this.deps.keys.code(principal.deviceId));
     if (hash && /^\d{6}$/.test(code) && (await argon2.verify(hash, code))) {
@@ -117,31 +120,31 @@ export class BiometricService {
   async enroll(principal: Principal, input: EnrollInput): Promise<void> {
     const device = await this.device(principal);
     const parsed = parsePublicKey(input.publicKey, input.algorithm);
-    if (!parsed) throw badRequest('BIOMETRIC_KEY_INVALID', `Not a ${input.algorithm} public key`);
+    if (!parsed) throw DevicesErrors.BIOMETRIC_KEY_INVALID({ message: `Not a ${input.algorithm} public key` });
     const current = device.biometricKey ?? null;
     if (current && !input.currentKeySignature && !input.code) {
-      throw forbidden('BIOMETRIC_PROOF_REQUIRED', 'A key is enrolled: give currentKeySignature or a code to replace it');
+      throw DevicesErrors.BIOMETRIC_PROOF_REQUIRED({ message: 'A key is enrolled: give currentKeySignature or a code to replace it' });
     }
     if (!(await this.consumeNonce(principal, input.nonce))) {
-      if (current) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The nonce is unknown, expired or used');
-      throw badRequest('BIOMETRIC_NONCE_INVALID', 'The nonce is unknown, expired or used; get a new one');
+      if (current) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The nonce is unknown, expired or used' });
+      throw DevicesErrors.BIOMETRIC_NONCE_INVALID({ message: 'The nonce is unknown, expired or used; get a new one' });
     }
     if (!verifySignature(parsed.key, input.algorithm, Buffer.from(signedMessage.enroll(input.nonce)), input.signature)) {
-      throw badRequest('BIOMETRIC_SIGNATURE_INVALID', 'The signature does not prove possession of this key');
+      throw DevicesErrors.BIOMETRIC_SIGNATURE_INVALID();
     }
     if (current) {
       const byKey =
         input.currentKeySignature !== undefined &&
         verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.replace(input.nonce)), input.currentKeySignature);
       const byCode = !byKey && input.code !== undefined && (await this.checkCode(principal, input.code));
-      if (!byKey && !byCode) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The replacement proof is invalid');
+      if (!byKey && !byCode) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The replacement proof is invalid' });
     }
     const swapped = await this.deps.devices.swapBiometricKey(device._id, current?.publicKey ?? null, {
       publicKey: parsed.spki,
       algorithm: input.algorithm,
       enrolledAt: this.deps.clock?.() ?? new Date(),
     });
-    if (!swapped) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The enrolled key changed meanwhile; try again');
+    if (!swapped) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The enrolled key changed meanwhile; try again' });
   }
 
   /** enrolled → none with the enrolled key's signature or a code (the account's devices are told); none → 204. */
@@ -149,7 +152,7 @@ export class BiometricService {
     const device = await this.device(principal);
     const current = device.biometricKey ?? null;
     if (!current) return;
-    if (!input.signature && !input.code) throw forbidden('BIOMETRIC_PROOF_REQUIRED', 'Give the enrolled key\'s signature or a code');
+    if (!input.signature && !input.code) throw DevicesErrors.BIOMETRIC_PROOF_REQUIRED();
     let proven = false;
     if (input.signature) {
       const nonceOk = await this.consumeNonce(principal, input.nonce);
@@ -159,9 +162,9 @@ export class BiometricService {
         verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.remove(input.nonce)), input.signature);
     }
     if (!proven && input.code !== undefined) proven = await this.checkCode(principal, input.code);
-    if (!proven) throw forbidden('BIOMETRIC_PROOF_INVALID', 'The removal proof is invalid');
+    if (!proven) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The removal proof is invalid' });
     if (!(await this.deps.devices.swapBiometricKey(device._id, current.publicKey, null))) {
-      throw forbidden('BIOMETRIC_PROOF_INVALID', 'The enrolled key changed meanwhile; try again');
+      throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The enrolled key changed meanwhile; try again' });
     }
     await this.deps.events.toUsers([principal.userId], 'device.biometric-key-removed', { deviceId: device._id, name: device.name });
   }
@@ -175,15 +178,15 @@ export class BiometricService {
     const device = await this.device(principal);
     const current = device.biometricKey ?? null;
     if (!current) return 'NOT_REQUIRED';
-    if (!input.signature || !input.nonce) throw forbidden('BIOMETRIC_CONFIRMATION_REQUIRED', 'This device must confirm with its biometric key');
+    if (!input.signature || !input.nonce) throw DevicesErrors.BIOMETRIC_CONFIRMATION_REQUIRED();
     const prefix = Buffer.from(signedMessage.confirmPrefix(input.nonce));
     if (input.message.length < prefix.length || !input.message.subarray(0, prefix.length).equals(prefix)) {
-      throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The signed message does not carry this nonce');
+      throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID({ message: 'The signed message does not carry this nonce' });
     }
-    if (!(await this.consumeNonce(principal, input.nonce))) throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The nonce is unknown, expired or used');
+    if (!(await this.consumeNonce(principal, input.nonce))) throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID({ message: 'The nonce is unknown, expired or used' });
     const key = parsePublicKey(current.publicKey, current.algorithm)!.key;
     if (!verifySignature(key, current.algorithm, input.message, input.signature)) {
-      throw forbidden('BIOMETRIC_CONFIRMATION_INVALID', 'The biometric signature is invalid');
+      throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID();
     }
     return 'CONFIRMED';
   }

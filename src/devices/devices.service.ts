@@ -1,7 +1,8 @@
 import type { DomainEvents } from '../platform/domain-events.js';
 import type { Principal } from '../platform/principal.js';
-import { badRequest } from '../platform/errors.js';
+
 import type { DeviceDoc, DevicesRepo, PushTokenRecord } from './devices.repo.js';
+import { DevicesErrors } from './devices.errors.js';
 
 export interface DeviceView {
   id: string;
@@ -43,7 +44,7 @@ export class DevicesService {
   /** Revokes one of the caller's devices (the current one included): its tokens stop working at once. */
   async revoke(principal: Principal, deviceId: string): Promise<void> {
     const revoked = await this.revokeDevice(deviceId, principal.userId);
-    if (!revoked) throw badRequest('DEVICE_NOT_FOUND', 'No such active device among yours');
+    if (!revoked) throw DevicesErrors.DEVICE_NOT_FOUND();
   }
 
   /** The one place a device is revoked: sign-out, revocation and refresh-token reuse all come here. */

@@ -1,7 +1,7 @@
 import { ObjectId } from 'mongodb';
 import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
-import { badRequest } from '../platform/errors.js';
+
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
 import type { BlocksRepo } from '../contacts/blocks.repo.js';
@@ -10,6 +10,10 @@ import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
 import type { RoomDoc, RoomsRepo } from '../rooms/rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { enabledMember, isEnabledMember, isManager, isOpenRoom } from '../rooms/rooms.service.js';
+import { AttachmentsErrors } from '../attachments/attachments.errors.js';
+import { ContactsErrors } from '../contacts/contacts.errors.js';
+import { MessagesErrors } from './messages.errors.js';
+import { RoomsErrors } from '../rooms/rooms.errors.js';
 
 export interface MessageView {
   id: string;
@@ -101,16 +105,16 @@ export class MessagesService {
    * path; an end-to-end encrypted room takes only an encrypted message. A block ends a direct chat.
    */
   async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
-    if (input.roomId !== roomId) throw badRequest('ROOM_ID_MISMATCH', 'The body\'s roomId must equal the path\'s');
-    if ((input.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    if (input.roomId !== roomId) throw MessagesErrors.ROOM_ID_MISMATCH();
+    if ((input.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
     const room = await this.assertMayPost(principal, roomId);
     return this.store(principal, room, null, input, request, []);
   }
 
   /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
   async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: { ip: string }): Promise<MessageView> {
-    if (input && input.roomId !== room._id) throw badRequest('ROOM_ID_MISMATCH', 'The payload\'s roomId must equal the path\'s');
-    if ((input?.attachmentIds ?? []).length > 0) throw badRequest('ATTACHMENT_NOT_FOUND', 'No such attachment');
+    if (input && input.roomId !== room._id) throw MessagesErrors.ROOM_ID_MISMATCH({ message: 'The payload\'s roomId must equal the path\'s' });
+    if ((input?.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
     return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
   }
 
@@ -118,14 +122,14 @@ export class MessagesService {
   async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
     // Both reads at once: posting is the hot path.
     const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, principal.userId)]);
-    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
-    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+    if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
+    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not an enabled member of this room' });
     const manager = isManager(room, principal.userId);
     const mayPublish = manager || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
-    if (!mayPublish) throw badRequest('PUBLISH_NOT_ALLOWED', 'Only the creator or an admin may post here');
+    if (!mayPublish) throw MessagesErrors.PUBLISH_NOT_ALLOWED();
     if (room.type === 'DIRECT') {
       const other = room.uniqueKey.split(':').find((id) => id !== principal.userId);
-      if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw badRequest('BLOCKED', 'A block ends this direct chat');
+      if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw ContactsErrors.BLOCKED({ message: 'A block ends this direct chat' });
     }
     return room;
   }
@@ -133,11 +137,11 @@ export class MessagesService {
   /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
   async comment(principal: Principal, messageId: string, input: { message: string }, request: { ip: string } = { ip: '' }): Promise<MessageView> {
     const parent = await this.deps.messages.findById(messageId);
-    if (!parent || parent.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!parent || parent.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND();
     const room = await this.deps.rooms.findById(parent.roomId);
-    if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
     await enabledMember(this.deps.members, room._id, principal.userId);
-    if (!room.commentsEnabled) throw badRequest('COMMENTS_DISABLED', 'This room does not take comments');
+    if (!room.commentsEnabled) throw MessagesErrors.COMMENTS_DISABLED();
     return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request, []);
   }
 
@@ -151,10 +155,10 @@ export class MessagesService {
   ): Promise<MessageView> {
     const encrypted = room.type === 'E2EE';
     const text = encrypted ? input.message : cleanText(input.message);
-    if (encrypted && !ENCRYPTED.test(text)) throw badRequest('MESSAGE_NOT_ENCRYPTED', 'This room takes only end-to-end encrypted messages');
+    if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
     // A message may be only its attachments.
-    if (text.length === 0 && attachmentIds.length === 0) throw badRequest('MESSAGE_EMPTY', 'The message is empty');
-    if (text.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
+    if (text.length === 0 && attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
+    if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
 
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const doc: MessageDoc = {
@@ -185,16 +189,16 @@ export class MessagesService {
    */
   async translate(principal: Principal, messageId: string, language: string, text: string): Promise<PostTranslationsView> {
     const message = await this.deps.messages.findById(messageId);
-    if (!message || message.parentId !== null) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!message || message.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND();
     const room = await this.deps.rooms.findById(message.roomId);
-    if (!room || room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_POST', 'Only broadcast posts have translations');
+    if (!room || room.type !== 'BROADCAST') throw MessagesErrors.NOT_A_BROADCAST_POST();
     if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) {
-      throw badRequest('TRANSLATION_NOT_ALLOWED', 'Only the room\'s creator or an admin, or a site administrator, may translate');
+      throw MessagesErrors.TRANSLATION_NOT_ALLOWED();
     }
-    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
-    if (language === message.language) throw badRequest('ORIGINAL_LANGUAGE', 'This is the post\'s original language');
+    if (!this.deps.supportedLanguages.includes(language)) throw RoomsErrors.LANGUAGE_NOT_SUPPORTED({ message: `Supported: ${this.deps.supportedLanguages.join(', ')}` });
+    if (language === message.language) throw RoomsErrors.ORIGINAL_LANGUAGE({ message: 'This is the post\'s original language' });
     const cleaned = cleanText(text);
-    if (cleaned.length > MAX_MESSAGE_LENGTH) throw badRequest('MESSAGE_TOO_LONG', `At most ${MAX_MESSAGE_LENGTH} characters`);
+    if (cleaned.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
     const updated = await this.deps.messages.setTranslation(message._id, language, cleaned.length === 0 ? null : cleaned);
     const current = updated ?? message;
     return { messageId: current._id, originalLanguage: current.language, translations: { ...current.translations, [current.language]: current.message } };
@@ -213,7 +217,7 @@ export class MessagesService {
   async readComments(principal: Principal, messageId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     const parent = await this.deps.messages.findById(messageId);
     const room = parent ? await this.deps.rooms.findById(parent.roomId) : null;
-    if (!parent || !room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!parent || !room) throw MessagesErrors.MESSAGE_NOT_FOUND();
     await this.assertMayRead(principal, room._id);
     return this.page(room._id, parent._id, input);
   }
@@ -221,14 +225,14 @@ export class MessagesService {
   /** Who may read a room (its messages, comments, attachments): active members, and anyone for public groups and visible broadcasts. */
   async assertMayRead(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.deps.rooms.findById(roomId);
-    if (!room) throw badRequest('ROOM_NOT_FOUND', 'No such room');
+    if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
     const member = await this.deps.members.find(room._id, principal.userId);
-    if (!member?.active && !isOpenRoom(room)) throw badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may read');
+    if (!member?.active && !isOpenRoom(room)) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room, or not one you may read' });
     return room;
   }
 
   private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {
-    if (input.before && input.after) throw badRequest('CURSOR_CONFLICT', 'Give before or after, not both');
+    if (input.before && input.after) throw MessagesErrors.CURSOR_CONFLICT();
     const rows = input.after
       ? (await this.deps.messages.after(roomId, parentId, input.after, input.limit + 1)).reverse()
       : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1);

@@ -7,24 +7,76 @@ export class AppError extends Error {
     readonly details?: unknown[],
     readonly headers?: Record<string, string>,
     cause?: unknown,
+    /** Fields added to this error's ErrorResponse body (e.g. `error` of the speech-to-text answer). */
+    readonly extra?: Record<string, string>,
   ) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'AppError';
   }
 }
 
-/** Fields added to this error's ErrorResponse body (e.g. `error` of the speech-to-text answer). */
-export function withBody<T extends AppError>(error: T, extra: Record<string, string>): T & { extra: Record<string, string> } {
-  return Object.assign(error, { extra });
+export interface ErrorDefinition {
+  readonly status: number;
+  /** The default message; a call site may give a more precise one. */
+  readonly message: string;
 }
 
-export const badRequest = (code: string, message: string, details?: unknown[]) => new AppError(400, code, message, details);
+export interface ErrorOptions {
+  message?: string;
+  details?: unknown[];
+  /** Seconds, sent as `Retry-After` (429 and 503). */
+  retryAfter?: number;
+  headers?: Record<string, string>;
+  cause?: unknown;
+  /** Fields added to the ErrorResponse body. */
+  extra?: Record<string, string>;
+}
 
-export const unauthorized = (code = 'UNAUTHORIZED', message = 'A valid access token is required') => new AppError(401, code, message);
+/** One declared error: call it to make the AppError to throw. */
+export type CodedError = ((options?: ErrorOptions) => AppError) & {
+  readonly code: string;
+  readonly status: number;
+  readonly message: string;
+  readonly area: string;
+};
 
-export const forbidden = (code: string, message: string) => new AppError(403, code, message);
+const catalogue = new Map<string, CodedError>();
 
-export const conflict = (code: string, message: string) => new AppError(409, code, message);
+/**
+ * Declares an area's error codes, each once with its status and default message. A code declared
+ * twice (in two areas, or twice with different statuses) stops the process at start-up.
+ */
+export function defineErrors<const T extends Record<string, ErrorDefinition>>(area: string, definitions: T): { readonly [K in keyof T]: CodedError } {
+  const made: Record<string, CodedError> = {};
+  for (const [code, definition] of Object.entries(definitions)) {
+    if (!/^[A-Z][A-Z0-9_]+$/.test(code)) throw new Error(`error code ${code} is not upper-snake`);
+    if (catalogue.has(code)) throw new Error(`error code ${code} is declared by ${catalogue.get(code)!.area} and again by ${area}`);
+    const make = (options: ErrorOptions = {}) => {
+      const headers = { ...options.headers };
+      if (options.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(options.retryAfter)));
+      return new AppError(
+        definition.status,
+        code,
+        options.message ?? definition.message,
+        options.details,
+        Object.keys(headers).length > 0 ? headers : undefined,
+        options.cause,
+        options.extra,
+      );
+    };
+    const coded = Object.assign(make, { code, status: definition.status, message: definition.message, area }) as CodedError;
+    catalogue.set(code, coded);
+    made[code] = coded;
+  }
+  return made as { readonly [K in keyof T]: CodedError };
+}
 
-export const tooManyRequests = (code: string, message: string, retryAfterSeconds: number) =>
-  new AppError(429, code, message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+/** Every code declared so far (import `src/error-catalogue.ts` to load them all), by status then code. */
+export function errorCatalogue(): CodedError[] {
+  return [...catalogue.values()].sort((a, b) => a.status - b.status || a.code.localeCompare(b.code));
+}
+
+/** The declared error of this code, if any (for codes that arrive from another process, like the SFU's). */
+export function declaredError(code: string): CodedError | undefined {
+  return catalogue.get(code);
+}

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-import { badRequest } from '../platform/errors.js';
+
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlocksRepo } from '../contacts/blocks.repo.js';
 import type { RoomMemberDoc, RoomMembersRepo } from './room-members.repo.js';
 import { linkOf, wordsOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { page, type Page } from '../platform/paging.js';
+import { ContactsErrors } from '../contacts/contacts.errors.js';
+import { RoomsErrors } from './rooms.errors.js';
+import { UsersErrors } from '../users/users.errors.js';
 
 export interface RoomView {
   id: string;
@@ -35,8 +38,8 @@ export interface CreateRoomInput {
   visible?: boolean;
 }
 
-const notFound = () => badRequest('ROOM_NOT_FOUND', 'No such room, or not one you may see');
-const notAllowed = () => badRequest('ROOM_NOT_ALLOWED', 'Only the room\'s creator or an admin may do this');
+const notFound = () => RoomsErrors.ROOM_NOT_FOUND();
+const notAllowed = () => RoomsErrors.ROOM_NOT_ALLOWED();
 
 /** The room, in `language` when it has that version (broadcast rooms), else as written. */
 export function presentRoom(room: RoomDoc, language?: string): RoomView {
@@ -69,7 +72,7 @@ export const isEnabledMember = (member: RoomMemberDoc | null): member is RoomMem
 /** The user's active, enabled membership of the room, or 400 NOT_A_MEMBER. */
 export async function enabledMember(members: RoomMembersRepo, roomId: string, userId: string): Promise<RoomMemberDoc> {
   const member = await members.find(roomId, userId);
-  if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'You are not an enabled member of this room');
+  if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not an enabled member of this room' });
   return member;
 }
 const hasLink = (type: RoomType) => type === 'PUBLIC_GROUP' || type === 'BROADCAST';
@@ -122,11 +125,11 @@ export class RoomsService {
 
   private async assertUsersExist(ids: string[]): Promise<void> {
     const found = await this.deps.users.findManyByIds(ids);
-    if (found.length !== ids.length) throw badRequest('USER_NOT_FOUND', 'A member id is not a user');
+    if (found.length !== ids.length) throw UsersErrors.USER_NOT_FOUND({ message: 'A member id is not a user' });
   }
 
   private async assertNoBlock(a: string, b: string): Promise<void> {
-    if (await this.deps.blocks.eitherBlocked(a, b)) throw badRequest('BLOCKED', 'A block between you and this user prevents it');
+    if (await this.deps.blocks.eitherBlocked(a, b)) throw ContactsErrors.BLOCKED();
   }
 
   async create(principal: Principal, input: CreateRoomInput): Promise<RoomView> {
@@ -135,7 +138,7 @@ export class RoomsService {
     const now = this.now();
     if (input.type === 'DIRECT') {
       // A direct chat is between exactly two users and unique per pair: asking again returns it.
-      if ((input.memberIds ?? []).length !== 1 || others.length !== 1) throw badRequest('DIRECT_NEEDS_ONE_MEMBER', 'A direct chat takes exactly one other user');
+      if ((input.memberIds ?? []).length !== 1 || others.length !== 1) throw RoomsErrors.DIRECT_NEEDS_ONE_MEMBER();
       const other = others[0]!;
       await this.assertUsersExist([other]);
       await this.assertNoBlock(principal.userId, other);
@@ -157,7 +160,7 @@ export class RoomsService {
       return presentRoom((await rooms.findById(room._id)) ?? room);
     }
 
-    if (!input.name || input.name.length < 3 || input.name.length > 50) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
+    if (!input.name || input.name.length < 3 || input.name.length > 50) throw RoomsErrors.ROOM_NAME_INVALID();
     await this.assertUsersExist(others);
     for (const other of others) await this.assertNoBlock(principal.userId, other);
     const creator = await this.deps.users.findById(principal.userId);
@@ -165,7 +168,7 @@ export class RoomsService {
     room.uniqueKey = room._id;
     if (hasLink(room.type)) {
       room.link = linkOf(room.name!);
-      if (!(await rooms.claimLink(room.link, room._id, now))) throw badRequest('ROOM_LINK_TAKEN', 'Another room uses the link this name maps to');
+      if (!(await rooms.claimLink(room.link, room._id, now))) throw RoomsErrors.ROOM_LINK_TAKEN();
     }
     await rooms.insert(room);
     for (const userId of [principal.userId, ...others]) await this.join(room, userId);
@@ -229,7 +232,7 @@ export class RoomsService {
       const link = linkOf(input.name);
       // The old link stays in room_links pointing here: a redirect.
       if (link !== room.link && !(await this.deps.rooms.claimLink(link, room._id, now))) {
-        throw badRequest('ROOM_LINK_TAKEN', 'Another room uses the link this name maps to');
+        throw RoomsErrors.ROOM_LINK_TAKEN();
       }
       set.link = link;
     }
@@ -241,7 +244,7 @@ export class RoomsService {
     const room = await this.room(roomId);
     if (!isManager(room, principal.userId)) throw notAllowed();
     const member = await this.deps.members.find(roomId, participantId);
-    if (!isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'The participant is not an enabled member');
+    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'The participant is not an enabled member' });
     await this.deps.members.set(roomId, participantId, { publishEnabled });
   }
 
@@ -268,9 +271,9 @@ export class RoomsService {
       const caller = await this.deps.users.findById(principal.userId);
       return presentRoom(room, caller?.language);
     }
-    if (room.type !== 'PUBLIC_GROUP') throw badRequest('ROOM_NOT_JOINABLE', 'Only public groups can be joined');
+    if (room.type !== 'PUBLIC_GROUP') throw RoomsErrors.ROOM_NOT_JOINABLE();
     const member = await this.deps.members.find(roomId, principal.userId);
-    if (member?.removedByAdmin && !member.active) throw badRequest('REMOVED_BY_ADMIN', 'An admin removed you from this group');
+    if (member?.removedByAdmin && !member.active) throw RoomsErrors.REMOVED_BY_ADMIN();
     if (!member?.active) await this.join(room, principal.userId, true);
     return presentRoom((await this.deps.rooms.findById(roomId)) ?? room);
   }
@@ -292,31 +295,31 @@ export class RoomsService {
   /** Removal by the creator or an admin; remembered, so the user cannot join back alone. */
   async removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
     const room = await this.managedRoom(principal, roomId);
-    if (userId === room.creatorId) throw badRequest('CANNOT_REMOVE_CREATOR', 'The creator cannot be removed');
+    if (userId === room.creatorId) throw RoomsErrors.CANNOT_REMOVE_CREATOR();
     const member = await this.deps.members.find(roomId, userId);
-    if (!member?.active) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
+    if (!member?.active) throw RoomsErrors.NOT_A_MEMBER({ message: 'Not a member of this room' });
     await this.part(room, userId, true);
     if (room.admins.includes(userId)) await this.deps.rooms.setAdmin(room._id, userId, false);
   }
 
   async setMemberEnabled(principal: Principal, roomId: string, userId: string, enabled: boolean): Promise<void> {
     const room = await this.managedRoom(principal, roomId);
-    if (userId === room.creatorId) throw badRequest('CANNOT_DISABLE_CREATOR', 'The creator cannot be disabled');
-    if (!(await this.deps.members.set(roomId, userId, { enabled }))) throw badRequest('NOT_A_MEMBER', 'Not a member of this room');
+    if (userId === room.creatorId) throw RoomsErrors.CANNOT_DISABLE_CREATOR();
+    if (!(await this.deps.members.set(roomId, userId, { enabled }))) throw RoomsErrors.NOT_A_MEMBER({ message: 'Not a member of this room' });
   }
 
   async setAdmin(principal: Principal, roomId: string, userId: string, admin: boolean): Promise<void> {
     const room = await this.managedRoom(principal, roomId);
-    if (userId === room.creatorId) throw badRequest('CREATOR_IS_OWNER', 'The creator already has every right');
+    if (userId === room.creatorId) throw RoomsErrors.CREATOR_IS_OWNER();
     const member = await this.deps.members.find(roomId, userId);
-    if (admin && !isEnabledMember(member)) throw badRequest('NOT_A_MEMBER', 'Only enabled members can be admins');
+    if (admin && !isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'Only enabled members can be admins' });
     await this.deps.rooms.setAdmin(room._id, userId, admin);
   }
 
   async leave(principal: Principal, roomId: string): Promise<void> {
     const room = await this.room(roomId);
     const member = await this.deps.members.find(roomId, principal.userId);
-    if (!member?.active) throw badRequest('NOT_A_MEMBER', 'You are not a member of this room');
+    if (!member?.active) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not a member of this room' });
     await this.part(room, principal.userId, false);
     if (room.admins.includes(principal.userId)) await this.deps.rooms.setAdmin(room._id, principal.userId, false);
   }
@@ -327,12 +330,12 @@ export class RoomsService {
    */
   async translate(principal: Principal, roomId: string, language: string, input: { name: string; description: string | null }): Promise<RoomView> {
     const room = await this.room(roomId);
-    if (room.type !== 'BROADCAST') throw badRequest('NOT_A_BROADCAST_ROOM', 'Only broadcast rooms have translations');
+    if (room.type !== 'BROADCAST') throw RoomsErrors.NOT_A_BROADCAST_ROOM();
     if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) throw notAllowed();
-    if (!this.deps.supportedLanguages.includes(language)) throw badRequest('LANGUAGE_NOT_SUPPORTED', `Supported: ${this.deps.supportedLanguages.join(', ')}`);
-    if (language === (room.language ?? 'en')) throw badRequest('ORIGINAL_LANGUAGE', 'This is the room\'s original language');
+    if (!this.deps.supportedLanguages.includes(language)) throw RoomsErrors.LANGUAGE_NOT_SUPPORTED({ message: `Supported: ${this.deps.supportedLanguages.join(', ')}` });
+    if (language === (room.language ?? 'en')) throw RoomsErrors.ORIGINAL_LANGUAGE({ message: 'This is the room\'s original language' });
     const name = input.name.trim();
-    if (name.length > 0 && (name.length < 3 || name.length > 50)) throw badRequest('ROOM_NAME_INVALID', 'A room name has 3 to 50 characters');
+    if (name.length > 0 && (name.length < 3 || name.length > 50)) throw RoomsErrors.ROOM_NAME_INVALID();
     const updated = await this.deps.rooms.setTranslation(room._id, language, name.length === 0 ? null : { name, description: input.description });
     return presentRoom(updated ?? room, language);
   }

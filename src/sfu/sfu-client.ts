@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
-import { AppError, badRequest } from '../platform/errors.js';
-import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 
-const unavailable = () => new AppError(503, 'SFU_UNAVAILABLE', 'No media server is available for room calls right now');
+import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
+import { SfuErrors } from './sfu.errors.js';
+import { declaredError } from '../platform/errors.js';
+
+const unavailable = () => SfuErrors.SFU_UNAVAILABLE();
 
 /**
  * The api's side of the SFU: picks the least busy live node for a new call, and sends each
@@ -57,7 +59,11 @@ export class SfuClient {
       throw unavailable();
     }
     const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
-    if (response.status === 400) throw badRequest(body.code ?? 'MEDIA_REJECTED', body.message ?? 'The media server refused this');
+    if (response.status === 400) {
+      // Only the node's own declared refusals pass through; anything else is a refusal without detail.
+      const refusal = declaredError(body.code ?? '');
+      throw (refusal?.area === 'sfu' ? refusal : SfuErrors.MEDIA_REJECTED)(body.message ? { message: body.message } : {});
+    }
     if (!response.ok) throw unavailable();
     return body as SfuOps[K]['response'];
   }

@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import type { types as ms } from 'mediasoup';
 import type { Config } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
+import { CommonErrors } from '../platform/common.errors.js';
+import type { CodedError } from '../platform/errors.js';
+import { SfuErrors } from './sfu.errors.js';
 import {
   SFU_ANNOUNCE_EVERY_MS,
   SFU_NODE_TTL_MS,
@@ -40,11 +43,11 @@ export const SFU_LIMITS = { transportsPerDevice: 4, producersPerDevice: 4, consu
 
 /** A refusal the api answers as 400 with this code. */
 class Refusal extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
+  readonly code: string;
+
+  constructor(error: CodedError, message = error.message) {
     super(message);
+    this.code = error.code;
   }
 }
 
@@ -136,13 +139,13 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
 
   function existingCall(callId: string): CallState {
     const state = calls.get(callId);
-    if (!state) throw new Refusal('MEDIA_NOT_FOUND', 'This call has no media session yet');
+    if (!state) throw new Refusal(SfuErrors.MEDIA_NOT_FOUND, 'This call has no media session yet');
     return state;
   }
 
   function transportOf(state: CallState, deviceId: string, transportId: string): ms.Transport {
     const transport = state.peers.get(deviceId)?.transports.get(transportId);
-    if (!transport) throw new Refusal('TRANSPORT_NOT_FOUND', 'No such transport of this device in the call');
+    if (!transport) throw new Refusal(SfuErrors.TRANSPORT_NOT_FOUND, 'No such transport of this device in the call');
     return transport;
   }
 
@@ -161,7 +164,7 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     async transport({ callId, deviceId, direction, type }) {
       const state = await callState(callId);
       if (peer(state, deviceId).transports.size >= SFU_LIMITS.transportsPerDevice) {
-        throw new Refusal('MEDIA_LIMIT', `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
       }
       const appData = { deviceId, direction };
       let info: TransportInfo;
@@ -184,10 +187,10 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     async connect({ callId, deviceId, transportId, dtlsParameters, ip, port }) {
       const transport = transportOf(existingCall(callId), deviceId, transportId);
       if (transport.constructor.name === 'PlainTransport') {
-        if (!ip || port === undefined) throw new Refusal('MEDIA_REJECTED', 'A plain transport connects to an ip and port');
+        if (!ip || port === undefined) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A plain transport connects to an ip and port');
         await transport.connect({ ip, port });
       } else {
-        if (!dtlsParameters) throw new Refusal('MEDIA_REJECTED', 'A WebRTC transport connects with dtlsParameters');
+        if (!dtlsParameters) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A WebRTC transport connects with dtlsParameters');
         await transport.connect({ dtlsParameters });
       }
       return {};
@@ -196,9 +199,9 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     async produce({ callId, deviceId, userId, transportId, kind, rtpParameters }) {
       const state = existingCall(callId);
       const transport = transportOf(state, deviceId, transportId);
-      if (transport.appData.direction !== 'send') throw new Refusal('MEDIA_REJECTED', 'Produce on a send transport');
+      if (transport.appData.direction !== 'send') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Produce on a send transport');
       if (peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
-        throw new Refusal('MEDIA_LIMIT', `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
       }
       const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
       const owner = peer(state, deviceId);
@@ -211,15 +214,15 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     async consume({ callId, deviceId, transportId, producerId, rtpCapabilities }) {
       const state = existingCall(callId);
       const transport = transportOf(state, deviceId, transportId);
-      if (transport.appData.direction !== 'recv') throw new Refusal('MEDIA_REJECTED', 'Consume on a receive transport');
+      if (transport.appData.direction !== 'recv') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Consume on a receive transport');
       const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
-      if (!owner) throw new Refusal('PRODUCER_NOT_FOUND', 'No such producer in the call');
-      if (owner[0] === deviceId) throw new Refusal('MEDIA_REJECTED', 'A device does not consume its own media');
+      if (!owner) throw new Refusal(SfuErrors.PRODUCER_NOT_FOUND, 'No such producer in the call');
+      if (owner[0] === deviceId) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A device does not consume its own media');
       if (peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
-        throw new Refusal('MEDIA_LIMIT', `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
       }
       if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
-        throw new Refusal('MEDIA_REJECTED', 'These capabilities cannot receive that producer');
+        throw new Refusal(SfuErrors.MEDIA_REJECTED, 'These capabilities cannot receive that producer');
       }
       // Paused until the device says it is ready, so it misses no key frame.
       const consumer = await transport.consume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities, paused: true });
@@ -231,7 +234,7 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
 
     async resume({ callId, deviceId, consumerId }) {
       const consumer = existingCall(callId).peers.get(deviceId)?.consumers.get(consumerId);
-      if (!consumer) throw new Refusal('CONSUMER_NOT_FOUND', 'No such consumer of this device in the call');
+      if (!consumer) throw new Refusal(SfuErrors.CONSUMER_NOT_FOUND, 'No such consumer of this device in the call');
       await consumer.resume();
       return {};
     },
@@ -263,9 +266,9 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
     const op = request.url?.startsWith('/sfu/') ? (request.url.slice('/sfu/'.length) as SfuOp) : undefined;
-    if (request.method !== 'POST' || !op || !SFU_OPS.includes(op)) return reply(404, { code: 'NOT_FOUND', message: 'No such operation' });
+    if (request.method !== 'POST' || !op || !SFU_OPS.includes(op)) return reply(404, { code: CommonErrors.NOT_FOUND.code, message: 'No such operation' });
     const given = createHash('sha256').update(String(request.headers[SFU_SECRET_HEADER] ?? '')).digest();
-    if (!timingSafeEqual(given, secret)) return reply(401, { code: 'UNAUTHORIZED', message: 'Bad control secret' });
+    if (!timingSafeEqual(given, secret)) return reply(401, { code: CommonErrors.UNAUTHORIZED.code, message: 'Bad control secret' });
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
@@ -281,10 +284,10 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
         } catch (error) {
           // mediasoup throws TypeError for parameters it cannot use: the device's mistake, not ours.
           if (error instanceof Refusal) reply(400, { code: error.code, message: error.message });
-          else if (error instanceof TypeError || error instanceof SyntaxError) reply(400, { code: 'MEDIA_REJECTED', message: error.message });
+          else if (error instanceof TypeError || error instanceof SyntaxError) reply(400, { code: SfuErrors.MEDIA_REJECTED.code, message: error.message });
           else {
             logger.error({ err: error, op }, 'sfu operation failed');
-            reply(500, { code: 'SFU_FAILED', message: 'The media server failed' });
+            reply(500, { code: SfuErrors.SFU_FAILED.code, message: SfuErrors.SFU_FAILED.message });
           }
         }
       })();

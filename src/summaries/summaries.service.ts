@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SummaryJob } from '../platform/queues.js';
 import type { Principal } from '../platform/principal.js';
-import { badRequest } from '../platform/errors.js';
+
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { MessagesRepo } from '../messages/messages.repo.js';
 import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
@@ -9,6 +9,8 @@ import type { RoomsRepo } from '../rooms/rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import type { Summarizer } from './summarizer.js';
 import { enabledMember } from '../rooms/rooms.service.js';
+import { MessagesErrors } from '../messages/messages.errors.js';
+import { SummariesErrors } from './summaries.errors.js';
 
 export type { SummaryJob };
 
@@ -32,11 +34,11 @@ export class SummariesService {
   /** Queues a summary: the caller must be an enabled member; not in end-to-end encrypted rooms. */
   async request(principal: Principal, messageId: string): Promise<{ requestId: string; messageId: string; status: 'QUEUED' }> {
     const message = await this.deps.messages.findById(messageId);
-    if (!message) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!message) throw MessagesErrors.MESSAGE_NOT_FOUND();
     const room = await this.deps.rooms.findById(message.roomId);
-    if (!room) throw badRequest('MESSAGE_NOT_FOUND', 'No such message');
+    if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
     await enabledMember(this.deps.members, room._id, principal.userId);
-    if (room.type === 'E2EE') throw badRequest('TLDR_NOT_IN_E2EE', 'The server cannot read end-to-end encrypted rooms');
+    if (room.type === 'E2EE') throw SummariesErrors.TLDR_NOT_IN_E2EE();
     const user = await this.deps.users.findById(principal.userId);
     const requestId = randomUUID();
     await this.deps.enqueue({ requestId, userId: principal.userId, messageId, language: user?.language ?? 'en' });

@@ -1,8 +1,10 @@
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
 import { isDuplicateKey } from '../platform/mongo.js';
-import { badRequest, unauthorized } from '../platform/errors.js';
+
 import type { UserDoc, UsersRepo } from './users.repo.js';
+import { CommonErrors } from '../platform/common.errors.js';
+import { UsersErrors } from './users.errors.js';
 
 export interface UserView {
   id: string;
@@ -62,7 +64,7 @@ export class UsersService {
 
   async me(principal: Principal): Promise<UserDoc> {
     const user = await this.users.findById(principal.userId);
-    if (!user) throw unauthorized();
+    if (!user) throw CommonErrors.UNAUTHORIZED();
     return user;
   }
 
@@ -71,24 +73,24 @@ export class UsersService {
     try {
       user = await this.users.updateProfile(principal.userId, changes, this.clock());
     } catch (error) {
-      if (isDuplicateKey(error)) throw badRequest('EMAIL_TAKEN', 'Another account uses this e-mail address');
+      if (isDuplicateKey(error)) throw UsersErrors.EMAIL_TAKEN();
       throw error;
     }
-    if (!user) throw unauthorized();
+    if (!user) throw CommonErrors.UNAUTHORIZED();
     return user;
   }
 
   /** Another user's public summary. Phone numbers are never shown to others. */
   async getSummary(_principal: Principal, userId: string): Promise<UserSummaryView> {
     const user = await this.users.findById(userId);
-    if (!user) throw badRequest('USER_NOT_FOUND', 'No such user');
+    if (!user) throw UsersErrors.USER_NOT_FOUND();
     return { id: user._id, displayName: user.displayName };
   }
 
   /** Starts two-factor setup: a new pending secret, confirmed later by `enableTwoFactor`. */
   async setupTwoFactor(principal: Principal): Promise<{ secret: string; otpauthUri: string }> {
     const user = await this.me(principal);
-    if (user.twoFactor.enabled) throw badRequest('TWO_FACTOR_ALREADY_ENABLED', 'Two-factor authentication is already on; disable it first');
+    if (user.twoFactor.enabled) throw UsersErrors.TWO_FACTOR_ALREADY_ENABLED();
     const secret = newTotpSecret();
     await this.users.setPendingSecret(user._id, secret, this.clock());
     return { secret, otpauthUri: totpUri(this.options.totpIssuer, user.phone, secret) };
@@ -99,9 +101,9 @@ export class UsersService {
     const user = await this.me(principal);
     if (user.twoFactor.enabled) return user;
     const pending = user.twoFactor.pendingSecret;
-    if (!pending) throw badRequest('TWO_FACTOR_NOT_SET_UP', 'Call POST /api/users/2fa/setup first');
+    if (!pending) throw UsersErrors.TWO_FACTOR_NOT_SET_UP();
     const step = await matchTotpStep(pending, code, this.clock());
-    if (step === null) throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong');
+    if (step === null) throw UsersErrors.TWO_FACTOR_CODE_INVALID({ message: 'The authenticator code is wrong' });
     const enabled = await this.users.enableTwoFactor(user._id, pending, step, this.clock());
     // A concurrent enable or a new setup won the race: report the state as it now is.
     return enabled ?? (await this.me(principal));
@@ -114,7 +116,7 @@ export class UsersService {
     if (!user.twoFactor.enabled || !secret) return user;
     const step = await matchTotpStep(secret, code, this.clock());
     if (step === null || !(await this.users.claimTotpStep(user._id, step))) {
-      throw badRequest('TWO_FACTOR_CODE_INVALID', 'The authenticator code is wrong or was already used');
+      throw UsersErrors.TWO_FACTOR_CODE_INVALID();
     }
     const disabled = await this.users.disableTwoFactor(user._id, secret, newTotpSecret(), this.clock());
     return disabled ?? (await this.me(principal));

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { errorCatalogue } from '../../src/error-catalogue.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
-type Operation = { responses: Record<string, unknown>; security?: unknown[]; requestBody?: unknown };
+type Operation = { responses: Record<string, { description?: string }>; security?: unknown[]; requestBody?: unknown };
 type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Operation>> };
 
 describe('OpenAPI document', () => {
@@ -48,6 +49,23 @@ describe('OpenAPI document', () => {
         if (operation.requestBody) for (const s of ['413', '415']) assert.ok(statuses.includes(s), `${where}: has a body but no ${s}`);
       }
     }
+  });
+
+  it('names, for every error status of every operation, the declared codes it can answer', () => {
+    const declared = new Map(errorCatalogue().map((error) => [error.code, error.status]));
+    let named = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!/^[45]\d\d$/.test(status)) continue;
+          const codes = /Codes: ([A-Z0-9_, ]+)\.$/.exec(response.description ?? '')?.[1]?.split(', ');
+          assert.ok(codes && codes.length > 0, `${method.toUpperCase()} ${path} ${status}: no codes named`);
+          for (const code of codes) assert.equal(declared.get(code), Number(status), `${method.toUpperCase()} ${path} ${status}: ${code}`);
+          named += codes.length;
+        }
+      }
+    }
+    assert.ok(named > 300, `only ${named} codes named`);
   });
 
   it('every documented route outside /api/auth answers 401 without a token', async () => {

@@ -1,5 +1,5 @@
-import { AppError } from '../errors.js';
 import type { SmsProvider } from './sms.js';
+import { CommonErrors } from '../common.errors.js';
 
 /** Twilio's Programmable Messaging REST API: POST /2010-04-01/Accounts/{sid}/Messages.json. */
 export class TwilioSmsProvider implements SmsProvider {
@@ -25,7 +25,7 @@ export class TwilioSmsProvider implements SmsProvider {
       // Twilio's error body names the problem (e.g. 21211 invalid 'To'); never the credentials.
       const body = (await response.json().catch(() => ({}))) as { code?: number; message?: string };
       if (response.status === 400 && body.code === 21211) {
-        throw new AppError(400, 'PHONE_INVALID', 'The phone number cannot receive text messages');
+        throw CommonErrors.PHONE_INVALID({ message: 'The phone number cannot receive text messages' });
       }
       throw new Error(`SMS provider answered ${response.status}${body.code ? ` (code ${body.code})` : ''}`);
     }

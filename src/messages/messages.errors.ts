@@ -1,0 +1,14 @@
+import { defineErrors } from '../platform/errors.js';
+
+export const MessagesErrors = defineErrors('messages', {
+  MESSAGE_NOT_FOUND: { status: 400, message: 'No such message' },
+  ROOM_ID_MISMATCH: { status: 400, message: 'The body\'s roomId must equal the path\'s' },
+  PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },
+  MESSAGE_NOT_ENCRYPTED: { status: 400, message: 'This room takes only end-to-end encrypted messages' },
+  MESSAGE_EMPTY: { status: 400, message: 'The message is empty' },
+  MESSAGE_TOO_LONG: { status: 400, message: 'The message is too long' },
+  COMMENTS_DISABLED: { status: 400, message: 'This room does not take comments' },
+  NOT_A_BROADCAST_POST: { status: 400, message: 'Only broadcast posts have translations' },
+  TRANSLATION_NOT_ALLOWED: { status: 400, message: 'Only the room\'s creator or an admin, or a site administrator, may translate' },
+  CURSOR_CONFLICT: { status: 400, message: 'Give before or after, not both' },
+});

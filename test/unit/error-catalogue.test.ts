@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ERROR_TABLE_MARKERS, errorCatalogue, errorTableMarkdown } from '../../src/error-catalogue.js';
+import { defineErrors } from '../../src/platform/errors.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+describe('error catalogue', () => {
+  it('the README error table is the catalogue (run `npm run docs:errors` after changing a code)', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const start = readme.indexOf(ERROR_TABLE_MARKERS.start);
+    const end = readme.indexOf(ERROR_TABLE_MARKERS.end);
+    assert.ok(start >= 0 && end > start, 'README.md has the error-table markers');
+    assert.equal(readme.slice(start + ERROR_TABLE_MARKERS.start.length, end).trim(), errorTableMarkdown());
+  });
+
+  it('declares each code once, upper-snake, with a 4xx or 5xx status and a message', () => {
+    const codes = errorCatalogue();
+    assert.ok(codes.length > 50);
+    for (const error of codes) {
+      assert.match(error.code, /^[A-Z][A-Z0-9_]+$/);
+      assert.ok(error.status >= 400 && error.status < 600, error.code);
+      assert.ok(error.message.length > 0, error.code);
+    }
+    assert.throws(() => defineErrors('elsewhere', { ROOM_NOT_FOUND: { status: 404, message: 'again' } }), /declared by rooms and again by elsewhere/);
+  });
+
+  it('a declared error carries its status, code, message and Retry-After', () => {
+    const tooMany = errorCatalogue().find((error) => error.code === 'TOO_MANY_CODES')!;
+    const made = tooMany({ retryAfter: 12.2 });
+    assert.deepEqual([made.status, made.code, made.message, made.headers], [429, 'TOO_MANY_CODES', tooMany.message, { 'retry-after': '13' }]);
+  });
+});
