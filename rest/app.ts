@@ -12,7 +12,6 @@ import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Services } from '../src/composition.js';
 import type { Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
-
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling, sendError } from './error-handler.js';

@@ -31,10 +31,10 @@ async function composeAreas(p: Platform) {
   const auth = authArea(p, { users: users.repos.users, devices, events });
   const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
   const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, events });
-  const messages = messagesArea(p, { rooms, users, blocks: contacts.repos.blocks, events });
-  const attachments = attachmentsArea(p, { messages: messages.messages, tokens: auth.tokens, events });
+  const messages = messagesArea(p, { rooms, users, events });
+  const attachments = attachmentsArea(p, { messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
-  const summaries = summariesArea(p, { rooms, messages: messages.repos.messages, users: users.repos.users, events });
+  const summaries = summariesArea(p, { messages, users: users.repos.users, events });
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
   const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
   const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });

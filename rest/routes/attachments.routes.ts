@@ -3,7 +3,6 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
 import { IdParam, IsoDateTime, NoContentSchema } from '../../src/platform/common.schemas.js';

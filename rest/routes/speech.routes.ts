@@ -2,7 +2,6 @@ import { mkdir, rm } from 'node:fs/promises';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-
 import { SIZE_LIMITS, stageFile, uploadStagingDir } from '../../src/attachments/attachment-limits.js';
 import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';

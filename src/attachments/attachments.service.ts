@@ -4,12 +4,12 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Principal } from '../platform/principal.js';
 import { InvalidTokenError, type TokenService } from '../auth/tokens.js';
-
 import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
 import type { RoomDoc } from '../rooms/rooms.repo.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
 import { MAX_PROCESSING_PER_USER, type StagedFile } from './attachment-limits.js';
 import type { MessagesService, PostMessageInput } from '../messages/messages.service.js';
+import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import { page, type Page } from '../platform/paging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
@@ -56,6 +56,7 @@ export class AttachmentsService {
     private readonly deps: {
       attachments: AttachmentsRepo;
       messages: MessagesService;
+      rooms: RoomsPolicy;
       storage: BlobStorage;
       enqueueMedia: (attachmentId: string) => Promise<void>;
       mediaBacklog: () => Promise<number>;
@@ -72,7 +73,7 @@ export class AttachmentsService {
    * creator or an admin), not in an end-to-end encrypted room, and not already at the processing limit.
    */
   async assertMayUpload(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const room = await this.deps.messages.assertMayPost(principal, roomId);
+    const room = await this.deps.rooms.mayPost(principal, roomId);
     if (room.type === 'E2EE') throw AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD();
     await this.assertCapacity(principal, 0);
     return room;
@@ -138,7 +139,7 @@ export class AttachmentsService {
   async ticket(principal: Principal, messageId: string, attachmentId: string): Promise<{ url: string; expiresAt: string }> {
     const attachment = await this.deps.attachments.findById(attachmentId);
     if (!attachment || attachment.messageId !== messageId) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: 'No such attachment of this message' });
-    await this.deps.messages.assertMayRead(principal, attachment.roomId);
+    await this.deps.rooms.mayRead(principal, attachment.roomId);
     const ttl = this.deps.ticketTtlSeconds;
     const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
     return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date(Date.now() + ttl * 1000).toISOString() };
@@ -195,7 +196,7 @@ export class AttachmentsService {
 
   /** Rule 5: a room's attachments, newest first, for those who may read the room. */
   async list(principal: Principal, roomId: string, pageSize: number, currentPage: number): Promise<Page<AttachmentView>> {
-    await this.deps.messages.assertMayRead(principal, roomId);
+    await this.deps.rooms.mayRead(principal, roomId);
     const { items, total } = await this.deps.attachments.pageOfRoom(roomId, currentPage * pageSize, pageSize);
     return page(items.map(presentAttachment), total, pageSize, currentPage);
   }

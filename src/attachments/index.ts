@@ -2,18 +2,20 @@ import type { TokenService } from '../auth/tokens.js';
 import type { MessagesService } from '../messages/messages.service.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
+import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import { QUEUES } from '../platform/queues.js';
 import { AttachmentsRepo } from './attachments.repo.js';
 import { AttachmentsService } from './attachments.service.js';
 import { MediaService } from './media.service.js';
 
 /** Attachments: uploads, ticket links, and their processing (thumbnails, MP4, posters) in the worker. */
-export function attachmentsArea(p: Platform, deps: { messages: MessagesService; tokens: TokenService; events: DeviceEvents }) {
+export function attachmentsArea(p: Platform, deps: { messages: MessagesService; rooms: RoomsPolicy; tokens: TokenService; events: DeviceEvents }) {
   const { config } = p;
   const repo = new AttachmentsRepo(p.db);
   const attachments = new AttachmentsService({
     attachments: repo,
     messages: deps.messages,
+    rooms: deps.rooms,
     storage: p.storage,
     enqueueMedia: (attachmentId) => p.queues.add(QUEUES.media, { attachmentId }),
     mediaBacklog: () => p.queues.backlog(QUEUES.media),

@@ -33,6 +33,7 @@ export function callsArea(p: Platform, deps: { users: UsersRepo; contacts: Conta
     calls: repos.calls,
     rooms: deps.rooms.repos.rooms,
     roomMembers: deps.rooms.repos.roomMembers,
+    policy: deps.rooms.policy,
     events: deps.events,
     sfu: new SfuClient(p.redis, p.keys.sfu, config.SFU_SECRET),
     ringTimeoutSeconds: config.CALL_RING_TIMEOUT,

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-
 import type { CallMedia, DeviceEventMap, DeviceEvents, RoomCallEventData } from '../platform/device-events.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { RoomCallDoc, RoomCallEndReason, RoomCallsRepo } from './room-calls.repo.js';
@@ -8,7 +7,7 @@ import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
 import type { RoomsRepo } from '../rooms/rooms.repo.js';
 import type { SfuClient } from '../sfu/sfu-client.js';
 import type { ConsumerInfo, ProducerInfo, SfuOps, TransportInfo } from '../sfu/protocol.js';
-import { enabledMember, isManager } from '../rooms/rooms.service.js';
+import { isManager, type RoomsPolicy } from '../rooms/rooms.policy.js';
 import { CallsErrors } from './calls.errors.js';
 import { RoomsErrors } from '../rooms/rooms.errors.js';
 import { SfuErrors } from '../sfu/sfu.errors.js';
@@ -56,6 +55,7 @@ export class RoomCallsService {
       calls: CallsRepo;
       rooms: RoomsRepo;
       roomMembers: RoomMembersRepo;
+      policy: RoomsPolicy;
       events: DeviceEvents;
       sfu: SfuClient;
       ringTimeoutSeconds: number;
@@ -79,10 +79,10 @@ export class RoomCallsService {
 
   /** Starts the room's call with the caller's device in it and rings every other enabled member. */
   async start(principal: Principal, input: { roomId: string; media: CallMedia }): Promise<RoomCallView> {
-    const { roomCalls, rooms, roomMembers, calls, sfu } = this.deps;
+    const { roomCalls, rooms, policy, calls, sfu } = this.deps;
     const room = await rooms.findById(input.roomId);
     if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
-    await enabledMember(roomMembers, room._id, principal.userId);
+    await policy.enabledMember(room._id, principal.userId);
     if (room.type === 'BROADCAST' && !isManager(room, principal.userId)) {
       throw CallsErrors.CALL_NOT_ALLOWED({ message: 'In a broadcast room only its creator and admins start calls' });
     }
@@ -123,7 +123,7 @@ export class RoomCallsService {
       await Promise.all([calls.unlockDevices(call._id, [principal.deviceId]), roomCalls.unlockRoom(room._id, call._id)]);
       throw error;
     }
-    const members = await roomMembers.enabledMemberIds(room._id);
+    const members = await this.deps.roomMembers.enabledMemberIds(room._id);
     await this.deps.events.toUsers(
       members.filter((id) => id !== principal.userId),
       'room-call.incoming',
@@ -134,7 +134,7 @@ export class RoomCallsService {
 
   /** The room's call going on now, for members joining late; null when there is none. */
   async current(principal: Principal, roomId: string): Promise<RoomCallView | null> {
-    await enabledMember(this.deps.roomMembers, roomId, principal.userId);
+    await this.deps.policy.enabledMember(roomId, principal.userId);
     const callId = await this.deps.roomCalls.currentCallId(roomId);
     const call = callId ? await this.deps.roomCalls.findById(callId) : null;
     return call && call.state === 'ACTIVE' ? presentRoomCall(call) : null;
@@ -261,7 +261,7 @@ export class RoomCallsService {
   }
 
   private async memberOf(principal: Principal, call: RoomCallDoc): Promise<void> {
-    await enabledMember(this.deps.roomMembers, call.roomId, principal.userId).catch(() => {
+    await this.deps.policy.enabledMember(call.roomId, principal.userId).catch(() => {
       throw CallsErrors.CALL_NOT_FOUND();
     });
   }

@@ -1,5 +1,4 @@
 import type { Principal } from '../platform/principal.js';
-
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';

@@ -3,7 +3,6 @@ import type { Principal } from '../platform/principal.js';
 import { normalizePhone } from '../platform/phone.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { EmailProvider } from '../platform/email/email.js';
-
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';

@@ -4,7 +4,6 @@ import type { Principal } from '../platform/principal.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
-
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';

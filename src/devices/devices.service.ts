@@ -1,6 +1,5 @@
 import type { DomainEvents } from '../platform/domain-events.js';
 import type { Principal } from '../platform/principal.js';
-
 import type { DeviceDoc, DevicesRepo, PushTokenRecord } from './devices.repo.js';
 import { DevicesErrors } from './devices.errors.js';
 

@@ -1,19 +1,15 @@
 import { ObjectId } from 'mongodb';
 import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
-
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
-import type { BlocksRepo } from '../contacts/blocks.repo.js';
 import type { GeoLocation, MessageDoc, MessagesRepo } from './messages.repo.js';
-import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
-import type { RoomDoc, RoomsRepo } from '../rooms/rooms.repo.js';
+import type { RoomDoc } from '../rooms/rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
-import { enabledMember, isEnabledMember, isManager, isOpenRoom } from '../rooms/rooms.service.js';
+import { assertTranslatable, type RoomsPolicy } from '../rooms/rooms.policy.js';
+import type { MessagesPolicy } from './messages.policy.js';
 import { AttachmentsErrors } from '../attachments/attachments.errors.js';
-import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { MessagesErrors } from './messages.errors.js';
-import { RoomsErrors } from '../rooms/rooms.errors.js';
 
 export interface MessageView {
   id: string;
@@ -86,14 +82,12 @@ export class MessagesService {
 
   constructor(
     private readonly deps: {
-      rooms: RoomsRepo;
-      members: RoomMembersRepo;
+      rooms: RoomsPolicy;
+      policy: MessagesPolicy;
       messages: MessagesRepo;
-      blocks: BlocksRepo;
       events: DeviceEvents;
       geo: GeoLocator;
       users: UsersRepo;
-      isSiteAdmin: (userId: string) => Promise<boolean>;
       supportedLanguages: string[];
       clock?: () => Date;
     },
@@ -107,7 +101,7 @@ export class MessagesService {
   async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
     if (input.roomId !== roomId) throw MessagesErrors.ROOM_ID_MISMATCH();
     if ((input.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
-    const room = await this.assertMayPost(principal, roomId);
+    const room = await this.deps.rooms.mayPost(principal, roomId);
     return this.store(principal, room, null, input, request, []);
   }
 
@@ -118,29 +112,9 @@ export class MessagesService {
     return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
   }
 
-  /** Rule 1 on who may post in a room (also for uploads, rule 4); the room when allowed. */
-  async assertMayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
-    // Both reads at once: posting is the hot path.
-    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, principal.userId)]);
-    if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
-    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not an enabled member of this room' });
-    const manager = isManager(room, principal.userId);
-    const mayPublish = manager || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
-    if (!mayPublish) throw MessagesErrors.PUBLISH_NOT_ALLOWED();
-    if (room.type === 'DIRECT') {
-      const other = room.uniqueKey.split(':').find((id) => id !== principal.userId);
-      if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw ContactsErrors.BLOCKED({ message: 'A block ends this direct chat' });
-    }
-    return room;
-  }
-
   /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
   async comment(principal: Principal, messageId: string, input: { message: string }, request: { ip: string } = { ip: '' }): Promise<MessageView> {
-    const parent = await this.deps.messages.findById(messageId);
-    if (!parent || parent.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    const room = await this.deps.rooms.findById(parent.roomId);
-    if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    await enabledMember(this.deps.members, room._id, principal.userId);
+    const { message: parent, room } = await this.deps.policy.forEnabledMember(principal, messageId, { postOnly: true });
     if (!room.commentsEnabled) throw MessagesErrors.COMMENTS_DISABLED();
     return this.store(principal, room, parent._id, { roomId: room._id, message: input.message }, request, []);
   }
@@ -188,15 +162,10 @@ export class MessagesService {
    * empty text removes it. Nothing is pushed or emitted.
    */
   async translate(principal: Principal, messageId: string, language: string, text: string): Promise<PostTranslationsView> {
-    const message = await this.deps.messages.findById(messageId);
-    if (!message || message.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    const room = await this.deps.rooms.findById(message.roomId);
-    if (!room || room.type !== 'BROADCAST') throw MessagesErrors.NOT_A_BROADCAST_POST();
-    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) {
-      throw MessagesErrors.TRANSLATION_NOT_ALLOWED();
-    }
-    if (!this.deps.supportedLanguages.includes(language)) throw RoomsErrors.LANGUAGE_NOT_SUPPORTED({ message: `Supported: ${this.deps.supportedLanguages.join(', ')}` });
-    if (language === message.language) throw RoomsErrors.ORIGINAL_LANGUAGE({ message: 'This is the post\'s original language' });
+    const { message, room } = await this.deps.policy.withRoom(messageId, { postOnly: true });
+    if (room.type !== 'BROADCAST') throw MessagesErrors.NOT_A_BROADCAST_POST();
+    if (!(await this.deps.rooms.mayTranslate(principal, room))) throw MessagesErrors.TRANSLATION_NOT_ALLOWED();
+    assertTranslatable(language, message.language, this.deps.supportedLanguages, 'post');
     const cleaned = cleanText(text);
     if (cleaned.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
     const updated = await this.deps.messages.setTranslation(message._id, language, cleaned.length === 0 ? null : cleaned);
@@ -209,26 +178,14 @@ export class MessagesService {
    * messages right after a cursor (to catch up after being offline), continuing with the newest id.
    */
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
-    await this.assertMayRead(principal, roomId);
+    await this.deps.rooms.mayRead(principal, roomId);
     return this.page(roomId, null, input);
   }
 
   /** A message's comments, newest first, with the same cursors as the room timeline. */
   async readComments(principal: Principal, messageId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
-    const parent = await this.deps.messages.findById(messageId);
-    const room = parent ? await this.deps.rooms.findById(parent.roomId) : null;
-    if (!parent || !room) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    await this.assertMayRead(principal, room._id);
+    const { message: parent, room } = await this.deps.policy.forReader(principal, messageId);
     return this.page(room._id, parent._id, input);
-  }
-
-  /** Who may read a room (its messages, comments, attachments): active members, and anyone for public groups and visible broadcasts. */
-  async assertMayRead(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const room = await this.deps.rooms.findById(roomId);
-    if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
-    const member = await this.deps.members.find(room._id, principal.userId);
-    if (!member?.active && !isOpenRoom(room)) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room, or not one you may read' });
-    return room;
   }
 
   private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {

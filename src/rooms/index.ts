@@ -4,21 +4,23 @@ import type { Platform } from '../platform/platform.js';
 import type { UsersArea } from '../users/index.js';
 import { RoomMembersRepo } from './room-members.repo.js';
 import { RoomsRepo } from './rooms.repo.js';
+import { RoomsPolicy } from './rooms.policy.js';
 import { RoomsService } from './rooms.service.js';
 
 /** Rooms of the five kinds: creation, membership, administration, links, translations. */
 export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlocksRepo; events: DeviceEvents }) {
   const repos = { rooms: new RoomsRepo(p.db, p.cache), roomMembers: new RoomMembersRepo(p.db, p.cache) };
+  const policy = new RoomsPolicy({ rooms: repos.rooms, members: repos.roomMembers, blocks: deps.blocks, isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId) });
   const rooms = new RoomsService({
     rooms: repos.rooms,
     members: repos.roomMembers,
     users: deps.users.repos.users,
     blocks: deps.blocks,
+    policy,
     events: deps.events,
-    isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId),
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     clock: p.clock,
   });
-  return { repos, rooms };
+  return { repos, rooms, policy };
 }
 export type RoomsArea = ReturnType<typeof roomsArea>;

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlocksRepo } from '../contacts/blocks.repo.js';
-import type { RoomMemberDoc, RoomMembersRepo } from './room-members.repo.js';
+import type { RoomMembersRepo } from './room-members.repo.js';
 import { linkOf, wordsOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { page, type Page } from '../platform/paging.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { RoomsErrors } from './rooms.errors.js';
+import { assertTranslatable, directChatKey, isOpenRoom, type RoomsPolicy } from './rooms.policy.js';
 import { UsersErrors } from '../users/users.errors.js';
 
 export interface RoomView {
@@ -62,19 +62,6 @@ export function presentRoom(room: RoomDoc, language?: string): RoomView {
   };
 }
 
-export const isManager = (room: RoomDoc, userId: string) => room.creatorId === userId || room.admins.includes(userId);
-
-/** Rooms anyone may read and resolve by link: public groups and visible broadcast rooms. */
-export const isOpenRoom = (room: RoomDoc) => room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
-
-export const isEnabledMember = (member: RoomMemberDoc | null): member is RoomMemberDoc => member !== null && member.active && member.enabled;
-
-/** The user's active, enabled membership of the room, or 400 NOT_A_MEMBER. */
-export async function enabledMember(members: RoomMembersRepo, roomId: string, userId: string): Promise<RoomMemberDoc> {
-  const member = await members.find(roomId, userId);
-  if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not an enabled member of this room' });
-  return member;
-}
 const hasLink = (type: RoomType) => type === 'PUBLIC_GROUP' || type === 'BROADCAST';
 
 /** Rooms of the five kinds: creation, membership, administration and the spec's rules 1 to 6. */
@@ -85,8 +72,8 @@ export class RoomsService {
       members: RoomMembersRepo;
       users: UsersRepo;
       blocks: BlocksRepo;
+      policy: RoomsPolicy;
       events: DeviceEvents;
-      isSiteAdmin: (userId: string) => Promise<boolean>;
       supportedLanguages: string[];
       clock?: () => Date;
     },
@@ -96,17 +83,12 @@ export class RoomsService {
     return this.deps.clock?.() ?? new Date();
   }
 
-  private async room(roomId: string): Promise<RoomDoc> {
-    const room = await this.deps.rooms.findById(roomId);
-    if (!room) throw notFound();
-    return room;
+  private room(roomId: string): Promise<RoomDoc> {
+    return this.deps.policy.room(roomId);
   }
 
-  /** A room the caller may administer: its creator or an admin, and not a direct chat; else 400. */
-  private async managedRoom(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw notAllowed();
-    return room;
+  private managedRoom(principal: Principal, roomId: string): Promise<RoomDoc> {
+    return this.deps.policy.managedRoom(principal, roomId);
   }
 
   private async join(room: RoomDoc, userId: string, muted = false): Promise<void> {
@@ -142,7 +124,7 @@ export class RoomsService {
       const other = others[0]!;
       await this.assertUsersExist([other]);
       await this.assertNoBlock(principal.userId, other);
-      const key = [principal.userId, other].sort().join(':');
+      const key = directChatKey(principal.userId, other);
       const existing = await rooms.findByUniqueKey(key);
       if (existing) {
         await this.join(existing, principal.userId);
@@ -205,13 +187,7 @@ export class RoomsService {
 
   /** Rule 1: the creator or an admin, or an enabled member of a public group; anyone else 400. */
   async get(principal: Principal, roomId: string): Promise<RoomView> {
-    const room = await this.room(roomId);
-    if (isManager(room, principal.userId)) return presentRoom(room);
-    if (room.type === 'PUBLIC_GROUP') {
-      const member = await this.deps.members.find(roomId, principal.userId);
-      if (isEnabledMember(member)) return presentRoom(room);
-    }
-    throw notFound();
+    return presentRoom(await this.deps.policy.mayView(principal, roomId));
   }
 
   /** Rule 2: creator or admin, not in a direct chat; public-group switches only when both are given; renames move the link. */
@@ -241,22 +217,22 @@ export class RoomsService {
 
   /** Rule 3: creator or admin switch one participant's right to post; the participant must be an enabled member. */
   async setPublishEnabled(principal: Principal, roomId: string, participantId: string, publishEnabled: boolean): Promise<void> {
-    const room = await this.room(roomId);
-    if (!isManager(room, principal.userId)) throw notAllowed();
-    const member = await this.deps.members.find(roomId, participantId);
-    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'The participant is not an enabled member' });
+    await this.deps.policy.managerOf(principal, roomId);
+    await this.deps.policy.enabledMember(roomId, participantId).catch(() => {
+      throw RoomsErrors.NOT_A_MEMBER({ message: 'The participant is not an enabled member' });
+    });
     await this.deps.members.set(roomId, participantId, { publishEnabled });
   }
 
   /** Rule 4: the caller's own mute setting; the caller must be an enabled member. */
   async muted(principal: Principal, roomId: string): Promise<{ muted: boolean }> {
     await this.room(roomId);
-    return { muted: (await enabledMember(this.deps.members, roomId, principal.userId)).muted };
+    return { muted: (await this.deps.policy.enabledMember(roomId, principal.userId)).muted };
   }
 
   async setMuted(principal: Principal, roomId: string, muted: boolean): Promise<{ muted: boolean }> {
     await this.room(roomId);
-    await enabledMember(this.deps.members, roomId, principal.userId);
+    await this.deps.policy.enabledMember(roomId, principal.userId);
     const member = await this.deps.members.set(roomId, principal.userId, { muted });
     return { muted: member?.muted ?? muted };
   }
@@ -296,8 +272,7 @@ export class RoomsService {
   async removeMember(principal: Principal, roomId: string, userId: string): Promise<void> {
     const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw RoomsErrors.CANNOT_REMOVE_CREATOR();
-    const member = await this.deps.members.find(roomId, userId);
-    if (!member?.active) throw RoomsErrors.NOT_A_MEMBER({ message: 'Not a member of this room' });
+    await this.deps.policy.activeMember(roomId, userId);
     await this.part(room, userId, true);
     if (room.admins.includes(userId)) await this.deps.rooms.setAdmin(room._id, userId, false);
   }
@@ -311,15 +286,17 @@ export class RoomsService {
   async setAdmin(principal: Principal, roomId: string, userId: string, admin: boolean): Promise<void> {
     const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw RoomsErrors.CREATOR_IS_OWNER();
-    const member = await this.deps.members.find(roomId, userId);
-    if (admin && !isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER({ message: 'Only enabled members can be admins' });
+    if (admin) {
+      await this.deps.policy.enabledMember(roomId, userId).catch(() => {
+        throw RoomsErrors.NOT_A_MEMBER({ message: 'Only enabled members can be admins' });
+      });
+    }
     await this.deps.rooms.setAdmin(room._id, userId, admin);
   }
 
   async leave(principal: Principal, roomId: string): Promise<void> {
     const room = await this.room(roomId);
-    const member = await this.deps.members.find(roomId, principal.userId);
-    if (!member?.active) throw RoomsErrors.NOT_A_MEMBER({ message: 'You are not a member of this room' });
+    await this.deps.policy.activeMember(roomId, principal.userId);
     await this.part(room, principal.userId, false);
     if (room.admins.includes(principal.userId)) await this.deps.rooms.setAdmin(room._id, principal.userId, false);
   }
@@ -331,9 +308,8 @@ export class RoomsService {
   async translate(principal: Principal, roomId: string, language: string, input: { name: string; description: string | null }): Promise<RoomView> {
     const room = await this.room(roomId);
     if (room.type !== 'BROADCAST') throw RoomsErrors.NOT_A_BROADCAST_ROOM();
-    if (!isManager(room, principal.userId) && !(await this.deps.isSiteAdmin(principal.userId))) throw notAllowed();
-    if (!this.deps.supportedLanguages.includes(language)) throw RoomsErrors.LANGUAGE_NOT_SUPPORTED({ message: `Supported: ${this.deps.supportedLanguages.join(', ')}` });
-    if (language === (room.language ?? 'en')) throw RoomsErrors.ORIGINAL_LANGUAGE({ message: 'This is the room\'s original language' });
+    if (!(await this.deps.policy.mayTranslate(principal, room))) throw notAllowed();
+    assertTranslatable(language, room.language ?? 'en', this.deps.supportedLanguages, 'room');
     const name = input.name.trim();
     if (name.length > 0 && (name.length < 3 || name.length > 50)) throw RoomsErrors.ROOM_NAME_INVALID();
     const updated = await this.deps.rooms.setTranslation(room._id, language, name.length === 0 ? null : { name, description: input.description });

@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-
 import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 import { SfuErrors } from './sfu.errors.js';
 import { declaredError } from '../platform/errors.js';

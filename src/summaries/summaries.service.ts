@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { SummaryJob } from '../platform/queues.js';
 import type { Principal } from '../platform/principal.js';
-
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { MessagesRepo } from '../messages/messages.repo.js';
-import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
-import type { RoomsRepo } from '../rooms/rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import type { Summarizer } from './summarizer.js';
-import { enabledMember } from '../rooms/rooms.service.js';
-import { MessagesErrors } from '../messages/messages.errors.js';
+import type { MessagesPolicy } from '../messages/messages.policy.js';
 import { SummariesErrors } from './summaries.errors.js';
 
 export type { SummaryJob };
@@ -21,8 +17,7 @@ const CONTEXT = 25;
 export class SummariesService {
   constructor(
     private readonly deps: {
-      rooms: RoomsRepo;
-      members: RoomMembersRepo;
+      policy: MessagesPolicy;
       messages: MessagesRepo;
       users: UsersRepo;
       events: DeviceEvents;
@@ -33,11 +28,7 @@ export class SummariesService {
 
   /** Queues a summary: the caller must be an enabled member; not in end-to-end encrypted rooms. */
   async request(principal: Principal, messageId: string): Promise<{ requestId: string; messageId: string; status: 'QUEUED' }> {
-    const message = await this.deps.messages.findById(messageId);
-    if (!message) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    const room = await this.deps.rooms.findById(message.roomId);
-    if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    await enabledMember(this.deps.members, room._id, principal.userId);
+    const { room } = await this.deps.policy.forEnabledMember(principal, messageId);
     if (room.type === 'E2EE') throw SummariesErrors.TLDR_NOT_IN_E2EE();
     const user = await this.deps.users.findById(principal.userId);
     const requestId = randomUUID();

@@ -1,7 +1,6 @@
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
 import { isDuplicateKey } from '../platform/mongo.js';
-
 import type { UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { UsersErrors } from './users.errors.js';
