@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server } from 'socket.io';
+import { z } from 'zod';
 import uws from 'uWebSockets.js';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
@@ -20,10 +21,9 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-function lastSeqOf(auth: unknown): number {
-  const value = (auth as { lastSeq?: unknown } | undefined)?.lastSeq;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
-}
+/** What a device sends in the handshake (DESIGN.md, "Device socket protocol"). */
+const HandshakeAuthSchema = z.object({ token: z.string().min(1), lastSeq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined) });
+const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 
 /**
  * The realtime role: socket.io on uWebSockets.js (or plain `ws`), joined to the other hub nodes by
@@ -55,9 +55,9 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   }, Math.max(250, Math.floor(presence.ttlMs / 3)));
 
   io.use((socket, next) => {
-    const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-    if (typeof token !== 'string' || token.length === 0) return next(new Error('UNAUTHORIZED'));
-    auth.authenticate(token).then(
+    const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);
+    if (!handshake.success) return next(new Error('UNAUTHORIZED'));
+    auth.authenticate(handshake.data.token).then(
       async (principal) => {
         socket.data.principal = principal;
         // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
@@ -75,9 +75,9 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   // Listeners are shared by every socket (`this` is the socket) rather than closures per socket: at
   // tens of thousands of sockets each closure costs memory.
   function onInboxAck(this: HubSocket, body: unknown) {
-    const seq = (body as { seq?: unknown } | undefined)?.seq;
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return;
-    inbox.ack(this.data.principal.deviceId, seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
+    const parsed = InboxAckSchema.safeParse(body);
+    if (!parsed.success) return;
+    inbox.ack(this.data.principal.deviceId, parsed.data.seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
   }
   function onPing(body: unknown, ack?: (echo: unknown) => void) {
     if (typeof ack === 'function') ack(body);
@@ -93,7 +93,7 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   io.on('connection', (socket: HubSocket) => {
     const { deviceId } = socket.data.principal;
     presence.connect(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
-    delivery.attach(socket, deviceId, lastSeqOf(socket.handshake.auth));
+    delivery.attach(socket, deviceId, HandshakeAuthSchema.safeParse(socket.handshake.auth).data?.lastSeq ?? 0);
     // Held for the life of the socket but needed only at the handshake: the token, the request and
     // its headers are dropped (about 2 KB a socket at tens of thousands of sockets).
     const { handshake } = socket;

@@ -8,19 +8,14 @@ import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
 import { summaryProcessor } from './processors/summary.processor.js';
 
-export interface Workers {
+/** What the role keeps of each BullMQ worker. */
+interface RunningWorker {
+  readonly name: string;
   close(): Promise<void>;
 }
 
-/** The processor of each queue: a few lines each, calling one service function with the job's ids. */
-function processors(services: Services): { [K in QueueName]: (job: Job<NonNullable<(typeof QUEUES)[K]['payload']>>) => Promise<unknown> } {
-  return {
-    maintenance: cleanupProcessor(services.maintenance),
-    push: pushProcessor(services.push),
-    calls: callTimeoutProcessor(services.anyCall),
-    media: mediaProcessor(services.media),
-    summaries: summaryProcessor(services.summaries),
-  };
+export interface Workers {
+  close(): Promise<void>;
 }
 
 /** The worker role: a BullMQ worker per queue definition (src/platform/queues.ts), and the repeating schedules. */
@@ -28,19 +23,16 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   const log = platform.logger.child({ role: 'worker' });
   const connection = platform.redis.duplicate();
   const prefix = platform.keys.queues;
-  const byQueue = processors(services);
-
   const schedulers: Queue[] = [];
-  const workers: Worker[] = [];
-  for (const [name, definition] of Object.entries(QUEUES) as [QueueName, QueueDefinition<unknown>][]) {
+
+  async function start<T>(definition: QueueDefinition<T>, process: (job: Job<T>) => Promise<unknown>): Promise<RunningWorker> {
     if (definition.everyMs) {
       // Scheduled once across all workers: the scheduler id is the job name.
       const queue = new Queue(definition.queue, { connection, prefix });
       await queue.upsertJobScheduler(definition.job, { every: definition.everyMs }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
       schedulers.push(queue);
     }
-    const process = byQueue[name] as (job: Job) => Promise<unknown>;
-    const worker = new Worker(
+    const worker = new Worker<T>(
       definition.queue,
       async (job) => {
         if (job.name !== definition.job) throw new Error(`unknown job ${job.name}`);
@@ -50,8 +42,18 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     );
     worker.on('completed', (job, result) => log.debug({ queue: worker.name, job: job.name, result }, 'job done'));
     worker.on('failed', (job, error) => log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed'));
-    workers.push(worker);
+    return worker;
   }
+
+  // One processor per queue, a few lines each: job data holds ids, the processor calls one service function.
+  const started = {
+    maintenance: await start(QUEUES.maintenance, cleanupProcessor(services.maintenance)),
+    push: await start(QUEUES.push, pushProcessor(services.push)),
+    calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
+    media: await start(QUEUES.media, mediaProcessor(services.media)),
+    summaries: await start(QUEUES.summaries, summaryProcessor(services.summaries)),
+  } satisfies Record<QueueName, RunningWorker>;
+  const workers: RunningWorker[] = Object.values(started);
   log.info({ queues: workers.map((worker) => worker.name) }, 'workers running');
 
   return {

@@ -5,9 +5,10 @@ import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
-import { IdParam, IsoDateTime, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
+import { AttachmentDtoSchema, MediaTicketSchema } from '../../src/attachments/attachments.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
@@ -15,25 +16,6 @@ import { CommonErrors } from '../../src/platform/common.errors.js';
 import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
 import { MessagesErrors } from '../../src/messages/messages.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
-
-const AttachmentDtoSchema = z
-  .object({
-    id: z.string(),
-    roomId: z.string(),
-    messageId: z.string(),
-    uploaderId: z.string(),
-    filename: z.string(),
-    contentType: z.string(),
-    kind: z.enum(['IMAGE', 'AUDIO', 'VIDEO', 'OTHER']),
-    size: z.number().int(),
-    status: z.enum(['PROCESSING', 'READY', 'FAILED']),
-    hasThumbnail: z.boolean(),
-    hasPoster: z.boolean(),
-    createdAt: IsoDateTime,
-  })
-  .meta({ id: 'AttachmentDto' });
-
-const MediaTicketSchema = z.object({ url: z.string(), expiresAt: IsoDateTime }).meta({ id: 'MediaTicketDto' });
 
 export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
   const { attachments } = services;

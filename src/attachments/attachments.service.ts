@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,21 +14,10 @@ import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import { page, type Page } from '../platform/paging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
+import type { AttachmentDtoSchema } from './attachments.schemas.js';
 
-export interface AttachmentView {
-  id: string;
-  roomId: string;
-  messageId: string;
-  uploaderId: string;
-  filename: string;
-  contentType: string;
-  kind: AttachmentDoc['kind'];
-  size: number;
-  status: AttachmentDoc['status'];
-  hasThumbnail: boolean;
-  hasPoster: boolean;
-  createdAt: string;
-}
+/** As the AttachmentDto record of the OpenAPI document. */
+export type AttachmentView = z.infer<typeof AttachmentDtoSchema>;
 
 export function presentAttachment(a: AttachmentDoc): AttachmentView {
   return {

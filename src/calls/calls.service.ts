@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import { AppError } from '../platform/errors.js';
@@ -9,21 +10,10 @@ import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { CallsErrors } from './calls.errors.js';
 import { UsersErrors } from '../users/users.errors.js';
+import type { CallDtoSchema } from './calls.schemas.js';
 
-export interface CallView {
-  id: string;
-  callerId: string;
-  callerDeviceId: string;
-  calleeId: string;
-  media: CallMedia;
-  state: CallDoc['state'];
-  answeredByDeviceId: string | null;
-  endReason: CallEndReason | null;
-  createdAt: string;
-  ringUntil: string;
-  answeredAt: string | null;
-  endedAt: string | null;
-}
+/** As the CallDto record of the OpenAPI document. */
+export type CallView = z.infer<typeof CallDtoSchema>;
 
 const notFound = () => CallsErrors.CALL_NOT_FOUND();
 

@@ -1,12 +1,10 @@
+import type { z } from 'zod';
 import { createHmac } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
+import type { IceServersSchema } from './calls.schemas.js';
 
-export interface IceServersView {
-  iceServers: { urls: string[]; username?: string; credential?: string }[];
-  /** Seconds the TURN credentials stay valid. */
-  ttl: number;
-  expiresAt: string;
-}
+/** As the IceServers record of the OpenAPI document. */
+export type IceServersView = z.infer<typeof IceServersSchema>;
 
 const list = (value: string) => value.split(',').map((url) => url.trim()).filter(Boolean);
 

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { CallMedia, DeviceEventMap, DeviceEvents, RoomCallEventData } from '../platform/device-events.js';
@@ -11,19 +12,10 @@ import { isManager, type RoomsPolicy } from '../rooms/rooms.policy.js';
 import { CallsErrors } from './calls.errors.js';
 import { RoomsErrors } from '../rooms/rooms.errors.js';
 import { SfuErrors } from '../sfu/sfu.errors.js';
+import type { RoomCallDtoSchema } from './calls.schemas.js';
 
-export interface RoomCallView {
-  id: string;
-  roomId: string;
-  startedBy: string;
-  media: CallMedia;
-  state: RoomCallDoc['state'];
-  participants: { userId: string; deviceId: string; joinedAt: string }[];
-  endReason: RoomCallEndReason | null;
-  createdAt: string;
-  ringUntil: string;
-  endedAt: string | null;
-}
+/** As the RoomCallDto record of the OpenAPI document. */
+export type RoomCallView = z.infer<typeof RoomCallDtoSchema>;
 
 export function presentRoomCall(call: RoomCallDoc): RoomCallView {
   return {

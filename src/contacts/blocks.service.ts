@@ -1,17 +1,15 @@
+import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { page, type Page } from '../platform/paging.js';
-import type { UserSummaryView } from '../users/users.service.js';
 import { ContactsErrors } from './contacts.errors.js';
 import { UsersErrors } from '../users/users.errors.js';
+import type { UserBlockDtoSchema } from './contacts.schemas.js';
 
-export interface UserBlockView {
-  blockedUser: UserSummaryView;
-  reason: BlockReason;
-  createdAt: string;
-}
+/** As the UserBlockDto record of the OpenAPI document. */
+export type UserBlockView = z.infer<typeof UserBlockDtoSchema>;
 
 /**
  * Blocks (spec, "Contacts and blocks", rule 4). A block either way refuses connection requests

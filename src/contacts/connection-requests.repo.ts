@@ -77,27 +77,28 @@ export class ConnectionRequestsRepo {
     return { items, total };
   }
 
-  /** Invitations waiting for this phone number or e-mail, to hand to the account created for it. */
-  async claimInvites(userId: string, address: { phone?: string; email?: string }): Promise<ConnectionRequestDoc[]> {
+  /** Invitations still waiting for this phone number or e-mail. */
+  async openInvites(address: { phone?: string; email?: string }): Promise<ConnectionRequestDoc[]> {
     const or = [...(address.phone ? [{ recipientPhone: address.phone }] : []), ...(address.email ? [{ recipientEmail: address.email }] : [])];
     if (or.length === 0) return [];
-    const invites = await this.collection.find({ recipientId: null, status: 'PENDING', $or: or }).toArray();
-    const claimed: ConnectionRequestDoc[] = [];
-    for (const invite of invites) {
-      if (invite.senderId === userId) continue;
-      // The pending key moves from the address to the user pair; a pair that already has a pending
-      // request keeps that one and this invitation lapses.
-      try {
-        const updated = await this.collection.findOneAndUpdate(
-          { _id: invite._id, recipientId: null, status: 'PENDING' },
-          { $set: { recipientId: userId, pendingKey: pairKey(invite.senderId, userId) } },
-          { returnDocument: 'after' },
-        );
-        if (updated) claimed.push(updated);
-      } catch {
-        await this.collection.updateOne({ _id: invite._id }, { $set: { status: 'CANCELLED', pendingKey: invite._id } });
-      }
-    }
-    return claimed;
+    return this.collection.find({ recipientId: null, status: 'PENDING', $or: or }).toArray();
+  }
+
+  /**
+   * Addresses a waiting invitation to the user: its pending key moves from the address to the user
+   * pair. Null when it was claimed meanwhile; a duplicate-key error when the pair already has a
+   * pending request.
+   */
+  addressInvite(inviteId: string, senderId: string, userId: string): Promise<ConnectionRequestDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: inviteId, recipientId: null, status: 'PENDING' },
+      { $set: { recipientId: userId, pendingKey: pairKey(senderId, userId) } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** The invitation lapses (its pending key becomes its own id, so it blocks nothing). */
+  async cancelInvite(inviteId: string): Promise<void> {
+    await this.collection.updateOne({ _id: inviteId }, { $set: { status: 'CANCELLED', pendingKey: inviteId } });
   }
 }

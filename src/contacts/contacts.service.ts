@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import { normalizePhone } from '../platform/phone.js';
@@ -13,28 +14,14 @@ import { page, type Page } from '../platform/paging.js';
 import type { UserSummaryView } from '../users/users.service.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { ContactsErrors } from './contacts.errors.js';
+import type { ConnectionRequestDtoSchema } from './contacts.schemas.js';
+import type { ConnectionDtoSchema } from './contacts.schemas.js';
 
-export interface ConnectionRequestView {
-  id: string;
-  direction: 'INCOMING' | 'OUTGOING';
-  sender: UserSummaryView;
-  /** Null while the request is an invitation to someone without an account. */
-  recipient: UserSummaryView | null;
-  invitedPhone: string | null;
-  invitedEmail: string | null;
-  customMessage: string;
-  status: ConnectionRequestDoc['status'];
-  declineReason: BlockReason | null;
-  createdAt: string;
-  answeredAt: string | null;
-}
+/** As the ConnectionRequestDto record of the OpenAPI document. */
+export type ConnectionRequestView = z.infer<typeof ConnectionRequestDtoSchema>;
 
-export interface ConnectionView {
-  user: UserSummaryView;
-  since: string;
-  /** The caller refuses incoming calls from this connection. */
-  disableIncomingCalls: boolean;
-}
+/** As the ConnectionDto record of the OpenAPI document. */
+export type ConnectionView = z.infer<typeof ConnectionDtoSchema>;
 
 export interface SendRequestInput {
   email?: string;
@@ -214,7 +201,18 @@ export class ContactsService {
   async claimInvites(userId: string): Promise<void> {
     const user = await this.deps.users.findById(userId);
     if (!user) return;
-    const claimed = await this.deps.requests.claimInvites(user._id, { phone: user.phone, email: user.email });
+    const claimed: ConnectionRequestDoc[] = [];
+    for (const invite of await this.deps.requests.openInvites({ phone: user.phone, email: user.email })) {
+      if (invite.senderId === user._id) continue;
+      try {
+        const addressed = await this.deps.requests.addressInvite(invite._id, invite.senderId, user._id);
+        if (addressed) claimed.push(addressed);
+      } catch (error) {
+        // The pair already has a pending request: that one stands and this invitation lapses.
+        if (!isDuplicateKey(error)) throw error;
+        await this.deps.requests.cancelInvite(invite._id);
+      }
+    }
     for (const request of claimed) {
       const sender = await this.deps.users.findById(request.senderId);
       if (!sender) continue;

@@ -1,18 +1,12 @@
+import type { z } from 'zod';
 import type { DomainEvents } from '../platform/domain-events.js';
 import type { Principal } from '../platform/principal.js';
-import type { DeviceDoc, DevicesRepo, PushTokenRecord } from './devices.repo.js';
+import type { DevicesRepo, PushTokenRecord } from './devices.repo.js';
 import { DevicesErrors } from './devices.errors.js';
+import type { DeviceDtoSchema } from './devices.schemas.js';
 
-export interface DeviceView {
-  id: string;
-  name: string;
-  platform: DeviceDoc['platform'];
-  createdAt: string;
-  lastSeenAt: string;
-  current: boolean;
-  pushEnabled: boolean;
-  voipPushEnabled: boolean;
-}
+/** As the DeviceDto record of the OpenAPI document. */
+export type DeviceView = z.infer<typeof DeviceDtoSchema>;
 
 export class DevicesService {
   constructor(

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../platform/keyspace.js';
+import '../platform/redis-commands.js';
 
 /** One stored device event, as delivered: `{seq, at, data}` under its event name. */
 export interface InboxEntry {
@@ -73,10 +74,7 @@ export class DeviceInbox {
   /** Stores one event for the device; returns its sequence number. */
   async append(deviceId: string, event: string, data: unknown, now = Date.now()): Promise<number> {
     const json = JSON.stringify({ event, data });
-    const append = (this.redis as unknown as { inboxAppend: (...args: (string | number)[]) => Promise<number> }).inboxAppend;
-    return Number(
-      await append.call(this.redis, this.metaKey(deviceId), this.eventsKey(deviceId), now, json, this.bounds.maxEvents, this.bounds.maxAgeSeconds * 1000),
-    );
+    return Number(await this.redis.inboxAppend(this.metaKey(deviceId), this.eventsKey(deviceId), now, json, this.bounds.maxEvents, this.bounds.maxAgeSeconds * 1000));
   }
 
   async state(deviceId: string): Promise<InboxState> {

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { ObjectId } from 'mongodb';
 import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
@@ -10,26 +11,14 @@ import { assertTranslatable, type RoomsPolicy } from '../rooms/rooms.policy.js';
 import type { MessagesPolicy } from './messages.policy.js';
 import { AttachmentsErrors } from '../attachments/attachments.errors.js';
 import { MessagesErrors } from './messages.errors.js';
+import type { MessageDtoSchema } from './messages.schemas.js';
+import type { PostTranslationsSchema } from './messages.schemas.js';
 
-export interface MessageView {
-  id: string;
-  roomId: string;
-  userId: string;
-  message: string;
-  encrypted: boolean;
-  geoLocation: GeoLocation | null;
-  attachmentIds: string[];
-  parentId: string | null;
-  language: string;
-  createdAt: string;
-}
+/** As the MessageDto record of the OpenAPI document. */
+export type MessageView = z.infer<typeof MessageDtoSchema>;
 
-export interface PostTranslationsView {
-  messageId: string;
-  originalLanguage: string;
-  /** Every language version, the original included. */
-  translations: Record<string, string>;
-}
+/** As the PostTranslations record of the OpenAPI document. */
+export type PostTranslationsView = z.infer<typeof PostTranslationsSchema>;
 
 export interface PostMessageInput {
   roomId: string;

@@ -15,6 +15,7 @@ export interface DomainEventMap {
 
 export type DomainEventName = keyof DomainEventMap;
 type Handler<K extends DomainEventName> = (payload: DomainEventMap[K]) => Promise<void> | void;
+type Handlers = { [K in DomainEventName]: Handler<K>[] };
 
 /**
  * A typed in-process bus for reactions across areas. `emit` resolves once every handler ran, in the
@@ -22,18 +23,17 @@ type Handler<K extends DomainEventName> = (payload: DomainEventMap[K]) => Promis
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers = new Map<DomainEventName, Handler<never>[]>();
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-left': [] };
 
   constructor(private readonly logger: Logger) {}
 
   on<K extends DomainEventName>(event: K, handler: Handler<K>): void {
-    const list = this.handlers.get(event) ?? [];
-    list.push(handler as Handler<never>);
-    this.handlers.set(event, list);
+    this.handlers[event].push(handler);
   }
 
   async emit<K extends DomainEventName>(event: K, payload: DomainEventMap[K]): Promise<void> {
-    for (const handler of (this.handlers.get(event) ?? []) as Handler<K>[]) {
+    const handlers: Handler<K>[] = this.handlers[event];
+    for (const handler of handlers) {
       try {
         await handler(payload);
       } catch (error) {

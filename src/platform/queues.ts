@@ -34,14 +34,14 @@ export interface QueueDefinition<T> {
   jobId?: (data: T) => string;
   /** Repeats every so many milliseconds, scheduled once across all workers. */
   everyMs?: number;
-  /** Phantom: the payload type. */
-  readonly payload?: T;
 }
+
+const defineQueue = <T>(definition: QueueDefinition<T>): QueueDefinition<T> => definition;
 
 /** Every queue, in one place: its name, payload, retries and concurrency. */
 export const QUEUES = {
-  maintenance: { queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 } as QueueDefinition<CleanupJob>,
-  push: {
+  maintenance: defineQueue<CleanupJob>({ queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
+  push: defineQueue<PushJob>({
     queue: 'push',
     job: 'push',
     attempts: 5,
@@ -49,15 +49,14 @@ export const QUEUES = {
     concurrency: 20,
     // The device's sequence number makes one push per stored event.
     jobId: (data) => `${data.deviceId}-${data.seq}`,
-  } as QueueDefinition<PushJob>,
-  calls: { queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` } as QueueDefinition<CallTimeoutJob>,
+  }),
+  calls: defineQueue<CallTimeoutJob>({ queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` }),
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
-  media: { queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` } as QueueDefinition<MediaJob>,
-  summaries: { queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId } as QueueDefinition<SummaryJob>,
+  media: defineQueue<MediaJob>({ queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` }),
+  summaries: defineQueue<SummaryJob>({ queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId }),
 } as const;
 
 export type QueueName = keyof typeof QUEUES;
-export type PayloadOf<D> = D extends QueueDefinition<infer T> ? T : never;
 
 /**
  * Adds jobs to the queues above. Each BullMQ queue is opened on first use over one connection of

@@ -1,16 +1,13 @@
+import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
-import type { DevicePresence, PresenceStore } from './presence.store.js';
+import type { PresenceStore } from './presence.store.js';
 import type { ContactsService } from '../contacts/contacts.service.js';
 import type { DevicesService } from '../devices/devices.service.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
+import type { UserPresenceSchema } from './presence.schemas.js';
 
-export interface UserPresenceView {
-  userId: string;
-  online: boolean;
-  /** Latest last-seen time over the user's devices; null when never seen. */
-  lastSeenAt: string | null;
-  devices: DevicePresence[];
-}
+/** As the UserPresence record of the OpenAPI document. */
+export type UserPresenceView = z.infer<typeof UserPresenceSchema>;
 
 export class PresenceService {
   constructor(

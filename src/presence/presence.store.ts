@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../platform/keyspace.js';
+import '../platform/redis-commands.js';
 
 export interface DevicePresence {
   deviceId: string;
@@ -89,8 +90,7 @@ export class PresenceStore {
   }
 
   async isOnline(deviceId: string): Promise<boolean> {
-    const isOnline = (this.redis as unknown as { presenceIsOnline: (...args: string[]) => Promise<number> }).presenceIsOnline;
-    return (await isOnline.call(this.redis, this.deviceNodesKey(deviceId), this.nodeKeyPrefix())) === 1;
+    return (await this.redis.presenceIsOnline(this.deviceNodesKey(deviceId), this.nodeKeyPrefix())) === 1;
   }
 
   async ofDevices(deviceIds: string[]): Promise<DevicePresence[]> {

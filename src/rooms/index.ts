@@ -18,6 +18,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlocksR
     blocks: deps.blocks,
     policy,
     events: deps.events,
+    domainEvents: p.domainEvents,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     clock: p.clock,
   });

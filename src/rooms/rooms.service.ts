@@ -1,6 +1,8 @@
+import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { DeviceEvents } from '../platform/device-events.js';
+import type { DomainEvents } from '../platform/domain-events.js';
 import type { BlocksRepo } from '../contacts/blocks.repo.js';
 import type { RoomMembersRepo } from './room-members.repo.js';
 import { linkOf, wordsOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
@@ -10,25 +12,10 @@ import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { RoomsErrors } from './rooms.errors.js';
 import { assertTranslatable, directChatKey, isOpenRoom, type RoomsPolicy } from './rooms.policy.js';
 import { UsersErrors } from '../users/users.errors.js';
+import type { RoomDtoSchema } from './rooms.schemas.js';
 
-export interface RoomView {
-  id: string;
-  type: RoomType;
-  name: string | null;
-  description: string | null;
-  link: string | null;
-  creatorId: string;
-  admins: string[];
-  commentsEnabled: boolean;
-  participantPublishEnabled: boolean;
-  visible: boolean;
-  memberCount: number;
-  /** Language of the name and description shown. */
-  language: string;
-  /** Languages the name and description are also available in. */
-  translatedInto: string[];
-  createdAt: string;
-}
+/** As the RoomDto record of the OpenAPI document. */
+export type RoomView = z.infer<typeof RoomDtoSchema>;
 
 export interface CreateRoomInput {
   type: RoomType;
@@ -74,6 +61,7 @@ export class RoomsService {
       blocks: BlocksRepo;
       policy: RoomsPolicy;
       events: DeviceEvents;
+      domainEvents: DomainEvents;
       supportedLanguages: string[];
       clock?: () => Date;
     },
@@ -102,6 +90,8 @@ export class RoomsService {
     if (await this.deps.members.deactivate(room._id, userId, byAdmin)) {
       await this.deps.rooms.addToMemberCount(room._id, -1);
       this.deps.events.leaveChatRoom(userId, room._id);
+      // Other areas react (end-to-end encrypted rooms: the old set of devices may no longer receive keys).
+      await this.deps.domainEvents.emit('room.member-left', { roomId: room._id, userId, byAdmin });
     }
   }
 

@@ -1,25 +1,18 @@
+import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { UsersErrors } from './users.errors.js';
+import type { UserSchema } from './users.schemas.js';
+import type { UserDtoSchema } from './users.schemas.js';
 
-export interface UserView {
-  id: string;
-  phone: string;
-  email: string | null;
-  displayName: string | null;
-  language: string;
-  twoFactorEnabled: boolean;
-  admin: boolean;
-  createdAt: string;
-}
+/** As the User record of the OpenAPI document. */
+export type UserView = z.infer<typeof UserSchema>;
 
-export interface UserSummaryView {
-  id: string;
-  displayName: string | null;
-}
+/** As the UserDto record of the OpenAPI document. */
+export type UserSummaryView = z.infer<typeof UserDtoSchema>;
 
 export class UsersService {
   private readonly adminPhones: ReadonlySet<string>;
