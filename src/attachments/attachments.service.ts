@@ -132,7 +132,7 @@ export class AttachmentsService {
     await this.deps.rooms.mayRead(principal, attachment.roomId);
     const ttl = this.deps.ticketTtlSeconds;
     const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
-    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date(Date.now() + ttl * 1000).toISOString() };
+    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date((this.deps.clock?.() ?? new Date()).getTime() + ttl * 1000).toISOString() };
   }
 
   /** What a ticket opens: the attachment's file, or one of its derived files. */

@@ -10,7 +10,7 @@ import { TokenService } from './tokens.js';
 export function authArea(p: Platform, deps: { users: UsersRepo; devices: DevicesArea; events: DeviceEvents }) {
   const { config } = p;
   const loginCodes = new LoginCodesRepo(p.db);
-  const tokens = new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL);
+  const tokens = new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL, p.clock);
   const auth = new AuthService({
     config,
     users: deps.users,

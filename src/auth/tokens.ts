@@ -1,6 +1,7 @@
 import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
+import { systemClock, type Clock } from '../platform/clock.js';
 import type { DevicePlatform } from '../devices/devices.repo.js';
 
 const ISSUER = 'chat-platform';
@@ -39,8 +40,14 @@ export class TokenService {
     secret: string,
     private readonly accessTtlSeconds: number,
     private readonly twoFactorTtlSeconds: number,
+    private readonly clock: Clock = systemClock,
   ) {
     this.key = webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+  }
+
+  /** Now in whole seconds, as JWT times are. */
+  private seconds(): number {
+    return Math.floor(this.clock().getTime() / 1000);
   }
 
   async signAccess(claims: AccessClaims): Promise<string> {
@@ -49,8 +56,8 @@ export class TokenService {
       .setSubject(claims.userId)
       .setIssuer(ISSUER)
       .setAudience(ACCESS_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${this.accessTtlSeconds}s`)
+      .setIssuedAt(this.seconds())
+      .setExpirationTime(this.seconds() + this.accessTtlSeconds)
       .sign(await this.key);
   }
 
@@ -59,7 +66,7 @@ export class TokenService {
    * device sends the same token with every request for its whole life, and each verification is an
    * HMAC on the crypto thread pool. Only tokens that verified are kept.
    */
-  private readonly verifiedAccess = new TtlCache<AccessClaims & { exp: number }>(60_000, 10_000);
+  private readonly verifiedAccess = new TtlCache<AccessClaims & { exp: number }>(60_000, 10_000, () => this.clock().getTime());
 
   async verifyAccess(token: string): Promise<AccessClaims> {
     const verified = await this.verifiedAccess.get(token, async () => {
@@ -67,7 +74,7 @@ export class TokenService {
       if (typeof payload.sub !== 'string' || typeof payload.did !== 'string' || typeof payload.exp !== 'number') throw new InvalidTokenError(false);
       return { userId: payload.sub, deviceId: payload.did, exp: payload.exp };
     });
-    if (verified.exp * 1000 <= Date.now()) {
+    if (verified.exp * 1000 <= this.clock().getTime()) {
       this.verifiedAccess.delete(token);
       throw new InvalidTokenError(true);
     }
@@ -81,8 +88,8 @@ export class TokenService {
       .setJti(claims.attemptId)
       .setIssuer(ISSUER)
       .setAudience(TWO_FACTOR_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${this.twoFactorTtlSeconds}s`)
+      .setIssuedAt(this.seconds())
+      .setExpirationTime(this.seconds() + this.twoFactorTtlSeconds)
       .sign(await this.key);
   }
 
@@ -102,8 +109,8 @@ export class TokenService {
       .setSubject(attachmentId)
       .setIssuer(ISSUER)
       .setAudience(TICKET_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(`${ttlSeconds}s`)
+      .setIssuedAt(this.seconds())
+      .setExpirationTime(this.seconds() + ttlSeconds)
       .sign(await this.key);
   }
 
@@ -115,7 +122,7 @@ export class TokenService {
 
   private async verify(token: string, audience: string) {
     try {
-      const { payload } = await jwtVerify(token, await this.key, { issuer: ISSUER, audience, algorithms: ['HS256'] });
+      const { payload } = await jwtVerify(token, await this.key, { issuer: ISSUER, audience, algorithms: ['HS256'], currentDate: this.clock() });
       return payload;
     } catch (error) {
       throw new InvalidTokenError(error instanceof joseErrors.JWTExpired);

@@ -72,7 +72,7 @@ export class BiometricService {
   async issueNonce(principal: Principal): Promise<{ nonce: string; expiresAt: string }> {
     const nonce = randomBytes(24).toString('base64url');
     await this.deps.ephemeral.put(this.deps.keys.nonce(nonce), principal.deviceId, NONCE_TTL_SECONDS);
-    return { nonce, expiresAt: new Date(Date.now() + NONCE_TTL_SECONDS * 1000).toISOString() };
+    return { nonce, expiresAt: new Date((this.deps.clock?.() ?? new Date()).getTime() + NONCE_TTL_SECONDS * 1000).toISOString() };
   }
 
   /** Uses up a nonce; true only once, only for the device it was issued to, only before it expires. */

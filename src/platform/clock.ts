@@ -3,16 +3,14 @@ export type Clock = () => Date;
 
 export const systemClock: Clock = () => new Date();
 
-/** A clock for tests: starts at `start` and moves only when told. */
-export function manualClock(start = new Date()): Clock & { advance(ms: number): void; set(at: Date): void } {
-  let now = start.getTime();
-  const clock = () => new Date(now);
-  return Object.assign(clock, {
+/** A clock for tests: runs with real time, and jumps when told (forward, or back to issue things in the past). */
+export type ShiftableClock = Clock & { advance(ms: number): void };
+
+export function shiftableClock(): ShiftableClock {
+  let offset = 0;
+  return Object.assign(() => new Date(Date.now() + offset), {
     advance: (ms: number) => {
-      now += ms;
-    },
-    set: (at: Date) => {
-      now = at.getTime();
+      offset += ms;
     },
   });
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../rest/app.js';
 import type { Db } from 'mongodb';
+import { shiftableClock, type ShiftableClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
 import { startWorkers, type Workers } from '../../workers/main.js';
 import { createContext, type AppContext } from '../../src/composition.js';
@@ -16,6 +17,8 @@ export interface TestApp {
   db: Db;
   app: FastifyInstance;
   config: Config;
+  /** The services' clock: real time until a test moves it (instead of sleeping). */
+  clock: ShiftableClock;
   outbox: string;
   close(): Promise<void>;
 }
@@ -51,10 +54,12 @@ export function startTestWorkers(t: TestApp): Promise<Workers> {
 
 export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = await testConfig(overrides);
-  const ctx = await createContext(config, createLogger(config, 'test'));
+  const clock = shiftableClock();
+  const ctx = await createContext(config, createLogger(config, 'test'), { clock });
   const app = await apiOf(ctx);
   return {
     ctx,
+    clock,
     db: ctx.platform.db,
     app,
     config,

@@ -33,19 +33,24 @@ export async function spawnHub(config: Config, env: Record<string, string> = {})
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`hub did not start: ${output}`)), 15_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('socket hub listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => reject(new Error(`hub exited with ${code}: ${output}`)));
-  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  // Ready when its port answers an engine.io handshake, as a load balancer's probe would see it.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`hub exited with ${exitCode}: ${output}`);
+    const answered = await fetch(`http://127.0.0.1:${port}/socket.io/?EIO=4&transport=polling`).then((res) => res.status === 200, () => false);
+    if (answered) break;
+    if (Date.now() > deadline) throw new Error(`hub did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return {
     port,
     child,

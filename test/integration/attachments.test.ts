@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { MB } from '../../src/attachments/attachment-limits.js';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { makeRoom, type RoomType } from '../helpers/factories.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 
 const png = () => sharp({ create: { width: 64, height: 40, channels: 3, background: '#3366ff' } }).png().toBuffer();
@@ -22,9 +23,9 @@ describe('attachment uploads (no worker running: files stay in processing)', () 
     messages: await t.db.collection('messages').countDocuments({ roomId }),
     attachments: await t.db.collection('attachments').countDocuments({ roomId }),
   });
-  async function room(type = 'PRIVATE_GROUP') {
+  async function room(type: RoomType = 'PRIVATE_GROUP') {
     const [owner, member] = await Promise.all([signIn(t), signIn(t)]);
-    const created = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type, name: `Files ${Date.now()}`, memberIds: [member.userId] } })).json();
+    const created = await makeRoom(t, owner, { type, members: [member] });
     return { id: created.id as string, owner, member };
   }
 
@@ -120,7 +121,7 @@ describe('a full processing queue', () => {
     const t = await startTestApp({ MEDIA_QUEUE_MAX: '2' });
     try {
       const [owner, member] = await Promise.all([signIn(t), signIn(t)]);
-      const roomId = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: 'Busy room', memberIds: [member.userId] } })).json().id;
+      const roomId = (await makeRoom(t, owner, { members: [member] })).id;
       const body = multipart(await Promise.all([1, 2].map(async (i) => ({ filename: `${i}.png`, content: await png() }))));
       const first = await t.app.inject({ method: 'POST', url: `/api/messages/${roomId}/attachments`, headers: { ...bearer(owner.accessToken), ...body.headers }, payload: body.payload });
       assert.equal(first.statusCode, 204);

@@ -197,7 +197,7 @@ describe('sign-in', () => {
       const short = await startTestApp({ ACCESS_TOKEN_TTL: '1', JWT_SECRET: t.config.JWT_SECRET, MONGODB_DB: t.config.MONGODB_DB });
       try {
         const s = await signIn(short);
-        await new Promise((resolve) => setTimeout(resolve, 2100));
+        short.clock.advance(2100);
         const res = await short.app.inject({ url: '/api/users/me', headers: bearer(s.accessToken) });
         assert.equal(res.statusCode, 401);
         assert.equal(res.json().code, 'TOKEN_EXPIRED');

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { createContext, type AppContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, apiOf } from '../helpers/app.js';
+import { makeRoom } from '../helpers/factories.js';
 
 /** Resolves once `check` holds, polling every 10 ms; rejects after `ms`. */
 async function eventually(check: () => Promise<boolean>, ms = 2_000): Promise<number> {
@@ -48,12 +49,12 @@ describe('hot-path caches across api nodes', () => {
   it('a room changed on one node is posted to under the new rules on the other', async () => {
     const owner = await signIn(t, freshPhone());
     const member = await signIn(t, freshPhone());
-    const room = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PUBLIC_GROUP', name: `Cached ${Date.now()}` } })).json();
+    const room = await makeRoom(t, owner, { type: 'PUBLIC_GROUP' });
     assert.equal((await t.app.inject({ method: 'POST', url: `/api/rooms/${room.id}/join`, headers: bearer(member.accessToken) })).statusCode, 200);
     const post = () =>
       other.inject({ method: 'PUT', url: `/api/messages/${room.id}`, headers: bearer(member.accessToken), payload: { roomId: room.id, message: 'hello' } });
     assert.equal((await post()).statusCode, 200, 'members may post: the other node caches the room');
-    const query = `name=${encodeURIComponent(room.name)}&description=&commentsEnabled=false&participantPublishEnabled=false`;
+    const query = `name=${encodeURIComponent(room.name ?? '')}&description=&commentsEnabled=false&participantPublishEnabled=false`;
     assert.equal((await t.app.inject({ method: 'POST', url: `/api/rooms/${room.id}?${query}`, headers: bearer(owner.accessToken) })).statusCode, 200);
     const ms = await eventually(async () => (await post()).json().code === 'PUBLISH_NOT_ALLOWED');
     assert.ok(ms < 1_000, `the other node took ${ms} ms, not milliseconds`);
@@ -62,7 +63,7 @@ describe('hot-path caches across api nodes', () => {
   it('a member disabled on one node can no longer post on the other', async () => {
     const owner = await signIn(t, freshPhone());
     const member = await signIn(t, freshPhone());
-    const room = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: `Members ${Date.now()}`, memberIds: [member.userId] } })).json();
+    const room = await makeRoom(t, owner, { members: [member] });
     const post = () =>
       other.inject({ method: 'PUT', url: `/api/messages/${room.id}`, headers: bearer(member.accessToken), payload: { roomId: room.id, message: 'hi' } });
     assert.equal((await post()).statusCode, 200, 'the other node caches the membership');

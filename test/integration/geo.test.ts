@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { makeRoom } from '../helpers/factories.js';
 
 // 81.2.69.142 is in MaxMind's own test range: St Albans, England, in the GeoLite2 data geoip-lite ships.
 const UK_IP = '81.2.69.142';
@@ -41,7 +42,7 @@ describe('geo-location from the caller\'s IP', () => {
 
   it('a posted message without geoLocation gets the one of the request\'s address; a given one is kept', async () => {
     const other = await signIn(t);
-    const room = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(s.accessToken), payload: { type: 'DIRECT', memberIds: [other.userId] } })).json();
+    const room = await makeRoom(t, s, { type: 'DIRECT', members: [other] });
     const put = (payload: object, remoteAddress?: string) =>
       t.app.inject({ method: 'PUT', url: `/api/messages/${room.id}`, headers: bearer(s.accessToken), payload: { roomId: room.id, ...payload }, ...(remoteAddress ? { remoteAddress } : {}) });
     const derived = await t.ctx.repos.messages.findById((await put({ message: 'from the UK' }, UK_IP)).json());

@@ -82,8 +82,12 @@ describe('ICE servers and TURN credentials against a real turnserver', () => {
     assert.equal((await allocate(port, `${expiry}:someone-else`, credential)).ok, false);
     assert.equal((await allocate(port, `${Number(expiry) + 3600}:${session.userId}`, credential)).ok, false);
 
-    // The credential lives 3 s here; after that coturn refuses it.
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
-    assert.equal((await allocate(port, username, credential)).ok, false);
+    // The credential lives 3 s here; after that coturn (on real time) refuses it. Rather than wait,
+    // the service's clock goes back 4 s: what it issues now expired a second ago.
+    t.clock.advance(-4_000);
+    const stale = (await t.app.inject({ url: '/api/calls/ice-servers', headers: bearer(session.accessToken) })).json().iceServers[1];
+    t.clock.advance(4_000);
+    assert.ok(Number(stale.username.split(':')[0]) < Date.now() / 1000, 'issued already expired');
+    assert.equal((await allocate(port, stale.username, stale.credential)).ok, false);
   });
 });

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { Workers } from '../../workers/main.js';
 import { bearer, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 
@@ -32,7 +33,7 @@ describe('media worker: real images and videos through sharp and ffmpeg', () => 
     workers = await startTestWorkers(t);
     hub = await spawnHub(t.config);
     owner = await signIn(t);
-    roomId = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: 'Media room' } })).json().id;
+    roomId = (await makeRoom(t, owner)).id;
     phone = new DeviceClient(owner.accessToken);
     await phone.connect(hub.port);
   });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -20,8 +21,7 @@ describe('messages', () => {
     await t.close();
   });
 
-  const api = (s: Session, method: string, url: string, payload?: object) =>
-    t.app.inject({ method: method as 'GET', url, headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
+  const api = httpAs(() => t);
   const post = (s: Session, roomId: string, message: string, extra: object = {}) => api(s, 'PUT', `/api/messages/${roomId}`, { roomId, message, ...extra });
 
   async function group(type: string, extra: object = {}) {
@@ -86,7 +86,7 @@ describe('messages', () => {
 
   it('a block ends a direct chat', async () => {
     const [a, b] = await Promise.all([signIn(t), signIn(t)]);
-    const room = (await api(a, 'POST', '/api/rooms', { type: 'DIRECT', memberIds: [b.userId] })).json();
+    const room = await makeRoom(t, a, { type: 'DIRECT', members: [b] });
     assert.equal((await post(a, room.id, 'hi')).statusCode, 200);
     await api(b, 'POST', `/api/users/blocks?blockedUserId=${a.userId}`);
     assert.equal((await post(a, room.id, 'still there?')).json().code, 'BLOCKED');

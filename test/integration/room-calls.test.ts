@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { startSfuNode, type SfuNode } from '../../src/sfu/sfu-node.js';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, recordedPush, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,8 +45,7 @@ describe('room calls through the SFU', () => {
     await t.close();
   });
 
-  const api = (s: Session, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-    t.app.inject({ method, url, headers: bearer(s.accessToken), ...(payload === undefined ? {} : { payload: payload as object }) });
+  const api = httpAs(() => t);
   const events = (client: DeviceClient, name: string) => client.received.filter((e) => e.event === name);
 
   async function socketFor(session: Session, node: number) {
@@ -114,7 +114,7 @@ describe('room calls through the SFU', () => {
     assert.equal(full.statusCode, 409);
     assert.equal(full.json().code, 'CALL_FULL');
     // A device is in one call at a time: d2 cannot start another one in another room.
-    const elsewhere = (await api(d2, 'POST', '/api/rooms', { type: 'PRIVATE_GROUP', name: 'Elsewhere', memberIds: [c.userId] })).json().id as string;
+    const elsewhere = (await makeRoom(t, d2, { members: [c] })).id;
     const busy = await api(d2, 'POST', '/api/calls', { roomId: elsewhere });
     assert.equal(busy.statusCode, 409);
     assert.equal(busy.json().code, 'DEVICE_BUSY');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs } from '../helpers/factories.js';
 
 describe('rooms', () => {
   let t: TestApp;
@@ -9,8 +10,7 @@ describe('rooms', () => {
   });
   after(() => t.close());
 
-  const api = (s: Session, method: string, url: string, payload?: object) =>
-    t.app.inject({ method: method as 'GET', url, headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
+  const api = httpAs(() => t);
   const create = async (s: Session, body: object) => {
     const res = await api(s, 'POST', '/api/rooms', body);
     assert.equal(res.statusCode, 200, res.body);
@@ -214,10 +214,9 @@ describe('rooms', () => {
 describe('broadcast rooms in the caller\'s language', () => {
   it('joining a visible broadcast room shows its translation for the caller\'s language, else the original, and changes nothing', async () => {
     const t = await startTestApp({ SUPPORTED_LANGUAGES: 'en,de,fr' });
+    const api = httpAs(() => t);
     try {
       const [creator, german, french, member] = await Promise.all([signIn(t), signIn(t), signIn(t), signIn(t)]);
-      const api = (s: Session, method: string, url: string, payload?: object) =>
-        t.app.inject({ method: method as 'GET', url, headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
       await api(german, 'PATCH', '/api/users/me', { language: 'de' });
       await api(french, 'PATCH', '/api/users/me', { language: 'fr' });
       const room = (await api(creator, 'POST', '/api/rooms', { type: 'BROADCAST', name: 'Daily News', description: 'News every day', memberIds: [member.userId] })).json();

@@ -7,6 +7,7 @@ import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { S3Storage, signV4 } from '../../src/platform/storage/s3.storage.js';
 import { bearer, signIn, startTestApp } from '../helpers/app.js';
+import { makeRoom } from '../helpers/factories.js';
 import { multipart } from '../helpers/multipart.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -79,7 +80,7 @@ describe('S3-compatible storage against a local S3 server', () => {
     });
     try {
       const s = await signIn(t);
-      const roomId = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(s.accessToken), payload: { type: 'PRIVATE_GROUP', name: 'Bucket room' } })).json().id;
+      const roomId = (await makeRoom(t, s)).id;
       const body = multipart([{ filename: 'notes.txt', content: Buffer.from('kept in the bucket') }]);
       assert.equal((await t.app.inject({ method: 'POST', url: `/api/messages/${roomId}/attachments`, headers: { ...bearer(s.accessToken), ...body.headers }, payload: body.payload })).statusCode, 204);
       const attachment = (await t.app.inject({ url: `/api/messages/${roomId}/attachments`, headers: bearer(s.accessToken) })).json().items[0];

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { OpenAiCompatibleSummarizer } from '../../src/summaries/openai.summarizer.js';
 import type { Workers } from '../../workers/main.js';
-import { bearer, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 describe('summaries (tldr)', () => {
@@ -23,14 +24,13 @@ describe('summaries (tldr)', () => {
     await t.close();
   });
 
-  const api = (s: Session, method: string, url: string, payload?: object) =>
-    t.app.inject({ method: method as 'GET', url, headers: bearer(s.accessToken), ...(payload ? { payload } : {}) });
+  const api = httpAs(() => t);
 
   it('answers 202, then the requester\'s devices get chat.tldr-ready with the gist; nobody else does', async () => {
     const [alice, bob, carol] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
     await api(alice, 'PATCH', '/api/users/me', { displayName: 'Alice' });
     await api(bob, 'PATCH', '/api/users/me', { displayName: 'Bob' });
-    const room = (await api(alice, 'POST', '/api/rooms', { type: 'PRIVATE_GROUP', name: 'Trip planning', memberIds: [bob.userId, carol.userId] })).json();
+    const room = await makeRoom(t, alice, { name: 'Trip planning', members: [bob, carol] });
     const say = async (s: Session, text: string) => (await api(s, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: text })).json() as string;
     await say(alice, 'Hi!');
     await say(alice, 'The train to Vienna leaves Friday morning. We should book the Vienna train tickets today.');
@@ -66,13 +66,13 @@ describe('summaries (tldr)', () => {
 
   it('needs an enabled member; never in end-to-end encrypted rooms', async () => {
     const [owner, member, outsider] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
-    const room = (await api(owner, 'POST', '/api/rooms', { type: 'PRIVATE_GROUP', name: 'Quiet room', memberIds: [member.userId] })).json();
+    const room = await makeRoom(t, owner, { members: [member] });
     const id = (await api(owner, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'Something worth summarizing here.' })).json();
     assert.equal((await api(outsider, 'POST', `/api/messages/${id}/tldr`)).json().code, 'NOT_A_MEMBER');
     await api(owner, 'POST', `/api/rooms/${room.id}/members/${member.userId}/enabled?enabled=false`);
     assert.equal((await api(member, 'POST', `/api/messages/${id}/tldr`)).json().code, 'NOT_A_MEMBER');
     assert.equal((await api(owner, 'POST', '/api/messages/ffffffffffffffffffffffff/tldr')).json().code, 'MESSAGE_NOT_FOUND');
-    const e2ee = (await api(owner, 'POST', '/api/rooms', { type: 'E2EE', name: 'Secret' })).json();
+    const e2ee = await makeRoom(t, owner, { type: 'E2EE' });
     const secret = (await api(owner, 'PUT', `/api/messages/${e2ee.id}`, { roomId: e2ee.id, message: randomBytes(48).toString('base64') })).json();
     assert.equal((await api(owner, 'POST', `/api/messages/${secret}/tldr`)).json().code, 'TLDR_NOT_IN_E2EE');
   });

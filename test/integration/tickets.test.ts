@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { makeRoom } from '../helpers/factories.js';
 import { multipart } from '../helpers/multipart.js';
 
 describe('attachment tickets', () => {
@@ -15,7 +16,7 @@ describe('attachment tickets', () => {
   before(async () => {
     t = await startTestApp({ TICKET_TTL: '2' });
     [owner, member] = await Promise.all([signIn(t), signIn(t)]);
-    roomId = (await t.app.inject({ method: 'POST', url: '/api/rooms', headers: bearer(owner.accessToken), payload: { type: 'PRIVATE_GROUP', name: 'Tickets', memberIds: [member.userId] } })).json().id;
+    roomId = (await makeRoom(t, owner, { members: [member] })).id;
     const body = multipart([{ filename: 'data.bin', content: bytes }, { filename: 'other.txt', content: Buffer.from('other file') }]);
     await t.app.inject({ method: 'POST', url: `/api/messages/${roomId}/attachments`, headers: { ...bearer(owner.accessToken), ...body.headers }, payload: body.payload });
     const list = (await t.app.inject({ url: `/api/messages/${roomId}/attachments`, headers: bearer(owner.accessToken) })).json().items;
@@ -72,7 +73,7 @@ describe('attachment tickets', () => {
   it('expires after its life', async () => {
     const { url } = (await ticket(owner, ids['data.bin']!)).json();
     assert.equal((await open(url)).statusCode, 200);
-    await new Promise((resolve) => setTimeout(resolve, 3100));
+    t.clock.advance(3100);
     const expired = await open(url);
     assert.equal(expired.statusCode, 401);
     assert.equal(expired.json().code, 'TICKET_EXPIRED');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,8 +19,7 @@ describe('translations of broadcast posts and comments', () => {
     await t.close();
   });
 
-  const api = (s: Session, method: string, url: string, payload?: object | string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: method as 'GET', url, headers: { ...bearer(s.accessToken), ...headers }, ...(payload !== undefined ? { payload } : {}) });
+  const api = httpAs(() => t);
   const translate = (s: Session, id: string, language: string, text: string) => api(s, 'PUT', `/api/messages/${id}/translations/${language}`, text, { 'content-type': 'text/plain' });
 
   async function channel(type = 'BROADCAST') {

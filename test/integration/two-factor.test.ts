@@ -4,27 +4,29 @@ import { bearer, freshPhone, lastCode, signIn, startTestApp, type Session, type 
 import { totp } from '../helpers/totp.js';
 
 /** A code for `secret` that is not the one for the current step: wrong, but well-formed. */
-function wrongCode(secret: string): string {
-  const valid = new Set([-30_000, 0, 30_000].map((offset) => totp(secret, Date.now() + offset)));
+function wrongCode(secret: string, at: number): string {
+  const valid = new Set([-30_000, 0, 30_000].map((offset) => totp(secret, at + offset)));
   for (let n = 0; ; n++) {
     const candidate = String(n).padStart(6, '0');
     if (!valid.has(candidate)) return candidate;
   }
 }
 
-/**
- * Waits, when needed, until at least 12 s remain in the current 30-second step, so that a test can
- * use the codes of the previous, current and next step (the server accepts one step of drift either
- * way) in increasing order within one step, as three distinct one-time codes.
- */
-async function settleInStep(): Promise<void> {
-  const left = 30_000 - (Date.now() % 30_000);
-  if (left < 12_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
 const STEP = 30_000;
 
 describe('two-factor authentication', () => {
   let t: TestApp;
+  /** The service's time: codes are computed for it. */
+  const now = () => t.clock().getTime();
+  /**
+   * Moves the service's clock forward to the middle of a 30-second step, so that a test can use the
+   * codes of the previous, current and next step (the server accepts one step of drift either way)
+   * in increasing order within one step, as three distinct one-time codes.
+   */
+  const settleInStep = () => {
+    const into = now() % STEP;
+    t.clock.advance(into <= STEP / 2 ? STEP / 2 - into : STEP - into + STEP / 2);
+  };
   before(async () => {
     t = await startTestApp();
   });
@@ -52,7 +54,7 @@ describe('two-factor authentication', () => {
   it('off → enable with a wrong code: 400, stays off', async () => {
     const session = await signIn(t);
     const { secret } = await setup(session);
-    const res = await post(session, `/api/users/2fa/enable?code=${wrongCode(secret)}`);
+    const res = await post(session, `/api/users/2fa/enable?code=${wrongCode(secret, now())}`);
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().code, 'TWO_FACTOR_CODE_INVALID');
     assert.equal((await storedSecret(session.userId)).enabled, false);
@@ -81,8 +83,8 @@ describe('two-factor authentication', () => {
     const phone = freshPhone();
     const session = await signIn(t, phone);
     const { secret } = await setup(session);
-    await settleInStep();
-    const base = Date.now();
+    settleInStep();
+    const base = now();
 
     // off → on with a correct code: the user comes back with two-factor on.
     const enabled = await post(session, `/api/users/2fa/enable?code=${totp(secret, base - STEP)}`);
@@ -90,7 +92,7 @@ describe('two-factor authentication', () => {
     assert.equal(enabled.json().twoFactorEnabled, true);
 
     // on → enable again: nothing changes, the secret in force stays.
-    const again = await post(session, `/api/users/2fa/enable?code=${wrongCode(secret)}`);
+    const again = await post(session, `/api/users/2fa/enable?code=${wrongCode(secret, now())}`);
     assert.equal(again.statusCode, 200);
     assert.equal(again.json().twoFactorEnabled, true);
     assert.equal((await storedSecret(session.userId)).secret, secret);
@@ -110,7 +112,7 @@ describe('two-factor authentication', () => {
     assert.equal(first.json().accessToken, undefined);
     const { twoFactorToken } = first.json();
 
-    const bad = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: wrongCode(secret) } });
+    const bad = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: wrongCode(secret, now()) } });
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().code, 'TWO_FACTOR_CODE_INVALID');
 
@@ -129,7 +131,7 @@ describe('two-factor authentication', () => {
     assert.equal(reuse.json().code, 'TWO_FACTOR_TOKEN_INVALID');
 
     // on → disable with a wrong code: 400, stays on.
-    const wrongDisable = await post(session, `/api/users/2fa/disable?code=${wrongCode(secret)}`);
+    const wrongDisable = await post(session, `/api/users/2fa/disable?code=${wrongCode(secret, now())}`);
     assert.equal(wrongDisable.statusCode, 400);
     assert.equal((await storedSecret(session.userId)).enabled, true);
     assert.equal((await post(session, '/api/users/2fa/disable?code=abc123')).statusCode, 400);
@@ -143,15 +145,15 @@ describe('two-factor authentication', () => {
     assert.ok(stored.secret && stored.secret !== secret);
 
     // off → disable again: nothing changes.
-    const offAgain = await post(session, `/api/users/2fa/disable?code=${totp(secret)}`);
+    const offAgain = await post(session, `/api/users/2fa/disable?code=${totp(secret, now())}`);
     assert.equal(offAgain.statusCode, 200);
     assert.equal(offAgain.json().twoFactorEnabled, false);
 
     // The old authenticator entry no longer turns it on: a new setup has a new secret.
     const fresh = await setup(session);
     assert.notEqual(fresh.secret, secret);
-    const oldEntry = await post(session, `/api/users/2fa/enable?code=${totp(secret)}`);
-    if (totp(secret) !== totp(fresh.secret)) assert.equal(oldEntry.statusCode, 400);
+    const oldEntry = await post(session, `/api/users/2fa/enable?code=${totp(secret, now())}`);
+    if (totp(secret, now()) !== totp(fresh.secret, now())) assert.equal(oldEntry.statusCode, 400);
 
     // And sign-in is back to one step.
     await t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone } });
@@ -167,7 +169,7 @@ describe('two-factor authentication', () => {
     const phone = freshPhone();
     const session = await signIn(t, phone);
     const { secret } = await setup(session);
-    assert.equal((await post(session, `/api/users/2fa/enable?code=${totp(secret)}`)).statusCode, 200);
+    assert.equal((await post(session, `/api/users/2fa/enable?code=${totp(secret, now())}`)).statusCode, 200);
     await t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone } });
     const first = await t.app.inject({
       method: 'POST',
@@ -176,14 +178,14 @@ describe('two-factor authentication', () => {
     });
     const { twoFactorToken } = first.json();
     for (let i = 0; i < 5; i++) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: wrongCode(secret) } });
+      const res = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: wrongCode(secret, now()) } });
       assert.equal(res.statusCode, 400);
     }
-    const blocked = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: totp(secret) } });
+    const blocked = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken, code: totp(secret, now()) } });
     assert.equal(blocked.statusCode, 429);
     assert.ok(Number(blocked.headers['retry-after']) > 0);
 
-    const forged = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken: session.accessToken, code: totp(secret) } });
+    const forged = await t.app.inject({ method: 'POST', url: '/api/auth/2fa', payload: { twoFactorToken: session.accessToken, code: totp(secret, now()) } });
     assert.equal(forged.statusCode, 401);
     assert.equal(forged.json().code, 'TWO_FACTOR_TOKEN_INVALID');
   });

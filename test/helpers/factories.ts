@@ -1,0 +1,50 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { bearer, freshPhone, signIn, type Session, type TestApp } from './app.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request as the device of `s` makes it: the one HTTP helper of the tests. */
+export type Http = (s: Session, method: HttpMethod, url: string, payload?: object | string, headers?: Record<string, string>) => Promise<LightMyRequestResponse>;
+
+/** The HTTP helper over the test app `t()` gives (a getter, since test files assign it in `before`). */
+export function httpAs(t: () => TestApp): Http {
+  return (s, method, url, payload, headers = {}) =>
+    t().app.inject({ method, url, headers: { ...bearer(s.accessToken), ...headers }, ...(payload === undefined ? {} : { payload }) });
+}
+
+/** A new user signed in on one device (a fresh phone number each time). */
+export function makeUser(t: TestApp, device?: { name: string; platform: string }): Promise<Session> {
+  return signIn(t, freshPhone(), device);
+}
+
+/** Another device of the user with this phone number: a second sign-in. */
+export function makeDevice(t: TestApp, phone: string, device = { name: 'Second phone', platform: 'ANDROID' }): Promise<Session> {
+  return signIn(t, phone, device);
+}
+
+export type RoomType = 'DIRECT' | 'PRIVATE_GROUP' | 'PUBLIC_GROUP' | 'BROADCAST' | 'E2EE';
+
+/** A room made by `owner` through the API, with `members` in it; its RoomDto. Throws unless 200. */
+export async function makeRoom(
+  t: TestApp,
+  owner: Session,
+  options: { type?: RoomType; name?: string; members?: Session[]; description?: string } = {},
+): Promise<{ id: string; type: RoomType; name: string | null; link: string | null; [field: string]: unknown }> {
+  const type = options.type ?? 'PRIVATE_GROUP';
+  const payload = {
+    type,
+    ...(type === 'DIRECT' ? {} : { name: options.name ?? `Room ${Math.random().toString(36).slice(2, 10)}` }),
+    ...(options.description === undefined ? {} : { description: options.description }),
+    memberIds: (options.members ?? []).map((member) => member.userId),
+  };
+  const res = await httpAs(() => t)(owner, 'POST', '/api/rooms', payload);
+  if (res.statusCode !== 200) throw new Error(`room creation answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+/** A message posted by `s` into the room; its id. Throws unless 200. */
+export async function postMessage(t: TestApp, s: Session, roomId: string, message: string, extra: object = {}): Promise<string> {
+  const res = await httpAs(() => t)(s, 'PUT', `/api/messages/${roomId}`, { roomId, message, ...extra });
+  if (res.statusCode !== 200) throw new Error(`posting answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
