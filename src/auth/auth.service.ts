@@ -1,9 +1,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import argon2 from 'argon2';
 import type { Config } from '../platform/config.js';
 import { normalizePhone } from '../platform/phone.js';
 import type { Principal } from '../platform/principal.js';
 import type { DomainEvents } from '../platform/domain-events.js';
+import type { CodeHasher } from '../platform/code-hash.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
@@ -61,6 +61,7 @@ export class AuthService {
       events: DeviceEvents;
       tokens: TokenService;
       sms: SmsProvider;
+      codes: CodeHasher;
       ephemeral: EphemeralStore;
       keys: Keyspace['auth'];
       /** Told of each new session, once the device exists (so device events reach it). */
@@ -92,7 +93,7 @@ export class AuthService {
     await loginCodes.insert({
       _id: randomUUID(),
       phone,
-      codeHash: await argon2.hash(code),
+      codeHash: await this.deps.codes.hash(code),
       attempts: 0,
       createdAt: now,
       expiresAt: new Date(now.getTime() + config.LOGIN_CODE_TTL * 1000),
@@ -118,7 +119,7 @@ export class AuthService {
     // The try is counted before the check, so parallel guesses cannot exceed the allowance.
     const attempt = await loginCodes.takeAttempt(live._id, config.LOGIN_CODE_MAX_ATTEMPTS, now);
     if (!attempt) throw invalidCode();
-    const matches = await argon2.verify(attempt.codeHash, input.code);
+    const matches = await this.deps.codes.verify(attempt.codeHash, input.code);
     if (!matches || !(await loginCodes.consume(attempt._id, this.now()))) {
       const left = config.LOGIN_CODE_MAX_ATTEMPTS - attempt.attempts;
       throw AuthErrors.CODE_INVALID({ message: left > 0 ? `The code is wrong; ${left} tries left` : 'The code is wrong and no tries are left; request a new one' });

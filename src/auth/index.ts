@@ -20,6 +20,7 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
     events: deps.events,
     tokens,
     sms: p.sms,
+    codes: p.codes,
     ephemeral: p.ephemeral,
     keys: p.keys.auth,
     domainEvents: p.domainEvents,

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import argon2 from 'argon2';
 import type { Principal } from '../platform/principal.js';
+import type { CodeHasher } from '../platform/code-hash.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
@@ -53,6 +53,7 @@ export class BiometricService {
     private readonly deps: {
       devices: DevicesRepo;
       users: UsersRepo;
+      codes: CodeHasher;
       ephemeral: EphemeralStore;
       keys: Keyspace['biometric'];
       sms: SmsProvider;
@@ -90,7 +91,7 @@ export class BiometricService {
     const limit = await this.deps.ephemeral.hit(this.deps.keys.codesSent(user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
     if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ message: 'Too many codes were requested; try again later', retryAfter: limit.retryAfter });
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
-    await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await argon2.hash(code), CODE_TTL_SECONDS);
+    await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await this.deps.codes.hash(code), CODE_TTL_SECONDS);
     await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
   }
 
@@ -107,7 +108,7 @@ export class BiometricService {
       throw DevicesErrors.TOO_MANY_CODE_ATTEMPTS({ retryAfter: await this.deps.ephemeral.secondsLeft(wrongKey) });
     }
     const hash = await this.deps.ephemeral.get(this.deps.keys.code(principal.deviceId));
-    if (hash && /^\d{6}$/.test(code) && (await argon2.verify(hash, code))) {
+    if (hash && /^\d{6}$/.test(code) && (await this.deps.codes.verify(hash, code))) {
       // Single use: only the request that deletes it may use it.
       return this.deps.ephemeral.remove(this.deps.keys.code(principal.deviceId));
     }

@@ -18,6 +18,7 @@ export function biometricArea(p: Platform, deps: { devices: DevicesRepo; users: 
     biometric: new BiometricService({
       devices: deps.devices,
       users: deps.users,
+      codes: p.codes,
       ephemeral: p.ephemeral,
       keys: p.keys.biometric,
       sms: p.sms,

@@ -50,6 +50,10 @@ const EnvSchema = z
     LOGIN_CODE_MAX_ATTEMPTS: positiveInt.default(5),
     LOGIN_CODE_MAX_PER_WINDOW: positiveInt.default(5),
     LOGIN_CODE_WINDOW: duration.default(900),
+    // argon2id cost of the stored SMS codes (memory in KiB, passes): the library's defaults; the
+    // tests lower it (a sign-in costs two hashes), production may not go below OWASP's 19 MiB, 2 passes.
+    CODE_HASH_MEMORY_KIB: positiveInt.pipe(z.number().min(1024).max(1_048_576)).default(65_536),
+    CODE_HASH_PASSES: positiveInt.pipe(z.number().max(10)).default(3),
 
     SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
     SMS_OUTBOX_FILE: z.string().min(1).default('.data/sms-outbox.jsonl'),
@@ -127,6 +131,9 @@ const EnvSchema = z
   })
   .superRefine((env, ctx) => {
     if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
+    if (env.NODE_ENV === 'production' && (env.CODE_HASH_MEMORY_KIB < 19_456 || env.CODE_HASH_PASSES < 2)) {
+      ctx.addIssue({ code: 'custom', path: ['CODE_HASH_MEMORY_KIB'], message: 'must be at least 19456 KiB with at least 2 passes in production' });
+    }
     for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET'] as const) {
       if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
     }

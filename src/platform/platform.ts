@@ -3,6 +3,7 @@ import { CacheBus } from './cache/invalidation.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { DomainEvents } from './domain-events.js';
+import { CodeHasher } from './code-hash.js';
 import { EphemeralStore } from './ephemeral.js';
 import { GeoipLiteLocator, type GeoLocator } from './geoip.js';
 import { keyspace, type Keyspace } from './keyspace.js';
@@ -25,6 +26,8 @@ export interface Platform {
   keys: Keyspace;
   redis: Redis;
   ephemeral: EphemeralStore;
+  /** Hashes of short secrets (SMS codes), at the configured argon2id cost. */
+  codes: CodeHasher;
   cache: CacheBus;
   domainEvents: DomainEvents;
   queues: Queues;
@@ -77,6 +80,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     keys,
     redis,
     ephemeral: new EphemeralStore(redis),
+    codes: new CodeHasher({ memoryKiB: config.CODE_HASH_MEMORY_KIB, passes: config.CODE_HASH_PASSES }),
     cache,
     domainEvents: new DomainEvents(logger),
     queues,

@@ -38,6 +38,9 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     REDIS_PREFIX: `t:${id}:`,
     SMS_OUTBOX_FILE: path.join(tmp, `sms-${id}.jsonl`),
     JWT_SECRET: `test-secret-${randomUUID()}`,
+    // Real argon2id at a low cost: a sign-in hashes twice, and the tests sign in hundreds of users.
+    CODE_HASH_MEMORY_KIB: '4096',
+    CODE_HASH_PASSES: '2',
     ...overrides,
   });
 }

@@ -59,6 +59,16 @@ describe('configuration', () => {
     });
   });
 
+  it('keeps the code-hash cost at its default, and at OWASP\'s minimum or above in production', () => {
+    assert.deepEqual([loadConfig({}).CODE_HASH_MEMORY_KIB, loadConfig({}).CODE_HASH_PASSES], [65_536, 3]);
+    assert.equal(loadConfig({ CODE_HASH_MEMORY_KIB: '4096' }).CODE_HASH_MEMORY_KIB, 4096);
+    assert.throws(() => loadConfig({ CODE_HASH_MEMORY_KIB: '512' }), /CODE_HASH_MEMORY_KIB/);
+    assert.throws(() => loadConfig({ NODE_ENV: 'production', CODE_HASH_MEMORY_KIB: '4096' }), (error: unknown) => {
+      assert.match((error as ConfigError).problems.join('\n'), /CODE_HASH_MEMORY_KIB: must be at least 19456 KiB with at least 2 passes in production/);
+      return true;
+    });
+  });
+
   it('stops the process with a message naming the variable', async () => {
     const { code, stderr } = await runMain({ HTTP_PORT: '70000' });
     assert.equal(code, 2);
