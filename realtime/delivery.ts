@@ -2,14 +2,14 @@ import type { DeviceEventName } from '../src/platform/device-events.js';
 import type { DeviceInbox } from '../src/inbox/inbox.js';
 import type { DeliveryCursor as Cursor, HubSocket as DeviceSocket } from './socket-types.js';
 
+/** The delivery cursor rides on the socket's own `data`, so a socket costs no extra map entry. */
+const cursorOf = (socket: DeviceSocket): Cursor | undefined => socket.data.cursor;
+
 /**
  * Sends a device's inbox to its sockets on this node, in order and once each: on connect from the
  * `lastSeq` the device gave, and after every poke. Live and replayed events take the same path, so
  * a replay can never overtake or repeat a live event.
  */
-/** The delivery cursor rides on the socket's own `data`, so a socket costs no extra map entry. */
-const cursorOf = (socket: DeviceSocket): Cursor | undefined => socket.data.cursor;
-
 export class InboxDelivery {
   /** A device's sockets on this node: nearly always one, so a small array rather than a Set. */
   private readonly byDevice = new Map<string, DeviceSocket[]>();

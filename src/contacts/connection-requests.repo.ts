@@ -48,10 +48,6 @@ export class ConnectionRequestsRepo {
     return this.collection.findOne({ _id: id });
   }
 
-  async hasPending(key: string): Promise<boolean> {
-    return (await this.collection.countDocuments({ pendingKey: key }, { limit: 1 })) === 1;
-  }
-
   /** Answers a pending request addressed to `recipientId`; null when it is not pending (or not theirs). */
   answer(id: string, recipientId: string, status: 'ACCEPTED' | 'DECLINED', reason: BlockReason | null, now: Date): Promise<ConnectionRequestDoc | null> {
     return this.collection.findOneAndUpdate(

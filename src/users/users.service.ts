@@ -36,11 +36,6 @@ export class UsersService {
     return user !== null && this.isAdmin(user);
   }
 
-  /** The user's language ("en" when unknown): what they write in and read. */
-  async languageOf(userId: string): Promise<string> {
-    return (await this.users.findById(userId))?.language ?? 'en';
-  }
-
   present(user: UserDoc): UserView {
     return {
       id: user._id,
