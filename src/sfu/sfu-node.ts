@@ -63,6 +63,188 @@ interface CallState {
   peers: Map<string, PeerState>;
 }
 
+/**
+ * The calls this node holds: one mediasoup router per call on the least busy worker, each device's
+ * transports, producers and consumers, and the control operations on them.
+ */
+export class SfuRouters {
+  private readonly calls = new Map<string, CallState>();
+  private readonly pending = new Map<string, Promise<CallState>>();
+
+  constructor(
+    private readonly workers: ms.Worker[],
+    private readonly listen: { ip: string; announcedAddress?: string },
+  ) {}
+
+  /** Calls with a router on this node (what the node announces as its load). */
+  get size(): number {
+    return this.calls.size;
+  }
+
+  private listenInfo(protocol: 'udp' | 'tcp'): ms.TransportListenInfo {
+    return { protocol, ip: this.listen.ip, ...(this.listen.announcedAddress ? { announcedAddress: this.listen.announcedAddress } : {}) };
+  }
+
+
+  /** The call's router, created on first use on the least busy worker. */
+  private async callState(callId: string): Promise<CallState> {
+    const existing = this.calls.get(callId);
+    if (existing) return existing;
+    const inFlight = this.pending.get(callId);
+    if (inFlight) return inFlight;
+    const creating = (async () => {
+      const worker = this.workers.reduce((best, w) => (this.routersOn(w) < this.routersOn(best) ? w : best), this.workers[0]!);
+      const router = await worker.createRouter({ mediaCodecs: MEDIA_CODECS, appData: { callId, worker: this.workers.indexOf(worker) } });
+      const state: CallState = { router, peers: new Map() };
+      this.calls.set(callId, state);
+      return state;
+    })();
+    this.pending.set(callId, creating);
+    try {
+      return await creating;
+    } finally {
+      this.pending.delete(callId);
+    }
+  }
+  private routersOn(worker: ms.Worker): number {
+    return [...this.calls.values()].filter((c) => c.router.appData.worker === this.workers.indexOf(worker)).length;
+  }
+
+  private peer(state: CallState, deviceId: string): PeerState {
+    let found = state.peers.get(deviceId);
+    if (!found) {
+      found = { transports: new Map(), producers: new Map(), consumers: new Map() };
+      state.peers.set(deviceId, found);
+    }
+    return found;
+  }
+
+  private existingCall(callId: string): CallState {
+    const state = this.calls.get(callId);
+    if (!state) throw new Refusal(SfuErrors.MEDIA_NOT_FOUND, 'This call has no media session yet');
+    return state;
+  }
+
+  private transportOf(state: CallState, deviceId: string, transportId: string): ms.Transport {
+    const transport = state.peers.get(deviceId)?.transports.get(transportId);
+    if (!transport) throw new Refusal(SfuErrors.TRANSPORT_NOT_FOUND, 'No such transport of this device in the call');
+    return transport;
+  }
+
+  private static producerInfo = (producer: ms.Producer): ProducerInfo => ({
+    producerId: producer.id,
+    deviceId: String(producer.appData.deviceId),
+    userId: String(producer.appData.userId),
+    kind: producer.kind,
+  });
+
+  /** One function per control operation, as the api sends them. */
+  readonly handlers: { [K in SfuOp]: (request: SfuOps[K]['request']) => Promise<SfuOps[K]['response']> } = {
+    capabilities: async ({ callId }) => {
+      return { rtpCapabilities: (await this.callState(callId)).router.rtpCapabilities };
+    },
+
+    transport: async ({ callId, deviceId, direction, type }) => {
+      const state = await this.callState(callId);
+      if (this.peer(state, deviceId).transports.size >= SFU_LIMITS.transportsPerDevice) {
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
+      }
+      const appData = { deviceId, direction };
+      let info: TransportInfo;
+      let transport: ms.Transport;
+      if (type === 'plain') {
+        // Plain RTP for server-side participants (gateways, recorders): a sender is found by its
+        // first packet (comedia); a receiver says where to send with connect.
+        const plain = await state.router.createPlainTransport({ listenInfo: this.listenInfo('udp'), rtcpMux: true, comedia: direction === 'send', appData });
+        transport = plain;
+        info = { id: plain.id, type, direction, ip: plain.tuple.localAddress ?? plain.tuple.localIp, port: plain.tuple.localPort };
+      } else {
+        const webrtc = await state.router.createWebRtcTransport({ listenInfos: [this.listenInfo('udp'), this.listenInfo('tcp')], enableUdp: true, enableTcp: true, preferUdp: true, appData });
+        transport = webrtc;
+        info = { id: webrtc.id, type, direction, iceParameters: webrtc.iceParameters, iceCandidates: webrtc.iceCandidates, dtlsParameters: webrtc.dtlsParameters };
+      }
+      this.peer(state, deviceId).transports.set(transport.id, transport);
+      return info;
+    },
+
+    connect: async ({ callId, deviceId, transportId, dtlsParameters, ip, port }) => {
+      const transport = this.transportOf(this.existingCall(callId), deviceId, transportId);
+      if (transport.constructor.name === 'PlainTransport') {
+        if (!ip || port === undefined) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A plain transport connects to an ip and port');
+        await transport.connect({ ip, port });
+      } else {
+        if (!dtlsParameters) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A WebRTC transport connects with dtlsParameters');
+        await transport.connect({ dtlsParameters });
+      }
+      return {};
+    },
+
+    produce: async ({ callId, deviceId, userId, transportId, kind, rtpParameters }) => {
+      const state = this.existingCall(callId);
+      const transport = this.transportOf(state, deviceId, transportId);
+      if (transport.appData.direction !== 'send') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Produce on a send transport');
+      if (this.peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
+      }
+      const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
+      const owner = this.peer(state, deviceId);
+      owner.userId = userId;
+      owner.producers.set(producer.id, producer);
+      producer.observer.once('close', () => owner.producers.delete(producer.id));
+      return SfuRouters.producerInfo(producer);
+    },
+
+    consume: async ({ callId, deviceId, transportId, producerId, rtpCapabilities }) => {
+      const state = this.existingCall(callId);
+      const transport = this.transportOf(state, deviceId, transportId);
+      if (transport.appData.direction !== 'recv') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Consume on a receive transport');
+      const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
+      if (!owner) throw new Refusal(SfuErrors.PRODUCER_NOT_FOUND, 'No such producer in the call');
+      if (owner[0] === deviceId) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A device does not consume its own media');
+      if (this.peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
+        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
+      }
+      if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
+        throw new Refusal(SfuErrors.MEDIA_REJECTED, 'These capabilities cannot receive that producer');
+      }
+      // Paused until the device says it is ready, so it misses no key frame.
+      const consumer = await transport.consume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities, paused: true });
+      const mine = this.peer(state, deviceId);
+      mine.consumers.set(consumer.id, consumer);
+      consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
+      return { consumerId: consumer.id, producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters };
+    },
+
+    resume: async ({ callId, deviceId, consumerId }) => {
+      const consumer = this.existingCall(callId).peers.get(deviceId)?.consumers.get(consumerId);
+      if (!consumer) throw new Refusal(SfuErrors.CONSUMER_NOT_FOUND, 'No such consumer of this device in the call');
+      await consumer.resume();
+      return {};
+    },
+
+    producers: async ({ callId }) => {
+      const state = this.calls.get(callId);
+      return { producers: state ? [...state.peers.values()].flatMap((p) => [...p.producers.values()].map(SfuRouters.producerInfo)) : [] };
+    },
+
+    leave: async ({ callId, deviceId }) => {
+      const state = this.calls.get(callId);
+      const gone = state?.peers.get(deviceId);
+      if (!state || !gone) return { closedProducerIds: [] };
+      const closedProducerIds = [...gone.producers.keys()];
+      for (const transport of gone.transports.values()) transport.close();
+      state.peers.delete(deviceId);
+      return { closedProducerIds };
+    },
+
+    close: async ({ callId }) => {
+      this.calls.get(callId)?.router.close();
+      this.calls.delete(callId);
+      return {};
+    },
+  };
+}
+
 export interface SfuNode {
   id: string;
   url: string;
@@ -96,170 +278,10 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     worker.on('died', (error) => logger.error({ err: error, pid: worker.pid }, 'mediasoup worker died'));
     workers.push(worker);
   }
-  const calls = new Map<string, CallState>();
-  const pending = new Map<string, Promise<CallState>>();
   const id = randomUUID();
   const secret = createHash('sha256').update(config.SFU_SECRET).digest();
-  const listenInfo = (protocol: 'udp' | 'tcp'): ms.TransportListenInfo => ({
-    protocol,
-    ip: config.SFU_LISTEN_IP,
-    ...(config.SFU_ANNOUNCED_ADDRESS ? { announcedAddress: config.SFU_ANNOUNCED_ADDRESS } : {}),
-  });
-
-  /** The call's router, created on first use on the least busy worker. */
-  async function callState(callId: string): Promise<CallState> {
-    const existing = calls.get(callId);
-    if (existing) return existing;
-    const inFlight = pending.get(callId);
-    if (inFlight) return inFlight;
-    const creating = (async () => {
-      const worker = workers.reduce((best, w) => (routersOn(w) < routersOn(best) ? w : best), workers[0]!);
-      const router = await worker.createRouter({ mediaCodecs: MEDIA_CODECS, appData: { callId, worker: workers.indexOf(worker) } });
-      const state: CallState = { router, peers: new Map() };
-      calls.set(callId, state);
-      return state;
-    })();
-    pending.set(callId, creating);
-    try {
-      return await creating;
-    } finally {
-      pending.delete(callId);
-    }
-  }
-  const routersOn = (worker: ms.Worker) => [...calls.values()].filter((c) => c.router.appData.worker === workers.indexOf(worker)).length;
-
-  function peer(state: CallState, deviceId: string): PeerState {
-    let found = state.peers.get(deviceId);
-    if (!found) {
-      found = { transports: new Map(), producers: new Map(), consumers: new Map() };
-      state.peers.set(deviceId, found);
-    }
-    return found;
-  }
-
-  function existingCall(callId: string): CallState {
-    const state = calls.get(callId);
-    if (!state) throw new Refusal(SfuErrors.MEDIA_NOT_FOUND, 'This call has no media session yet');
-    return state;
-  }
-
-  function transportOf(state: CallState, deviceId: string, transportId: string): ms.Transport {
-    const transport = state.peers.get(deviceId)?.transports.get(transportId);
-    if (!transport) throw new Refusal(SfuErrors.TRANSPORT_NOT_FOUND, 'No such transport of this device in the call');
-    return transport;
-  }
-
-  const producerInfo = (producer: ms.Producer): ProducerInfo => ({
-    producerId: producer.id,
-    deviceId: String(producer.appData.deviceId),
-    userId: String(producer.appData.userId),
-    kind: producer.kind,
-  });
-
-  const handlers: { [K in SfuOp]: (request: SfuOps[K]['request']) => Promise<SfuOps[K]['response']> } = {
-    async capabilities({ callId }) {
-      return { rtpCapabilities: (await callState(callId)).router.rtpCapabilities };
-    },
-
-    async transport({ callId, deviceId, direction, type }) {
-      const state = await callState(callId);
-      if (peer(state, deviceId).transports.size >= SFU_LIMITS.transportsPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
-      }
-      const appData = { deviceId, direction };
-      let info: TransportInfo;
-      let transport: ms.Transport;
-      if (type === 'plain') {
-        // Plain RTP for server-side participants (gateways, recorders): a sender is found by its
-        // first packet (comedia); a receiver says where to send with connect.
-        const plain = await state.router.createPlainTransport({ listenInfo: listenInfo('udp'), rtcpMux: true, comedia: direction === 'send', appData });
-        transport = plain;
-        info = { id: plain.id, type, direction, ip: plain.tuple.localAddress ?? plain.tuple.localIp, port: plain.tuple.localPort };
-      } else {
-        const webrtc = await state.router.createWebRtcTransport({ listenInfos: [listenInfo('udp'), listenInfo('tcp')], enableUdp: true, enableTcp: true, preferUdp: true, appData });
-        transport = webrtc;
-        info = { id: webrtc.id, type, direction, iceParameters: webrtc.iceParameters, iceCandidates: webrtc.iceCandidates, dtlsParameters: webrtc.dtlsParameters };
-      }
-      peer(state, deviceId).transports.set(transport.id, transport);
-      return info;
-    },
-
-    async connect({ callId, deviceId, transportId, dtlsParameters, ip, port }) {
-      const transport = transportOf(existingCall(callId), deviceId, transportId);
-      if (transport.constructor.name === 'PlainTransport') {
-        if (!ip || port === undefined) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A plain transport connects to an ip and port');
-        await transport.connect({ ip, port });
-      } else {
-        if (!dtlsParameters) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A WebRTC transport connects with dtlsParameters');
-        await transport.connect({ dtlsParameters });
-      }
-      return {};
-    },
-
-    async produce({ callId, deviceId, userId, transportId, kind, rtpParameters }) {
-      const state = existingCall(callId);
-      const transport = transportOf(state, deviceId, transportId);
-      if (transport.appData.direction !== 'send') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Produce on a send transport');
-      if (peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
-      }
-      const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
-      const owner = peer(state, deviceId);
-      owner.userId = userId;
-      owner.producers.set(producer.id, producer);
-      producer.observer.once('close', () => owner.producers.delete(producer.id));
-      return producerInfo(producer);
-    },
-
-    async consume({ callId, deviceId, transportId, producerId, rtpCapabilities }) {
-      const state = existingCall(callId);
-      const transport = transportOf(state, deviceId, transportId);
-      if (transport.appData.direction !== 'recv') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Consume on a receive transport');
-      const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
-      if (!owner) throw new Refusal(SfuErrors.PRODUCER_NOT_FOUND, 'No such producer in the call');
-      if (owner[0] === deviceId) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A device does not consume its own media');
-      if (peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
-      }
-      if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
-        throw new Refusal(SfuErrors.MEDIA_REJECTED, 'These capabilities cannot receive that producer');
-      }
-      // Paused until the device says it is ready, so it misses no key frame.
-      const consumer = await transport.consume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities, paused: true });
-      const mine = peer(state, deviceId);
-      mine.consumers.set(consumer.id, consumer);
-      consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
-      return { consumerId: consumer.id, producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters };
-    },
-
-    async resume({ callId, deviceId, consumerId }) {
-      const consumer = existingCall(callId).peers.get(deviceId)?.consumers.get(consumerId);
-      if (!consumer) throw new Refusal(SfuErrors.CONSUMER_NOT_FOUND, 'No such consumer of this device in the call');
-      await consumer.resume();
-      return {};
-    },
-
-    async producers({ callId }) {
-      const state = calls.get(callId);
-      return { producers: state ? [...state.peers.values()].flatMap((p) => [...p.producers.values()].map(producerInfo)) : [] };
-    },
-
-    async leave({ callId, deviceId }) {
-      const state = calls.get(callId);
-      const gone = state?.peers.get(deviceId);
-      if (!state || !gone) return { closedProducerIds: [] };
-      const closedProducerIds = [...gone.producers.keys()];
-      for (const transport of gone.transports.values()) transport.close();
-      state.peers.delete(deviceId);
-      return { closedProducerIds };
-    },
-
-    async close({ callId }) {
-      calls.get(callId)?.router.close();
-      calls.delete(callId);
-      return {};
-    },
-  };
+  const routers = new SfuRouters(workers, { ip: config.SFU_LISTEN_IP, ...(config.SFU_ANNOUNCED_ADDRESS ? { announcedAddress: config.SFU_ANNOUNCED_ADDRESS } : {}) });
+  const { handlers } = routers;
 
   const server = http.createServer((request, response) => {
     const reply = (status: number, body: unknown) => {
@@ -299,7 +321,7 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
 
   const keys = platform.keys.sfu;
   const announce = async () => {
-    const announcement: SfuNodeAnnouncement = { id, url, routers: calls.size };
+    const announcement: SfuNodeAnnouncement = { id, url, routers: routers.size };
     await redis.multi().sadd(keys.nodes, id).set(keys.node(id), JSON.stringify(announcement), 'PX', SFU_NODE_TTL_MS).exec();
   };
   await announce();
