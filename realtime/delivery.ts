@@ -1,4 +1,3 @@
-import type { DeviceEventName } from '../src/platform/device-events.js';
 import type { DeviceInbox } from '../src/inbox/inbox.js';
 import type { DeliveryCursor as Cursor, HubSocket as DeviceSocket } from './socket-types.js';
 
@@ -72,7 +71,7 @@ export class InboxDelivery {
           const batch = await this.inbox.readAfter(deviceId, cursor.sent);
           if (batch.length === 0 || !socket.connected) break;
           for (const entry of batch) {
-            socket.emit(entry.event as DeviceEventName, { seq: entry.seq, at: entry.at, data: entry.data as never });
+            socket.emit(entry.event, { seq: entry.seq, at: entry.at, data: entry.data as never });
             cursor.sent = entry.seq;
           }
         }

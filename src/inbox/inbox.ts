@@ -1,14 +1,13 @@
 import type { Redis } from 'ioredis';
+import type { DeviceEventMap, DeviceEventName } from '../platform/device-events.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import '../platform/redis-commands.js';
 
-/** One stored device event, as delivered: `{seq, at, data}` under its event name. */
-export interface InboxEntry {
-  seq: number;
-  at: string;
-  event: string;
-  data: unknown;
-}
+/** One stored device event, as delivered: `{seq, at, data}` under its event name (the shared device-event map). */
+export type InboxEntry = StoredEvent & { seq: number; at: string };
+
+/** What the inbox keeps of an event besides its place: its name and its payload, as the map pairs them. */
+type StoredEvent = { [K in DeviceEventName]: { event: K; data: DeviceEventMap[K] } }[DeviceEventName];
 
 export interface InboxState {
   /** Highest sequence number given out so far (0 when none). */
@@ -72,7 +71,7 @@ export class DeviceInbox {
   }
 
   /** Stores one event for the device; returns its sequence number. */
-  async append(deviceId: string, event: string, data: unknown, now = Date.now()): Promise<number> {
+  async append<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K], now = Date.now()): Promise<number> {
     const json = JSON.stringify({ event, data });
     return Number(await this.redis.inboxAppend(this.metaKey(deviceId), this.eventsKey(deviceId), now, json, this.bounds.maxEvents, this.bounds.maxAgeSeconds * 1000));
   }
@@ -88,8 +87,9 @@ export class DeviceInbox {
     return members.map((member) => {
       const first = member.indexOf('|');
       const second = member.indexOf('|', first + 1);
-      const { event, data } = JSON.parse(member.slice(second + 1)) as { event: string; data: unknown };
-      return { seq: Number(member.slice(first + 1, second)), at: new Date(Number(member.slice(0, first))).toISOString(), event, data };
+      // Written by append() above, so of the shape the device-event map gives its name.
+      const stored = JSON.parse(member.slice(second + 1)) as StoredEvent;
+      return Object.assign({ seq: Number(member.slice(first + 1, second)), at: new Date(Number(member.slice(0, first))).toISOString() }, stored);
     });
   }
 

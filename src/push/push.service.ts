@@ -11,11 +11,11 @@ export class PushRetryableError extends Error {}
 
 function render(entry: InboxEntry, kind: PushRequest['kind']): PushMessage {
   const data: Record<string, string> = { event: entry.event, seq: String(entry.seq), at: entry.at };
-  for (const [key, value] of Object.entries((entry.data ?? {}) as Record<string, unknown>)) {
+  for (const [key, value] of Object.entries(entry.data)) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') data[key] = String(value);
   }
   if (kind === 'voip') return { kind, data, ttlSeconds: 30, collapseId: data.callId };
-  const sender = (entry.data as { sender?: { displayName?: string | null } } | null)?.sender;
+  const sender = entry.event === 'contact.request' ? entry.data.sender : undefined;
   const alerts: Record<string, { title: string; body: string }> = {
     'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
     'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
