@@ -9,7 +9,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]+)$/;
+// The scheme is case-insensitive (RFC 9110, section 11.1).
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
 /** onRequest hook: every route in its scope needs a valid access token of an active device. */
 export function requireAccessToken(auth: AuthService) {

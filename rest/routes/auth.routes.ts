@@ -24,7 +24,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Send a six-digit sign-in code by SMS',
       body: CodeRequestSchema,
-      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.TOO_MANY_CODES, AuthErrors.SMS_UNAVAILABLE, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.TOO_MANY_CODES, CommonErrors.SMS_UNAVAILABLE, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await auth.requestCode(request.body.phone);

@@ -3,8 +3,9 @@ import type { RouteOptions } from '../app.js';
 import { BiometricKeyEnrollSchema, BiometricKeyRemoveSchema, BiometricNonceSchema } from '../../src/devices/biometric.schemas.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
-import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { OPTIONAL_BODY, BODY_ERRORS, authedErrors } from '../responses.js';
 import { AuthErrors } from '../../src/auth/auth.errors.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
 import { DevicesErrors } from '../../src/devices/devices.errors.js';
 
 /** The calling device's biometric key (spec, "Devices"). */
@@ -47,6 +48,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       description:
         'Proof: `signature` by the enrolled key over "BIOMETRIC_KEY_CHANGE_V1|REMOVE|<nonce>" (with `nonce`), or a `code`. 204 when no key is enrolled; 403 when proof is missing or invalid; 429 after too many wrong codes. The account\'s devices get `device.biometric-key-removed`.',
       body: BiometricKeyRemoveSchema.nullish(),
+      [OPTIONAL_BODY]: true,
       response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.BIOMETRIC_PROOF_REQUIRED, DevicesErrors.BIOMETRIC_PROOF_INVALID, DevicesErrors.TOO_MANY_CODE_ATTEMPTS, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
@@ -60,7 +62,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       tags,
       security,
       summary: 'Text a code to the account\'s number, usable once as proof for a key change',
-      response: { 204: NoContentSchema, ...authedErrors(AuthErrors.TOO_MANY_CODES, AuthErrors.SMS_UNAVAILABLE) },
+      response: { 204: NoContentSchema, ...authedErrors(AuthErrors.TOO_MANY_CODES, CommonErrors.SMS_UNAVAILABLE) },
     },
     handler: async (request, reply) => {
       await biometric.sendCode(principalOf(request));

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SIZE_LIMITS, stageFile, uploadStagingDir } from '../../src/attachments/attachment-limits.js';
 import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
+import { assertMultipart } from '../multipart.js';
 import { authedErrors } from '../responses.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
@@ -25,11 +26,11 @@ export const speechRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       summary: 'Transcribe a recorded voice message (multipart `file`, audio up to 50 MB)',
       description: 'English speech, recognized on the server (ffmpeg, then pocketsphinx). 400 with `error` EMPTY_FILE, NO_TRANSCRIPT or UNREADABLE_AUDIO.',
       consumes: ['multipart/form-data'],
-      response: { 200: SpeechToTextSchema, ...authedErrors(SpeechErrors.EMPTY_FILE, SpeechErrors.NO_TRANSCRIPT, SpeechErrors.UNREADABLE_AUDIO, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE) },
+      response: { 200: SpeechToTextSchema, ...authedErrors(SpeechErrors.EMPTY_FILE, SpeechErrors.NO_TRANSCRIPT, SpeechErrors.UNREADABLE_AUDIO, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, CommonErrors.MULTIPART_INVALID) },
     },
     handler: async (request) => {
       const principal = principalOf(request);
-      if (!request.isMultipart()) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send multipart/form-data' });
+      assertMultipart(request);
       const part = await request.file();
       const staged = part ? await stageFile(part.file, part.filename || 'voice', part.mimetype, stagingDir) : null;
       try {

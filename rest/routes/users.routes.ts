@@ -5,6 +5,7 @@ import { IdParam } from '../../src/platform/common.schemas.js';
 import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
@@ -57,7 +58,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor on with a code from the pending secret',
       description: 'A wrong or non-numeric code gives 400. Already on: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_NOT_SET_UP, UsersErrors.TWO_FACTOR_CODE_INVALID) },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_NOT_SET_UP, UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TOO_MANY_ATTEMPTS) },
     },
     handler: async (request) => users.present(await users.enableTwoFactor(principalOf(request), request.query.code)),
   });
@@ -69,7 +70,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor off with a current code',
       description: 'Replaces the stored secret, so the old authenticator entry stops working. A wrong or non-numeric code gives 400. Already off: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_CODE_INVALID) },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TOO_MANY_ATTEMPTS) },
     },
     handler: async (request) => users.present(await users.disableTwoFactor(principalOf(request), request.query.code)),
   });

@@ -9,5 +9,4 @@ export const AuthErrors = defineErrors('auth', {
   TWO_FACTOR_TOKEN_INVALID: { status: 401, message: 'The two-factor token is invalid or expired; sign in again' },
   TOO_MANY_CODES: { status: 429, message: 'Too many codes were requested for this number; try again later' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong codes for this sign-in; sign in again' },
-  SMS_UNAVAILABLE: { status: 503, message: 'The code could not be sent right now; try again shortly' },
 });

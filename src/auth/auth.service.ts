@@ -8,7 +8,6 @@ import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
 import { matchTotpStep } from './totp.js';
-import { AppError } from '../platform/errors.js';
 import type { DevicePlatform, DevicesRepo } from '../devices/devices.repo.js';
 import type { LoginCodesRepo } from './login-codes.repo.js';
 import type { UserDoc, UsersRepo } from '../users/users.repo.js';
@@ -100,13 +99,7 @@ export class AuthService {
       consumedAt: null,
     });
     const minutes = Math.max(1, Math.round(config.LOGIN_CODE_TTL / 60));
-    try {
-      await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      // The provider is down: the caller may retry; the cause goes to the log, not to the client.
-      throw AuthErrors.SMS_UNAVAILABLE({ cause: error });
-    }
+    await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
   }
 
   /** Checks the SMS code; answers tokens, or a two-factor challenge when the user has two-factor on. */

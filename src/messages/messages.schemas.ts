@@ -12,11 +12,11 @@ const GeoLocationSchema = z
 
 export const ChatMessageSchema = z
   .object({
-    userId: z.string().optional().describe('Ignored: the caller is the author'),
+    userId: z.string().nullish().describe('Ignored: the caller is the author'),
     roomId: IdParam.describe('Must equal the path room id'),
     message: z.string().max(200_000).describe('Text; in an end-to-end encrypted room, base64 of the ciphertext'),
     geoLocation: GeoLocationSchema.nullable().optional(),
-    attachmentIds: z.array(IdParam).max(10).optional(),
+    attachmentIds: z.array(IdParam).max(10).nullish(),
   })
   .meta({ id: 'ChatMessage' });
 

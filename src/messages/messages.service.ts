@@ -24,7 +24,7 @@ export interface PostMessageInput {
   roomId: string;
   message: string;
   geoLocation?: GeoLocation | null;
-  attachmentIds?: string[];
+  attachmentIds?: string[] | null;
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;

@@ -7,11 +7,13 @@ export const CommonErrors = defineErrors('common', {
   INVALID_CONTENT_LENGTH: { status: 400, message: 'Content-Length does not match the body' },
   BAD_URL: { status: 400, message: 'The request URL is not valid' },
   BAD_REQUEST: { status: 400, message: 'The request is not valid' },
+  MULTIPART_INVALID: { status: 400, message: 'A multipart/form-data body needs a boundary parameter in Content-Type' },
   PHONE_INVALID: { status: 400, message: 'Expected a valid phone number in international format, such as +14155550123' },
   UNAUTHORIZED: { status: 401, message: 'A valid access token is required' },
   NOT_FOUND: { status: 404, message: 'No such route' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type; send application/json' },
   INTERNAL_ERROR: { status: 500, message: 'Unexpected server error' },
+  SMS_UNAVAILABLE: { status: 503, message: 'The text message could not be sent right now; try again shortly' },
   NOT_READY: { status: 503, message: 'A dependency does not answer' },
 });

@@ -32,6 +32,10 @@ export function keyspace(prefix: string) {
       twoFactorTries: (attemptId: string) => `${prefix}rl:2fa:${attemptId}`,
       twoFactorUsed: (attemptId: string) => `${prefix}2fa-used:${attemptId}`,
     },
+    users: {
+      /** Wrong authenticator codes on two-factor enable and disable, per account. */
+      twoFactorWrong: (userId: string) => `${prefix}rl:2fa-change:${userId}`,
+    },
     biometric: {
       nonce: (nonce: string) => `${prefix}bio:nonce:${nonce}`,
       code: (deviceId: string) => `${prefix}bio:code:${deviceId}`,

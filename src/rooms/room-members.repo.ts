@@ -61,8 +61,10 @@ export class RoomMembersRepo {
     const before = await this.collection.findOneAndUpdate(
       { _id: `${roomId}:${userId}` },
       {
-        $set: { roomId, userId, active: true, enabled: true, removedByAdmin: false, muted: options.muted ?? false },
-        $setOnInsert: { joinedAt: now, publishEnabled: null },
+        // Enabled and muted belong to the membership: leaving and joining again, or being added
+        // again, keeps what an admin (or the member) set; only a first join sets them.
+        $set: { roomId, userId, active: true, removedByAdmin: false },
+        $setOnInsert: { joinedAt: now, publishEnabled: null, enabled: true, muted: options.muted ?? false },
       },
       { upsert: true, returnDocument: 'before' },
     );

@@ -4,6 +4,8 @@ import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
+import { AuthErrors } from '../auth/auth.errors.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
 import { UsersErrors } from './users.errors.js';
 import type { UserSchema } from './users.schemas.js';
 import type { UserDtoSchema } from './users.schemas.js';
@@ -19,7 +21,12 @@ export class UsersService {
 
   constructor(
     private readonly users: UsersRepo,
-    private readonly options: { adminPhones: string[]; totpIssuer: string },
+    private readonly options: {
+      adminPhones: string[];
+      totpIssuer: string;
+      /** Wrong authenticator codes allowed per account and window on enable and disable (the sign-in step's bound). */
+      wrongCodes: { max: number; windowSeconds: number; ephemeral: EphemeralStore; key: (userId: string) => string };
+    },
     private readonly clock: () => Date = () => new Date(),
   ) {
     this.adminPhones = new Set(options.adminPhones);
@@ -83,14 +90,30 @@ export class UsersService {
     return { secret, otpauthUri: totpUri(this.options.totpIssuer, user.phone, secret) };
   }
 
+  /**
+   * Wrong codes on enable and disable are bounded like the sign-in step's, so a stolen access token
+   * cannot guess its way to switching two-factor off: past the allowance, 429 with Retry-After.
+   */
+  private async assertTriesLeft(userId: string): Promise<void> {
+    const { ephemeral, key, max } = this.options.wrongCodes;
+    if ((await ephemeral.count(key(userId))) >= max) throw AuthErrors.TOO_MANY_ATTEMPTS({ message: 'Too many wrong authenticator codes; try again later', retryAfter: await ephemeral.secondsLeft(key(userId)) });
+  }
+
+  private async wrongCode(userId: string, message?: string) {
+    const { ephemeral, key, max, windowSeconds } = this.options.wrongCodes;
+    await ephemeral.hit(key(userId), max, windowSeconds);
+    return UsersErrors.TWO_FACTOR_CODE_INVALID(message ? { message } : {});
+  }
+
   /** Spec, "States and transitions": off → on with a correct code; already on changes nothing. */
   async enableTwoFactor(principal: Principal, code: string): Promise<UserDoc> {
     const user = await this.me(principal);
     if (user.twoFactor.enabled) return user;
     const pending = user.twoFactor.pendingSecret;
     if (!pending) throw UsersErrors.TWO_FACTOR_NOT_SET_UP();
+    await this.assertTriesLeft(user._id);
     const step = await matchTotpStep(pending, code, this.clock());
-    if (step === null) throw UsersErrors.TWO_FACTOR_CODE_INVALID({ message: 'The authenticator code is wrong' });
+    if (step === null) throw await this.wrongCode(user._id, 'The authenticator code is wrong');
     const enabled = await this.users.enableTwoFactor(user._id, pending, step, this.clock());
     // A concurrent enable or a new setup won the race: report the state as it now is.
     return enabled ?? (await this.me(principal));
@@ -101,10 +124,9 @@ export class UsersService {
     const user = await this.me(principal);
     const secret = user.twoFactor.secret;
     if (!user.twoFactor.enabled || !secret) return user;
+    await this.assertTriesLeft(user._id);
     const step = await matchTotpStep(secret, code, this.clock());
-    if (step === null || !(await this.users.claimTotpStep(user._id, step))) {
-      throw UsersErrors.TWO_FACTOR_CODE_INVALID();
-    }
+    if (step === null || !(await this.users.claimTotpStep(user._id, step))) throw await this.wrongCode(user._id);
     const disabled = await this.users.disableTwoFactor(user._id, secret, newTotpSecret(), this.clock());
     return disabled ?? (await this.me(principal));
   }

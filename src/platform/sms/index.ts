@@ -1,10 +1,38 @@
 import type { Config } from '../config.js';
+import { CommonErrors } from '../common.errors.js';
+import { AppError } from '../errors.js';
 import { OutboxSmsProvider } from './outbox.provider.js';
 import type { SmsProvider } from './sms.js';
 import { TwilioSmsProvider } from './twilio.provider.js';
 
 /** The configured SMS provider: the outbox file in development, Twilio in production. */
 export function smsProvider(config: Config): SmsProvider {
+  return new UnavailableWhenDown(configuredProvider(config));
+}
+
+/**
+ * A provider that fails for its own reasons (down, refusing, unreachable) answers 503
+ * SMS_UNAVAILABLE, so every caller gives the client a coded, retryable answer; the cause goes to the
+ * log, not to the client. Refusals the provider codes itself (a number that cannot take SMS) pass.
+ */
+class UnavailableWhenDown implements SmsProvider {
+  readonly name: string;
+
+  constructor(private readonly inner: SmsProvider) {
+    this.name = inner.name;
+  }
+
+  async send(message: { to: string; text: string; code?: string }): Promise<void> {
+    try {
+      await this.inner.send(message);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw CommonErrors.SMS_UNAVAILABLE({ cause: error });
+    }
+  }
+}
+
+function configuredProvider(config: Config): SmsProvider {
   if (config.SMS_PROVIDER === 'twilio') {
     // Presence is checked by the configuration schema.
     return new TwilioSmsProvider({

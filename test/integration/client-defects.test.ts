@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
+import { totp } from '../helpers/totp.js';
+
+// Defects a client coding against the document met (issue 11, part 2): each failed before its fix.
+describe('what a client coding against the spec meets', () => {
+  let t: TestApp;
+  const api = httpAs(() => t);
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('takes the Bearer scheme in any case (RFC 9110)', async () => {
+    const s = await makeUser(t);
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      const res = await t.app.inject({ url: '/api/users/me', headers: { authorization: `${scheme} ${s.accessToken}` } });
+      assert.equal(res.statusCode, 200, scheme);
+    }
+    assert.equal((await t.app.inject({ url: '/api/users/me', headers: { authorization: `Basic ${s.accessToken}` } })).statusCode, 401);
+  });
+
+  it('ignores userId and takes null attachmentIds when posting', async () => {
+    const s = await makeUser(t);
+    const room = await makeRoom(t, s);
+    const res = await api(s, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'hello', userId: null, attachmentIds: null });
+    assert.equal(res.statusCode, 200, res.body);
+    const other = await api(s, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'again', userId: 'someone-else' });
+    assert.equal(other.statusCode, 200, other.body);
+    const [latest] = (await api(s, 'GET', `/api/messages/${room.id}?limit=1`)).json().items;
+    assert.equal(latest.userId, s.userId, 'the caller is the author');
+  });
+
+  it('answers a coded 400, not a 500, to multipart without a boundary', async () => {
+    const s = await makeUser(t);
+    const room = await makeRoom(t, s);
+    for (const url of ['/api/speech-to-text', `/api/messages/${room.id}/attachments`]) {
+      const res = await t.app.inject({ method: 'POST', url, headers: { ...bearer(s.accessToken), 'content-type': 'multipart/form-data' }, payload: 'not really multipart' });
+      assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+      assert.equal(typeof res.json().code, 'string');
+      assert.equal(res.json().status, 400);
+    }
+  });
+
+  describe('a member\'s enabled and muted state belong to the membership', () => {
+    let owner: Session;
+    let member: Session;
+    before(async () => {
+      [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    });
+
+    it('a member an admin disabled stays disabled after leaving and joining again', async () => {
+      const group = await makeRoom(t, owner, { type: 'PUBLIC_GROUP' });
+      assert.equal((await api(member, 'POST', `/api/rooms/${group.id}/join`)).statusCode, 200);
+      await postMessage(t, member, group.id, 'before');
+      assert.equal((await api(owner, 'POST', `/api/rooms/${group.id}/members/${member.userId}/enabled?enabled=false`)).statusCode, 204);
+      assert.equal((await api(member, 'PUT', `/api/messages/${group.id}`, { roomId: group.id, message: 'muted?' })).json().code, 'NOT_A_MEMBER');
+      assert.equal((await api(member, 'POST', `/api/rooms/${group.id}/leave`)).statusCode, 204);
+      assert.equal((await api(member, 'POST', `/api/rooms/${group.id}/join`)).statusCode, 200);
+      const again = await api(member, 'PUT', `/api/messages/${group.id}`, { roomId: group.id, message: 'back again' });
+      assert.equal(again.statusCode, 400, 'still disabled');
+      assert.equal(again.json().code, 'NOT_A_MEMBER');
+    });
+
+    it('adding an existing member changes neither enabled nor muted', async () => {
+      const room = await makeRoom(t, owner, { members: [member] });
+      assert.equal((await api(member, 'POST', `/api/rooms/${room.id}/muted?muted=true`)).json().muted, true);
+      assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}/members/${member.userId}/enabled?enabled=false`)).statusCode, 204);
+      assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}/members/${member.userId}`)).statusCode, 204);
+      assert.equal((await api(member, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'x' })).json().code, 'NOT_A_MEMBER', 'still disabled');
+      assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}/members/${member.userId}/enabled?enabled=true`)).statusCode, 204);
+      assert.equal((await api(member, 'GET', `/api/rooms/${room.id}/muted`)).json().muted, true, 'still muted');
+    });
+
+    it('asking for an existing direct chat again does not unmute it', async () => {
+      const direct = await makeRoom(t, owner, { type: 'DIRECT', members: [member] });
+      assert.equal((await api(owner, 'POST', `/api/rooms/${direct.id}/muted?muted=true`)).json().muted, true);
+      const again = await makeRoom(t, owner, { type: 'DIRECT', members: [member] });
+      assert.equal(again.id, direct.id);
+      assert.equal((await api(owner, 'GET', `/api/rooms/${direct.id}/muted`)).json().muted, true);
+    });
+  });
+
+  it('documents the body of DELETE /api/devices/biometric-key as optional', async () => {
+    const doc = (await t.app.inject({ url: '/v3/api-docs/api-traffic' })).json();
+    const body = doc.paths['/api/devices/biometric-key'].delete.requestBody;
+    assert.ok(body, 'the body is documented');
+    assert.notEqual(body.required, true);
+  });
+
+  it('rate-limits wrong codes on two-factor enable and disable: 429 with Retry-After after 5', async () => {
+    const s = await makeUser(t);
+    assert.equal((await api(s, 'POST', '/api/users/2fa/setup')).statusCode, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await api(s, 'POST', '/api/users/2fa/enable?code=000000')).statusCode, 400, `try ${i + 1}`);
+    const blocked = await api(s, 'POST', '/api/users/2fa/enable?code=000000');
+    assert.equal(blocked.statusCode, 429);
+    assert.equal(blocked.json().code, 'TOO_MANY_ATTEMPTS');
+    assert.ok(Number(blocked.headers['retry-after']) > 0);
+
+    // With two-factor on, wrong codes on disable are bounded the same way.
+    const on = await makeUser(t);
+    const { secret } = (await api(on, 'POST', '/api/users/2fa/setup')).json();
+    assert.equal((await api(on, 'POST', `/api/users/2fa/enable?code=${totp(secret, t.clock().getTime())}`)).statusCode, 200);
+    const wrong = totp(secret, t.clock().getTime() + 10 * 60_000);
+    for (let i = 0; i < 5; i++) assert.equal((await api(on, 'POST', `/api/users/2fa/disable?code=${wrong}`)).statusCode, 400, `try ${i + 1}`);
+    const refused = await api(on, 'POST', `/api/users/2fa/disable?code=${wrong}`);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().code, 'TOO_MANY_ATTEMPTS');
+  });
+});
+
+describe('the biometric code when the SMS provider is down', () => {
+  it('answers 503 SMS_UNAVAILABLE, as documented', async () => {
+    const t = await startTestApp();
+    const down = await startTestApp({
+      MONGODB_DB: t.config.MONGODB_DB,
+      REDIS_PREFIX: t.config.REDIS_PREFIX,
+      JWT_SECRET: t.config.JWT_SECRET,
+      SMS_PROVIDER: 'twilio',
+      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
+      TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
+      TWILIO_FROM: '+15005550006',
+      TWILIO_API_BASE: 'http://127.0.0.1:9',
+    });
+    try {
+      const s = await signIn(t);
+      const res = await down.app.inject({ method: 'POST', url: '/api/devices/biometric-key/code', headers: bearer(s.accessToken) });
+      assert.equal(res.statusCode, 503, res.body);
+      assert.equal(res.json().code, 'SMS_UNAVAILABLE');
+    } finally {
+      await down.app.close();
+      await down.ctx.close();
+      await t.close();
+    }
+  });
+});
