@@ -4,6 +4,7 @@ import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
+import { invitationProcessor } from './processors/invitation.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
 import { summaryProcessor } from './processors/summary.processor.js';
@@ -52,6 +53,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
     media: await start(QUEUES.media, mediaProcessor(services.media)),
     summaries: await start(QUEUES.summaries, summaryProcessor(services.summaries)),
+    invitations: await start(QUEUES.invitations, invitationProcessor(services.contacts)),
   } satisfies Record<QueueName, RunningWorker>;
   const workers: RunningWorker[] = Object.values(started);
   log.info({ queues: workers.map((worker) => worker.name) }, 'workers running');

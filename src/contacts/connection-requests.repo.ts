@@ -20,6 +20,16 @@ export interface ConnectionRequestDoc {
   pendingKey: string;
   createdAt: Date;
   answeredAt: Date | null;
+  /** Invitations only: the SMS or e-mail's delivery, an outbox record a worker retries from. */
+  invitation?: InvitationDelivery;
+}
+
+export interface InvitationDelivery {
+  /** QUEUED: not sent yet; SENDING: one sender holds it until `leaseUntil`; SENT: done. */
+  state: 'QUEUED' | 'SENDING' | 'SENT';
+  leaseUntil: Date | null;
+  attempts: number;
+  sentAt: Date | null;
 }
 
 export const pairKey = (a: string, b: string) => [a, b].sort().join(':');
@@ -71,6 +81,37 @@ export class ConnectionRequestsRepo {
       this.collection.countDocuments(filter),
     ]);
     return { items, total };
+  }
+
+  /** The pending request of a pair key, if any. */
+  findPending(pendingKey: string): Promise<ConnectionRequestDoc | null> {
+    return this.collection.findOne({ pendingKey });
+  }
+
+  /**
+   * Takes an unsent invitation for sending, for `leaseMs`: one sender at a time; a sender that died
+   * mid-way loses it when its lease runs out. Null when it is sent, taken, answered or addressed.
+   */
+  claimInvitation(id: string, now: Date, leaseMs: number): Promise<ConnectionRequestDoc | null> {
+    return this.collection.findOneAndUpdate(
+      {
+        _id: id,
+        recipientId: null,
+        status: 'PENDING',
+        $or: [{ 'invitation.state': 'QUEUED' }, { 'invitation.state': 'SENDING', 'invitation.leaseUntil': { $lt: now } }],
+      },
+      { $set: { 'invitation.state': 'SENDING', 'invitation.leaseUntil': new Date(now.getTime() + leaseMs) }, $inc: { 'invitation.attempts': 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  async markInvitationSent(id: string, now: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id, 'invitation.state': 'SENDING' }, { $set: { 'invitation.state': 'SENT', 'invitation.sentAt': now, 'invitation.leaseUntil': null } });
+  }
+
+  /** Gives an invitation back after a failed send, for the next try. */
+  async releaseInvitation(id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, 'invitation.state': 'SENDING' }, { $set: { 'invitation.state': 'QUEUED', 'invitation.leaseUntil': null } });
   }
 
   /** Invitations still waiting for this phone number or e-mail. */

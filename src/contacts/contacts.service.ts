@@ -11,6 +11,7 @@ import type { ConnectionsRepo } from './connections.repo.js';
 import type { UserDoc, UsersRepo } from '../users/users.repo.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { page, type Page } from '../platform/paging.js';
+import type { InvitationJob } from '../platform/queues.js';
 import type { UserSummaryView } from '../users/users.service.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { ContactsErrors } from './contacts.errors.js';
@@ -34,6 +35,9 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const summary = (user: Pick<UserDoc, '_id' | 'displayName'>): UserSummaryView => ({ id: user._id, displayName: user.displayName });
 
 /** Connection requests and connections (spec, "Contacts and blocks", rules 1 to 3). */
+/** How long one sender holds an invitation it is sending before another may try. */
+const INVITATION_LEASE_MS = 60_000;
+
 export class ContactsService {
   constructor(
     private readonly deps: {
@@ -44,6 +48,8 @@ export class ContactsService {
       events: DeviceEvents;
       sms: SmsProvider;
       email: EmailProvider;
+      /** Queues the job that retries an invitation's sending. */
+      enqueueInvitation: (job: InvitationJob) => Promise<void>;
       appName: string;
       clock?: () => Date;
     },
@@ -95,23 +101,61 @@ export class ContactsService {
     } else {
       if (phone && phone === sender.phone) throw ContactsErrors.REQUEST_TO_SELF();
       request.pendingKey = pairKey(principal.userId, phone ? `phone:${phone}` : `email:${email}`);
+      request.invitation = { state: 'QUEUED', leaseUntil: null, attempts: 0, sentAt: null };
     }
     try {
       // The unique pending key makes "one pending request per pair" hold under races too.
       await requests.insert(request);
     } catch (error) {
-      if (isDuplicateKey(error)) throw ContactsErrors.REQUEST_EXISTS();
-      throw error;
+      if (!isDuplicateKey(error)) throw error;
+      // Asking again for an invitation already on its way is a retry: it goes on being sent.
+      const existing = await requests.findPending(request.pendingKey);
+      if (!recipient && existing?.invitation && existing.senderId === principal.userId) return this.sendInvitation(existing);
+      throw ContactsErrors.REQUEST_EXISTS();
     }
 
     if (recipient) {
       await this.deps.events.toUsers([recipient._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
       return;
     }
-    const who = sender.displayName ?? sender.phone;
-    const text = `${who} invites you to ${this.deps.appName}${request.customMessage ? `: "${request.customMessage}"` : '.'} Sign in with this number to answer.`;
-    if (phone) await this.deps.sms.send({ to: phone, text });
-    else if (email) await this.deps.email.send({ to: email, subject: `${who} invites you to ${this.deps.appName}`, text });
+    await this.sendInvitation(request);
+  }
+
+  /**
+   * An invitation is an outbox record: a job that retries its sending is queued first (so a crash
+   * loses nothing), then it is sent at once when the provider answers. The caller hears 204 either
+   * way; a provider that is down only delays it.
+   */
+  private async sendInvitation(request: ConnectionRequestDoc): Promise<void> {
+    if (request.invitation?.state === 'SENT') return;
+    await this.deps.enqueueInvitation({ requestId: request._id, round: this.now().getTime() });
+    await this.deliverInvitation(request._id).catch(() => undefined);
+  }
+
+  /**
+   * Sends one invitation by SMS or e-mail, once: the worker's job and the request itself both come
+   * here, and a lease on the record lets one of them send at a time. Throws when the provider fails
+   * or another sender holds it, so the job tries again later. At least once: a sender that dies
+   * after the provider took the message but before recording it may send it a second time.
+   */
+  async deliverInvitation(requestId: string): Promise<'SENT' | 'NOT_NEEDED'> {
+    const { requests } = this.deps;
+    const current = await requests.findById(requestId);
+    if (!current?.invitation || current.invitation.state === 'SENT' || current.status !== 'PENDING' || current.recipientId !== null) return 'NOT_NEEDED';
+    const claimed = await requests.claimInvitation(requestId, this.now(), INVITATION_LEASE_MS);
+    if (!claimed) throw new Error('the invitation is being sent by another process');
+    try {
+      const sender = await this.deps.users.findById(claimed.senderId);
+      const who = sender?.displayName ?? sender?.phone ?? 'Someone';
+      const text = `${who} invites you to ${this.deps.appName}${claimed.customMessage ? `: "${claimed.customMessage}"` : '.'} Sign in with this number to answer.`;
+      if (claimed.recipientPhone) await this.deps.sms.send({ to: claimed.recipientPhone, text });
+      else if (claimed.recipientEmail) await this.deps.email.send({ to: claimed.recipientEmail, subject: `${who} invites you to ${this.deps.appName}`, text });
+    } catch (error) {
+      await requests.releaseInvitation(requestId);
+      throw error;
+    }
+    await requests.markInvitationSent(requestId, this.now());
+    return 'SENT';
   }
 
   /** Requests sent to and by the caller, newest first, answered or not. */

@@ -1,5 +1,6 @@
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
+import { QUEUES } from '../platform/queues.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { BlocksRepo } from './blocks.repo.js';
 import { BlocksService } from './blocks.service.js';
@@ -18,6 +19,7 @@ export function contactsArea(p: Platform, deps: { users: UsersRepo; events: Devi
     events: deps.events,
     sms: p.sms,
     email: p.email,
+    enqueueInvitation: (job) => p.queues.add(QUEUES.invitations, job, { delayMs: 30_000 }),
     appName: p.config.TOTP_ISSUER,
     clock: p.clock,
   });

@@ -20,6 +20,11 @@ export interface SummaryJob {
   language: string;
 }
 export type CleanupJob = Record<string, never>;
+export interface InvitationJob {
+  requestId: string;
+  /** Tells apart a fresh round of tries from one that gave up (their job ids differ). */
+  round: number;
+}
 
 export interface QueueDefinition<T> {
   /** BullMQ queue name. */
@@ -53,6 +58,8 @@ export const QUEUES = {
   calls: defineQueue<CallTimeoutJob>({ queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` }),
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
   media: defineQueue<MediaJob>({ queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` }),
+  // Invitations by SMS or e-mail, sent from their stored record: retried for about an hour and a half.
+  invitations: defineQueue<InvitationJob>({ queue: 'invitations', job: 'send-invitation', attempts: 10, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 5, jobId: (data) => `invite-${data.requestId}-${data.round}` }),
   summaries: defineQueue<SummaryJob>({ queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId }),
 } as const;
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
 import { totp } from '../helpers/totp.js';
 
@@ -134,5 +136,74 @@ describe('the biometric code when the SMS provider is down', () => {
       await down.ctx.close();
       await t.close();
     }
+  });
+});
+
+describe('an invitation while the SMS provider is down', () => {
+  // A local server answering like Twilio's Messages API: down (503) until told otherwise.
+  let server: http.Server;
+  let up = false;
+  const delivered: string[] = [];
+  let t: TestApp;
+  before(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        if (!up) {
+          res.statusCode = 503;
+          res.end(JSON.stringify({ code: 20503, message: 'Service unavailable', status: 503 }));
+          return;
+        }
+        delivered.push(new URLSearchParams(body).get('To') ?? '');
+        res.statusCode = 201;
+        res.end(JSON.stringify({ sid: 'SM0123456789abcdef0123456789abcdef', status: 'queued' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    t = await startTestApp({
+      SMS_PROVIDER: 'twilio',
+      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
+      TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
+      TWILIO_FROM: '+15005550006',
+      TWILIO_API_BASE: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
+  });
+  after(async () => {
+    await t.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('is accepted (204), kept with a queued retry, accepted again on a retry, and sent once when the provider is back', async () => {
+    // The inviter signs in through another app on the same database (this one's SMS is down).
+    const signer = await startTestApp({ MONGODB_DB: t.config.MONGODB_DB, REDIS_PREFIX: t.config.REDIS_PREFIX, JWT_SECRET: t.config.JWT_SECRET });
+    const inviter = await signIn(signer);
+    await signer.app.close();
+    await signer.ctx.close();
+
+    const phone = freshPhone();
+    const invite = () => t.app.inject({ method: 'POST', url: `/api/users/connection-requests?phone=${encodeURIComponent(phone)}`, headers: bearer(inviter.accessToken) });
+    const first = await invite();
+    assert.equal(first.statusCode, 204, first.body);
+    const stored = await t.db.collection('connection_requests').findOne({ senderId: inviter.userId, recipientPhone: phone });
+    assert.ok(stored, 'the invitation is stored');
+    assert.equal(stored.invitation.state, 'QUEUED', 'not sent, waiting for its retry');
+    const jobs = await t.ctx.platform.redis.keys(`${t.config.REDIS_PREFIX}bull:invitations:invite-${stored._id}-*`);
+    assert.ok(jobs.length > 0, 'a retry job is queued');
+
+    const again = await invite();
+    assert.equal(again.statusCode, 204, `a retry of the same invitation is not refused: ${again.body}`);
+    assert.equal(await t.db.collection('connection_requests').countDocuments({ senderId: inviter.userId, recipientPhone: phone }), 1);
+
+    // The provider comes back; the retry job's run (here called directly) sends it, once.
+    up = true;
+    assert.equal(await t.ctx.services.contacts.deliverInvitation(String(stored._id)), 'SENT');
+    assert.equal(await t.ctx.services.contacts.deliverInvitation(String(stored._id)), 'NOT_NEEDED');
+    assert.deepEqual(delivered, [phone]);
+    assert.equal((await t.db.collection('connection_requests').findOne({ _id: stored._id }))?.invitation.state, 'SENT');
+    // Once sent, asking again sends nothing more.
+    assert.equal((await invite()).statusCode, 204);
+    assert.deepEqual(delivered, [phone]);
   });
 });
