@@ -86,6 +86,37 @@ describe('attachment uploads (no worker running: files stay in processing)', () 
     assert.equal((await upload(r.member, r.id, [{ filename: 'long.MP3', content: Buffer.alloc(25 * MB + 1, 1) }])).statusCode, 204);
   });
 
+  for (const [kind, filename, limitMb] of [
+    ['AUDIO', 'voice.m4a', 50],
+    ['VIDEO', 'clip.mp4', 250],
+    ['OTHER', 'archive.zip', 100],
+  ] as const) {
+    it(`${kind.toLowerCase()} files: exactly ${limitMb} MB passes, one byte more fails with LIMIT_FILE_SIZE_${kind}`, async () => {
+      const r = await room();
+      assert.equal((await upload(r.member, r.id, [{ filename, content: Buffer.alloc(limitMb * MB, 1) }])).statusCode, 204);
+      const before = await counts(r.id);
+      const over = await upload(r.member, r.id, [{ filename, content: Buffer.alloc(limitMb * MB + 1, 1) }]);
+      assert.equal(over.statusCode, 400);
+      assert.equal(over.json().code, `LIMIT_FILE_SIZE_${kind}`);
+      assert.match(over.json().message, new RegExp(`${limitMb} MB`));
+      assert.deepEqual(await counts(r.id), before, 'nothing posted or stored');
+    });
+  }
+
+  it('an outsider cannot list a private room\'s attachments; anyone may list a public group\'s', async () => {
+    const r = await room();
+    assert.equal((await upload(r.member, r.id, [{ filename: 'notes.txt', content: Buffer.from('members only') }])).statusCode, 204);
+    const outsider = await signIn(t);
+    const refused = await t.app.inject({ url: `/api/messages/${r.id}/attachments`, headers: bearer(outsider.accessToken) });
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().code, 'ROOM_NOT_FOUND');
+    const member = await t.app.inject({ url: `/api/messages/${r.id}/attachments`, headers: bearer(r.member.accessToken) });
+    assert.equal(member.json().totalItems, 1);
+    const open = await room('PUBLIC_GROUP');
+    assert.equal((await upload(open.owner, open.id, [{ filename: 'public.txt', content: Buffer.from('for all') }])).statusCode, 204);
+    assert.equal((await t.app.inject({ url: `/api/messages/${open.id}/attachments`, headers: bearer(outsider.accessToken) })).statusCode, 200);
+  });
+
   it('who may upload: members who may post; not in E2EE rooms; not in broadcast rooms unless creator or admin', async () => {
     const r = await room();
     const outsider = await signIn(t);

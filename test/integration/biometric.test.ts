@@ -191,6 +191,27 @@ describe('biometric keys', () => {
     assert.ok(await enrolled(s), 'the key stays');
   });
 
+  it('enrolled → none with a texted code instead of the key\'s signature', async () => {
+    const s = await signIn(t);
+    await enroll(s, deviceKey('ED25519'));
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/devices/biometric-key/code', headers: bearer(s.accessToken) })).statusCode, 204);
+    const me = (await t.app.inject({ url: '/api/users/me', headers: bearer(s.accessToken) })).json();
+    const removed = await del(s, { code: await lastCode(t.outbox, me.phone) });
+    assert.equal(removed.statusCode, 204, removed.body);
+    assert.equal(await enrolled(s), null);
+  });
+
+  it('429 TOO_MANY_CODES with Retry-After past 5 texted codes in the window', async () => {
+    const s = await signIn(t);
+    await enroll(s, deviceKey('ED25519'));
+    const ask = () => t.app.inject({ method: 'POST', url: '/api/devices/biometric-key/code', headers: bearer(s.accessToken) });
+    for (let i = 0; i < 5; i++) assert.equal((await ask()).statusCode, 204, `code ${i + 1}`);
+    const limited = await ask();
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.json().code, 'TOO_MANY_CODES');
+    assert.ok(Number(limited.headers['retry-after']) > 0);
+  });
+
   it('the confirmation check: passes once for the exact signed bytes, never on replay, wrong bytes or another key', async () => {
     const { biometric } = t.ctx.services;
     const s = await signIn(t);

@@ -146,6 +146,22 @@ describe('connection requests, connections and blocks', () => {
     assert.equal(again.filter((m: { to: string }) => m.to === address).length, 1);
   });
 
+  it('lists requests sent to and by the caller newest first', async () => {
+    const me = await named('Lister');
+    const [a, b, c] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
+    assert.equal((await send(me, { recipientId: a.userId })).statusCode, 204);
+    t.clock.advance(1_000);
+    assert.equal((await send(b, { recipientId: me.userId })).statusCode, 204);
+    t.clock.advance(1_000);
+    assert.equal((await send(me, { recipientId: c.userId })).statusCode, 204);
+    const items = (await list(me)).items as { direction: string; sender: { id: string }; recipient: { id: string } | null; createdAt: string }[];
+    assert.deepEqual(
+      items.map((r) => (r.direction === 'OUTGOING' ? r.recipient?.id : r.sender.id)),
+      [c.userId, b.userId, a.userId],
+    );
+    assert.deepEqual(items.map((r) => r.direction), ['OUTGOING', 'INCOMING', 'OUTGOING']);
+  });
+
   it('an offline recipient gets a recorded push', async () => {
     const sender = await named('Pusher');
     const offline = await signIn(t);
