@@ -1,56 +1,104 @@
 // `npm start`: installs what is missing, builds, starts the local stack with its data under .data/,
-// and runs every role in one process. Ctrl-C stops the service and then the stack.
+// and runs every role. Ctrl-C stops the service and then the stack.
+//
+// The SFU's worker for room calls is built from source once per machine (minutes). It no longer
+// holds up the rest: where it is not built yet, the api, hub and worker roles start at once (room
+// calls answer 503 SFU_UNAVAILABLE), the build runs in the background with progress lines, and an sfu
+// node starts when it is done; it announces itself in Redis and room calls work without a restart.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
+import { mediasoupWorkerPath } from './mediasoup-worker.mjs';
 import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
+import { existsSync } from 'node:fs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
+const say = (message) => process.stderr.write(`[start] ${message}\n`);
 
 ensureNodeModules(root);
-// The SFU's worker for room calls: built from source once per machine (a few minutes the first time).
-// Where it cannot be built, the service runs without room calls (they answer 503 SFU_UNAVAILABLE).
-let mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN;
-if (!mediasoupWorker) {
-  try {
-    mediasoupWorker = ensureMediasoupWorker(root);
-  } catch (error) {
-    process.stderr.write(`[start] no SFU worker, room calls are off: ${error instanceof Error ? error.message : String(error)}\n`);
-  }
-}
+const given = process.env.MEDIASOUP_WORKER_BIN;
+const cached = mediasoupWorkerPath(root);
+const workerReady = given ?? (cached && existsSync(cached) ? cached : undefined);
+
 const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
 const built = new Promise((resolve) => build.on('exit', (code) => resolve(code === 0)));
 const stack = await startStack({ dataDir, persistent: true });
 
-let app = null;
+const children = new Set();
 let stopping = false;
 async function shutdown(code) {
   if (stopping) return;
   stopping = true;
-  if (app && app.exitCode === null) {
-    app.kill('SIGTERM');
-    await new Promise((resolve) => app.once('exit', resolve));
-  }
+  await Promise.all(
+    [...children].map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      child.kill('SIGTERM');
+      return new Promise((resolve) => child.once('exit', resolve));
+    }),
+  );
   await stack.stop();
   process.exit(code);
 }
 onShutdownSignal(() => void shutdown(0));
 
 if (!(await built)) {
-  process.stderr.write('build failed\n');
+  say('build failed');
   await shutdown(1);
 }
-app = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/main.js'), '--role=all'], {
-  cwd: root,
-  stdio: 'inherit',
-  env: {
-    ...process.env,
-    MONGODB_URL: stack.mongoUrl,
-    REDIS_URL: stack.redisUrl,
-    ...(mediasoupWorker ? { MEDIASOUP_WORKER_BIN: mediasoupWorker } : {}),
-    SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
-  },
-});
-app.on('exit', (code) => void shutdown(code ?? 1));
+
+const env = {
+  ...process.env,
+  MONGODB_URL: stack.mongoUrl,
+  REDIS_URL: stack.redisUrl,
+  SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
+};
+function run(role, extraEnv = {}) {
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/main.js'), `--role=${role}`], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...env, ...extraEnv },
+  });
+  children.add(child);
+  child.on('exit', (code) => {
+    children.delete(child);
+    if (!stopping) void shutdown(code ?? 1);
+  });
+  return child;
+}
+
+if (workerReady) {
+  run('all', { MEDIASOUP_WORKER_BIN: workerReady });
+} else if (!cached) {
+  say('mediasoup is not installed: room calls are off (503 SFU_UNAVAILABLE)');
+  run('api,realtime,worker');
+} else {
+  run('api,realtime,worker');
+  buildSfuWorkerInBackground();
+}
+
+/** Builds the SFU worker in a child process, says how it goes, and starts an sfu node when it is ready. */
+function buildSfuWorkerInBackground() {
+  say('room calls answer 503 SFU_UNAVAILABLE until the SFU worker is built: building it in the background (a few minutes, once per machine)');
+  const started = Date.now();
+  const builder = spawn(process.execPath, [path.join(root, 'scripts/mediasoup-worker.mjs')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(builder);
+  let output = '';
+  let tail = '';
+  builder.stdout.on('data', (chunk) => (output += chunk));
+  builder.stderr.on('data', (chunk) => (tail = (tail + chunk).slice(-4000)));
+  const progress = setInterval(() => say(`SFU worker still building (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  progress.unref();
+  builder.on('exit', (code) => {
+    clearInterval(progress);
+    children.delete(builder);
+    if (stopping) return;
+    const binary = output.trim().split('\n').at(-1);
+    if (code !== 0 || !binary) {
+      say(`the SFU worker could not be built; room calls stay off:\n${tail}`);
+      return;
+    }
+    say(`SFU worker built in ${Math.round((Date.now() - started) / 1000)} s: starting the sfu role; room calls are on`);
+    run('sfu', { MEDIASOUP_WORKER_BIN: binary });
+  });
+}
