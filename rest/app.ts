@@ -15,7 +15,7 @@ import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
 import { installErrorHandling, sendError } from './error-handler.js';
-import { OPTIONAL_BODY } from './responses.js';
+import { finishDocument } from './openapi.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
@@ -43,18 +43,6 @@ declare module 'fastify' {
     /** Every route registered, as "METHOD /path/:param" (HEAD left out). */
     routeTable: string[];
   }
-}
-
-function markOptionalBodies<T>(document: T): T {
-  const paths = (document as { paths?: Record<string, Record<string, Record<string, unknown>>> }).paths ?? {};
-  for (const operations of Object.values(paths)) {
-    for (const operation of Object.values(operations)) {
-      if (!operation[OPTIONAL_BODY]) continue;
-      delete operation[OPTIONAL_BODY];
-      if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;
-    }
-  }
-  return document;
 }
 
 /** What every route plugin receives: the services, and the configuration for what it documents. */
@@ -145,7 +133,7 @@ export async function buildApp({ services, config, logger }: { services: Service
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => markOptionalBodies(jsonSchemaTransformObject(input)),
+    transformObject: (input) => finishDocument(jsonSchemaTransformObject(input)),
   });
 
   await app.register(opsRoutes, { ...routeOptions, metrics });

@@ -18,12 +18,6 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable; try again shortly (see Retry-After when given)',
 };
 
-/**
- * A route whose JSON body may be left out says so with this schema key: Fastify's OpenAPI generator
- * marks every body required, and buildApp's document transform says otherwise where this is set.
- */
-export const OPTIONAL_BODY = 'x-optional-body';
-
 /** Codes any operation may answer: validation and the framework's own refusals, and the 500. */
 const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErrors.BAD_REQUEST, CommonErrors.INTERNAL_ERROR];
 /** Codes of a route behind the access token. */

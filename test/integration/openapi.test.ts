@@ -51,6 +51,17 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('names records as the spec does, one schema each, and gives every operation a unique operationId', () => {
+    const names = Object.keys((doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas);
+    assert.deepEqual(names.filter((name) => name.endsWith('Input')), [], 'no Input twins');
+    for (const record of ['ChatMessage', 'RoomSearchRequest', 'PushTokenUpdateRequest', 'BiometricKeyEnrollRequest', 'ErrorResponse', 'RoomDto', 'MessageDto']) {
+      assert.ok(names.includes(record), `${record} is a component`);
+    }
+    const ids = Object.values(doc.paths).flatMap((operations) => Object.values(operations).map((operation) => (operation as { operationId?: string }).operationId));
+    assert.ok(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id)), 'every operation has an operationId');
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  });
+
   it('names, for every error status of every operation, the declared codes it can answer', () => {
     const declared = new Map(errorCatalogue().map((error) => [error.code, error.status]));
     let named = 0;

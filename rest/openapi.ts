@@ -1,0 +1,122 @@
+import { isDeepStrictEqual } from 'node:util';
+
+type Json = Record<string, unknown>;
+type Document = { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
+
+/**
+ * A route whose JSON body may be left out says so with this schema key: Fastify's OpenAPI generator
+ * marks every body required, and the document transform says otherwise where this is set.
+ */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+const INPUT = 'Input';
+const REF_PREFIX = '#/components/schemas/';
+
+/** Every `$ref` target in `value`, by component name. */
+function refsIn(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const item of value) refsIn(item, into);
+  else if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string' && child.startsWith(REF_PREFIX)) into.add(child.slice(REF_PREFIX.length));
+      else refsIn(child, into);
+    }
+  }
+  return into;
+}
+
+/** `value` with every `$ref` to a key of `renames` pointing at its new name. */
+function renameRefs<T>(value: T, renames: Map<string, string>): T {
+  if (Array.isArray(value)) return value.map((item) => renameRefs(item, renames)) as T;
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, child]) => {
+      if (key === '$ref' && typeof child === 'string' && child.startsWith(REF_PREFIX)) {
+        const name = child.slice(REF_PREFIX.length);
+        return [key, `${REF_PREFIX}${renames.get(name) ?? name}`];
+      }
+      return [key, renameRefs(child, renames)];
+    }),
+  ) as T;
+}
+
+/** `value` without `additionalProperties: false` anywhere: what tells an answered record from an accepted one. */
+function lenient(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(lenient);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key, child]) => !(key === 'additionalProperties' && child === false)).map(([key, child]) => [key, lenient(child)]));
+}
+
+/**
+ * The zod type provider registers every named record twice, as `X` (what the server answers) and
+ * `XInput` (what it accepts). A client wants the spec's record names, one schema per record: an
+ * `XInput` equal to `X` (once its own references are renamed) merges into `X`; a record only
+ * accepted is named `X`; a record only answered loses its unused `XInput`.
+ */
+function oneSchemaPerRecord(document: Document): Document {
+  const schemas = document.components?.schemas;
+  if (!schemas) return document;
+  const usedByPaths = refsIn(document.paths);
+  const referenced = new Set(usedByPaths);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const name of [...referenced]) {
+      for (const inner of refsIn(schemas[name])) {
+        if (!referenced.has(inner)) {
+          referenced.add(inner);
+          grew = true;
+        }
+      }
+    }
+  }
+  const renames = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    if (!name.endsWith(INPUT)) continue;
+    const base = name.slice(0, -INPUT.length);
+    if (!(base in schemas)) continue;
+    if (!referenced.has(base) || !referenced.has(name)) renames.set(name, base);
+  }
+  // Identical twins merge whichever way they are used (compared with the Input names already mapped).
+  for (const name of Object.keys(schemas)) {
+    if (!name.endsWith(INPUT) || renames.has(name)) continue;
+    const base = name.slice(0, -INPUT.length);
+    const mapAll = new Map([...renames, ...Object.keys(schemas).filter((n) => n.endsWith(INPUT)).map((n) => [n, n.slice(0, -INPUT.length)] as const)]);
+    // The server strips unknown fields from what it accepts and adds none to what it answers, so the
+    // twins differ only in `additionalProperties: false`: one record.
+    if (base in schemas && isDeepStrictEqual(lenient(renameRefs(schemas[name], mapAll)), lenient(renameRefs(schemas[base], mapAll)))) renames.set(name, base);
+  }
+  const kept: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    const base = renames.get(name);
+    if (base) {
+      // An input-only record takes its base name (its unused output twin is dropped below).
+      if (!referenced.has(base)) kept[base] = schema;
+      continue;
+    }
+    if (name in kept) continue;
+    if (!referenced.has(name) && [...renames.values()].includes(name)) continue;
+    kept[name] = schema;
+  }
+  return renameRefs({ ...document, components: { ...document.components, schemas: kept } }, renames);
+}
+
+const operationIdOf = (method: string, path: string) =>
+  [method, ...path.split('/').filter(Boolean).map((part) => part.replace(/[{}]/g, ''))]
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((word, i) => (i === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1)))
+    .join('');
+
+/** What the served document gets after the zod transform: operation ids, optional bodies, one schema per record. */
+export function finishDocument<T>(input: T): T {
+  const document = oneSchemaPerRecord(input as Document);
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(operations)) {
+      operation.operationId ??= operationIdOf(method, path);
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;
+    }
+  }
+  return document as T;
+}
