@@ -9,6 +9,31 @@ type Document = { paths?: Record<string, Record<string, Json>>; components?: { s
  */
 export const OPTIONAL_BODY = 'x-optional-body';
 
+/**
+ * A multipart route's request body, by component name: the multipart parser reads it, not the
+ * schema validator, so the generator cannot see it. The route names its form with this key.
+ */
+export const MULTIPART_FORM = 'x-multipart-form';
+
+/** The spec's multipart records. */
+const MULTIPART_FORMS: Record<string, Json> = {
+  AudioUploadForm: {
+    type: 'object',
+    description: 'Multipart: the recorded voice file (audio, at most 50 MB)',
+    properties: { file: { type: 'string', format: 'binary', description: 'The recorded voice message' } },
+    required: ['file'],
+  },
+  AttachmentsUploadForm: {
+    type: 'object',
+    description: 'Multipart: one to ten `file` parts, and an optional `payload`, a ChatMessage as JSON text posted first (the files attach to it)',
+    properties: {
+      file: { type: 'array', items: { type: 'string', format: 'binary' }, minItems: 1, maxItems: 10, description: 'Each file as a `file` part' },
+      payload: { type: 'string', contentMediaType: 'application/json', description: 'A ChatMessage as JSON' },
+    },
+    required: ['file'],
+  },
+};
+
 const INPUT = 'Input';
 const REF_PREFIX = '#/components/schemas/';
 
@@ -107,16 +132,42 @@ const operationIdOf = (method: string, path: string) =>
     .map((word, i) => (i === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1)))
     .join('');
 
-/** What the served document gets after the zod transform: operation ids, optional bodies, one schema per record. */
+/**
+ * Query values arrive as text: a boolean is sent as `true` or `false` (the server takes exactly
+ * those), and paging numbers fit 32 bits. The document says so in the types clients generate from.
+ */
+function clientTypes(parameter: Json): void {
+  const schema = parameter.schema as Json | undefined;
+  if (!schema || parameter.in !== 'query') return;
+  if (schema.type === 'string' && isDeepStrictEqual(schema.enum, ['true', 'false'])) {
+    delete schema.enum;
+    schema.type = 'boolean';
+  }
+  if (schema.type === 'integer' && typeof schema.maximum === 'number' && schema.maximum <= 2 ** 31 - 1 && schema.format === undefined) schema.format = 'int32';
+}
+
+/**
+ * What the served document gets after the zod transform: operation ids, optional and multipart
+ * bodies, client types of query parameters, one schema per record.
+ */
 export function finishDocument<T>(input: T): T {
   const document = oneSchemaPerRecord(input as Document);
+  const schemas = (document.components ??= {}).schemas ?? {};
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       operation.operationId ??= operationIdOf(method, path);
+      for (const parameter of (operation.parameters as Json[] | undefined) ?? []) clientTypes(parameter);
+      const form = operation[MULTIPART_FORM];
+      if (typeof form === 'string' && MULTIPART_FORMS[form]) {
+        delete operation[MULTIPART_FORM];
+        schemas[form] = MULTIPART_FORMS[form];
+        operation.requestBody = { required: true, content: { 'multipart/form-data': { schema: { $ref: `${REF_PREFIX}${form}` } } } };
+      }
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];
       if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;
     }
   }
+  document.components.schemas = schemas;
   return document as T;
 }

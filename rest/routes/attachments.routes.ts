@@ -11,6 +11,7 @@ import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
 import { AttachmentDtoSchema, MediaTicketSchema } from '../../src/attachments/attachments.schemas.js';
 import { principalOf } from '../auth.js';
 import { assertMultipart } from '../multipart.js';
+import { MULTIPART_FORM } from '../openapi.js';
 import { authedErrors } from '../responses.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
@@ -34,6 +35,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       description:
         'At most 10 files; by extension, images up to 25 MB, audio 50 MB, video 250 MB, others 100 MB (1 MB = 1,048,576 bytes): each violation is a 400 naming the limit, before anything is posted or stored. The payload message is posted first and the files attach to it (without a payload, a message with no text). Images get a thumbnail and videos an MP4 and a poster in the background; the uploader\'s devices get `attachment.progress` and `attachment.failed`. 400 in end-to-end encrypted rooms; 429 when 20 of the caller\'s files are in processing or the processing queue is full.',
       consumes: ['multipart/form-data'],
+      [MULTIPART_FORM]: 'AttachmentsUploadForm',
       params: z.object({ roomId: IdParam }),
       response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, CommonErrors.MULTIPART_INVALID, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
     },

@@ -62,6 +62,17 @@ describe('OpenAPI document', () => {
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
   });
 
+  it('describes the multipart uploads, boolean query parameters and 32-bit paging as clients need them', () => {
+    type Op = { requestBody?: { content: Record<string, { schema: { $ref?: string } }> }; parameters?: { name: string; in: string; schema: { type?: string; format?: string } }[] };
+    const op = (path: string, method: string) => (doc.paths[path] as unknown as Record<string, Op>)[method]!;
+    assert.equal(op('/api/speech-to-text', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AudioUploadForm');
+    assert.equal(op('/api/messages/{roomId}/attachments', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AttachmentsUploadForm');
+    const muted = op('/api/rooms/{roomId}/muted', 'post').parameters?.find((p) => p.name === 'muted');
+    assert.equal(muted?.schema.type, 'boolean');
+    const pageSize = op('/api/rooms', 'get').parameters?.find((p) => p.name === 'pageSize');
+    assert.deepEqual([pageSize?.schema.type, pageSize?.schema.format], ['integer', 'int32']);
+  });
+
   it('names, for every error status of every operation, the declared codes it can answer', () => {
     const declared = new Map(errorCatalogue().map((error) => [error.code, error.status]));
     let named = 0;
