@@ -85,6 +85,17 @@ export async function lastCode(outbox: string, phone: string): Promise<string> {
   return last.code;
 }
 
+/** Configuration of the Twilio adapter pointed at `apiBase` (by default a closed port: the provider is down). */
+export function twilioAt(apiBase = 'http://127.0.0.1:9'): Record<string, string> {
+  return {
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
+    TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
+    TWILIO_FROM: '+15005550006',
+    TWILIO_API_BASE: apiBase,
+  };
+}
+
 /** A fresh valid German mobile number per call: eight random digits make collisions negligible. */
 export function freshPhone(): string {
   return `+49151${randomInt(10_000_000, 100_000_000)}`;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, signIn, startTestApp, type Session, type TestApp, twilioAt } from '../helpers/app.js';
 import { httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
 import { totp } from '../helpers/totp.js';
 
@@ -120,11 +120,7 @@ describe('the biometric code when the SMS provider is down', () => {
       MONGODB_DB: t.config.MONGODB_DB,
       REDIS_PREFIX: t.config.REDIS_PREFIX,
       JWT_SECRET: t.config.JWT_SECRET,
-      SMS_PROVIDER: 'twilio',
-      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
-      TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
-      TWILIO_FROM: '+15005550006',
-      TWILIO_API_BASE: 'http://127.0.0.1:9',
+      ...twilioAt(),
     });
     try {
       const s = await signIn(t);
@@ -163,11 +159,7 @@ describe('an invitation while the SMS provider is down', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     t = await startTestApp({
-      SMS_PROVIDER: 'twilio',
-      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
-      TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
-      TWILIO_FROM: '+15005550006',
-      TWILIO_API_BASE: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      ...twilioAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
     });
   });
   after(async () => {

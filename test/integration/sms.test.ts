@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '../../src/platform/errors.js';
 import { TwilioSmsProvider } from '../../src/platform/sms/twilio.provider.js';
-import { startTestApp } from '../helpers/app.js';
+import { startTestApp, twilioAt } from '../helpers/app.js';
 
 interface Received {
   method: string;
@@ -82,11 +82,7 @@ describe('sign-in when the SMS provider is down', () => {
   it('answers a coded 503, not a 500', async () => {
     // A provider pointed at a closed port: every send fails at the network level.
     const t = await startTestApp({
-      SMS_PROVIDER: 'twilio',
-      TWILIO_ACCOUNT_SID: 'AC0123456789abcdef0123456789abcdef',
-      TWILIO_AUTH_TOKEN: 'auth-token-secret-value',
-      TWILIO_FROM: '+15005550006',
-      TWILIO_API_BASE: 'http://127.0.0.1:9',
+      ...twilioAt(),
     });
     try {
       const res = await t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone: '+14155550123' } });
