@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-import { IdParam, LanguageCode } from '../../src/platform/common.schemas.js';
+import { IdParam, LanguageParam } from '../../src/platform/common.schemas.js';
 import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
@@ -26,7 +26,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       summary: 'Set or remove one language version of a broadcast post',
       description:
         'Body: the text (text/plain, or a JSON string); an empty body removes that language. Only the room\'s creator or an admin, or a site administrator; only a supported language other than the post\'s original one. The text is cleaned as a posted message is. No push and no socket event follow.',
-      params: z.object({ messageId: IdParam, language: LanguageCode }),
+      params: z.object({ messageId: IdParam, language: LanguageParam }),
       body: z.string().max(200_000).nullish(),
       response: { 200: PostTranslationsSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, MessagesErrors.NOT_A_BROADCAST_POST, MessagesErrors.TRANSLATION_NOT_ALLOWED, RoomsErrors.LANGUAGE_NOT_SUPPORTED, RoomsErrors.ORIGINAL_LANGUAGE, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS) },
     },

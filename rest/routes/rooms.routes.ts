@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-import { IdParam, LanguageCode, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { IdParam, LanguageParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import {
   EnabledQuerySchema,
@@ -61,7 +61,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       tags,
       security,
       summary: 'Resolve a readable link, following the redirects renamed rooms leave',
-      params: z.object({ link: z.string().min(1).max(100) }),
+      params: z.object({ link: z.string().min(1).max(100).regex(/^[A-Za-z0-9-]+$/, 'a room link: letters, digits and hyphens') }),
       response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => rooms.byLink(principalOf(request), request.params.link),
@@ -134,7 +134,7 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       security,
       summary: 'Set or remove a language version of a broadcast room\'s name and description',
       description: 'Creator or admin, or a site administrator; supported languages other than the original. Joining a visible broadcast room shows it in the caller\'s language. An empty name removes the language.',
-      params: z.object({ roomId: IdParam, language: LanguageCode }),
+      params: z.object({ roomId: IdParam, language: LanguageParam }),
       body: RoomTranslationSchema,
       response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_BROADCAST_ROOM, RoomsErrors.ROOM_NOT_ALLOWED, RoomsErrors.LANGUAGE_NOT_SUPPORTED, RoomsErrors.ORIGINAL_LANGUAGE, RoomsErrors.ROOM_NAME_INVALID, ...BODY_ERRORS) },
     },

@@ -24,6 +24,8 @@ export const IdParam = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'not 
 /** A language code such as en or pt-BR. */
 export const LANGUAGE_CODE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 export const LanguageCode = z.string().regex(LANGUAGE_CODE, 'expected a language code such as en or pt-BR');
+/** A language code in a path: also bounded in length, so the document states what the server takes. */
+export const LanguageParam = z.string().max(12).regex(LANGUAGE_CODE, 'expected a language code such as en or pt-BR');
 
 /** A query-string boolean: exactly "true" or "false". */
 export const QueryBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');

@@ -73,6 +73,17 @@ describe('OpenAPI document', () => {
     assert.deepEqual([pageSize?.schema.type, pageSize?.schema.format], ['integer', 'int32']);
   });
 
+  it('states the constraints the server enforces on path parameters', () => {
+    const loose: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const params = ((operation as { parameters?: { name: string; in: string; schema?: { pattern?: string; maxLength?: number; enum?: unknown[] } }[] }).parameters ?? []).filter((p) => p.in === 'path');
+        for (const p of params) if (!p.schema?.enum && (p.schema?.pattern === undefined || p.schema?.maxLength === undefined)) loose.push(`${method.toUpperCase()} ${path} ${p.name}`);
+      }
+    }
+    assert.deepEqual(loose, []);
+  });
+
   it('names, for every error status of every operation, the declared codes it can answer', () => {
     const declared = new Map(errorCatalogue().map((error) => [error.code, error.status]));
     let named = 0;
