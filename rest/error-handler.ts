@@ -17,7 +17,12 @@ function body(request: FastifyRequest, status: number, code: string, message: st
   };
 }
 
-let checkDocumented = false;
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether error answers are checked against the codes their operation documents (tests). */
+    checkDocumentedCodes: boolean;
+  }
+}
 
 /**
  * Where the code answered is not among those the operation documents: in tests (NODE_ENV=test) the
@@ -25,7 +30,7 @@ let checkDocumented = false;
  */
 function undocumented(request: FastifyRequest, made: AppError): AppError | null {
   const { schema, url } = request.routeOptions;
-  if (!checkDocumented || !url || !schema || schema.hide) return null;
+  if (!request.server.checkDocumentedCodes || !url || !schema || schema.hide) return null;
   const codes = documentedCodes((schema.response as Record<number, unknown> | undefined)?.[made.status]);
   if (codes?.has(made.code)) return null;
   return CommonErrors.INTERNAL_ERROR({ message: `undocumented answer ${made.status} ${made.code} for ${request.method} ${url}` });
@@ -57,7 +62,7 @@ const FASTIFY_CODES: Record<string, AppError> = {
 };
 
 export function installErrorHandling(app: FastifyInstance, options: { checkDocumentedCodes: boolean }): void {
-  checkDocumented = options.checkDocumentedCodes;
+  app.decorate('checkDocumentedCodes', options.checkDocumentedCodes);
   app.setNotFoundHandler((request, reply) => sendError(request, reply, CommonErrors.NOT_FOUND({ message: `No route ${request.method} ${request.url.split('?')[0]}` })));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -80,8 +80,7 @@ function lenient(value: unknown): unknown {
 function oneSchemaPerRecord(document: Document): Document {
   const schemas = document.components?.schemas;
   if (!schemas) return document;
-  const usedByPaths = refsIn(document.paths);
-  const referenced = new Set(usedByPaths);
+  const referenced = refsIn(document.paths);
   for (let grew = true; grew; ) {
     grew = false;
     for (const name of [...referenced]) {
@@ -93,21 +92,18 @@ function oneSchemaPerRecord(document: Document): Document {
       }
     }
   }
+  // Every twin by its base name, to compare twins whose own references differ only by the suffix.
+  const twins = new Map(
+    Object.keys(schemas)
+      .filter((name) => name.endsWith(INPUT) && name.slice(0, -INPUT.length) in schemas)
+      .map((name) => [name, name.slice(0, -INPUT.length)] as const),
+  );
   const renames = new Map<string, string>();
-  for (const name of Object.keys(schemas)) {
-    if (!name.endsWith(INPUT)) continue;
-    const base = name.slice(0, -INPUT.length);
-    if (!(base in schemas)) continue;
-    if (!referenced.has(base) || !referenced.has(name)) renames.set(name, base);
-  }
-  // Identical twins merge whichever way they are used (compared with the Input names already mapped).
-  for (const name of Object.keys(schemas)) {
-    if (!name.endsWith(INPUT) || renames.has(name)) continue;
-    const base = name.slice(0, -INPUT.length);
-    const mapAll = new Map([...renames, ...Object.keys(schemas).filter((n) => n.endsWith(INPUT)).map((n) => [n, n.slice(0, -INPUT.length)] as const)]);
-    // The server strips unknown fields from what it accepts and adds none to what it answers, so the
-    // twins differ only in `additionalProperties: false`: one record.
-    if (base in schemas && isDeepStrictEqual(lenient(renameRefs(schemas[name], mapAll)), lenient(renameRefs(schemas[base], mapAll)))) renames.set(name, base);
+  for (const [name, base] of twins) {
+    // One side unused; or equal twins (the server strips unknown fields from what it accepts and adds
+    // none to what it answers, so they differ only in `additionalProperties: false`): one record.
+    const equal = () => isDeepStrictEqual(lenient(renameRefs(schemas[name], twins)), lenient(renameRefs(schemas[base], twins)));
+    if (!referenced.has(base) || !referenced.has(name) || equal()) renames.set(name, base);
   }
   const kept: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(schemas)) {

@@ -103,10 +103,8 @@ export class BiometricService {
     const user = await this.deps.users.findById(principal.userId);
     if (!user) throw CommonErrors.UNAUTHORIZED();
     const wrongKey = this.deps.keys.wrongCodes(user.phone);
-    const wrong = await this.deps.ephemeral.count(wrongKey);
-    if (wrong >= CODE_MAX_WRONG) {
-      throw DevicesErrors.TOO_MANY_CODE_ATTEMPTS({ retryAfter: await this.deps.ephemeral.secondsLeft(wrongKey) });
-    }
+    const retryAfter = await this.deps.ephemeral.exhausted(wrongKey, CODE_MAX_WRONG);
+    if (retryAfter !== null) throw DevicesErrors.TOO_MANY_CODE_ATTEMPTS({ retryAfter });
     const hash = await this.deps.ephemeral.get(this.deps.keys.code(principal.deviceId));
     if (hash && /^\d{6}$/.test(code) && (await this.deps.codes.verify(hash, code))) {
       // Single use: only the request that deletes it may use it.

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { DeviceInbox } from '../inbox/inbox.js';
 import type { PresenceStore } from '../presence/presence.store.js';
 import type { Keyspace } from './keyspace.js';
-import { QUEUES, type PushJob, type Queues } from './queues.js';
+import { QUEUES, type Queues } from './queues.js';
 
 /** Socket.io room names: one per device, one per user, one per chat room (DESIGN.md, "Device socket protocol"). */
 export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
@@ -122,8 +122,6 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'room-call.incoming': 'voip',
 };
 
-/** What the push queue carries: one stored event of one device. */
-export type PushRequest = PushJob;
 
 /**
  * Reaches devices on any hub node from any process (api, worker) through Redis; services use this

@@ -53,8 +53,12 @@ export class EphemeralStore {
     return { allowed: count <= limit, retryAfter: ttl > 0 ? ttl : windowSeconds };
   }
 
-  /** Hits counted so far in the key's window. */
-  async count(key: string): Promise<number> {
-    return Number((await this.redis.get(key)) ?? 0);
+  /**
+   * Whether the key's window already holds `limit` hits (checked before an attempt that `hit` counts
+   * only when it fails): the seconds until it resets when it does, else null.
+   */
+  async exhausted(key: string, limit: number): Promise<number | null> {
+    if (Number((await this.redis.get(key)) ?? 0) < limit) return null;
+    return this.secondsLeft(key);
   }
 }

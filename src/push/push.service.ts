@@ -1,4 +1,4 @@
-import type { PushRequest } from '../platform/device-events.js';
+import type { PushJob } from '../platform/queues.js';
 import type { DeviceInbox, InboxEntry } from '../inbox/inbox.js';
 import type { PresenceStore } from '../presence/presence.store.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
@@ -9,7 +9,7 @@ export type PushOutcome = 'sent' | 'device-gone' | 'online' | 'already-handled' 
 /** Thrown when the push service failed in a way worth retrying (the worker retries with backoff). */
 export class PushRetryableError extends Error {}
 
-function render(entry: InboxEntry, kind: PushRequest['kind']): PushMessage {
+function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
   const data: Record<string, string> = { event: entry.event, seq: String(entry.seq), at: entry.at };
   for (const [key, value] of Object.entries(entry.data)) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') data[key] = String(value);
@@ -34,14 +34,14 @@ export class PushService {
     private readonly providerFor: (service: PushTarget['service']) => PushProvider | null,
   ) {}
 
-  private target(device: DeviceDoc, kind: PushRequest['kind']): { target: PushTarget; field: 'pushToken' | 'voipPushToken' } | null {
+  private target(device: DeviceDoc, kind: PushJob['kind']): { target: PushTarget; field: 'pushToken' | 'voipPushToken' } | null {
     // VoIP rings go through PushKit on iOS; elsewhere a high-priority data push on the normal token does it.
     if (kind === 'voip' && device.voipPushToken) return { target: { token: device.voipPushToken.token, service: 'APNS' }, field: 'voipPushToken' };
     if (device.pushToken) return { target: { token: device.pushToken.token, service: device.pushToken.provider }, field: 'pushToken' };
     return null;
   }
 
-  async deliver(request: PushRequest): Promise<PushOutcome> {
+  async deliver(request: PushJob): Promise<PushOutcome> {
     const device = await this.devices.findById(request.deviceId);
     if (!device || device.revokedAt) return 'device-gone';
     // The device came back meanwhile: its socket has the event from the inbox.

@@ -96,7 +96,8 @@ export class UsersService {
    */
   private async assertTriesLeft(userId: string): Promise<void> {
     const { ephemeral, key, max } = this.options.wrongCodes;
-    if ((await ephemeral.count(key(userId))) >= max) throw AuthErrors.TOO_MANY_ATTEMPTS({ message: 'Too many wrong authenticator codes; try again later', retryAfter: await ephemeral.secondsLeft(key(userId)) });
+    const retryAfter = await ephemeral.exhausted(key(userId), max);
+    if (retryAfter !== null) throw AuthErrors.TOO_MANY_ATTEMPTS({ message: 'Too many wrong authenticator codes; try again later', retryAfter });
   }
 
   private async wrongCode(userId: string, message?: string) {
