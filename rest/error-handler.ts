@@ -4,6 +4,7 @@ import { AttachmentsErrors } from '../src/attachments/attachments.errors.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
 import { AppError, type CodedError } from '../src/platform/errors.js';
 import type { ErrorResponse } from '../src/platform/common.schemas.js';
+import { isMalformedMultipart } from './multipart.js';
 import { documentedCodes } from './responses.js';
 
 function body(request: FastifyRequest, status: number, code: string, message: string, details?: unknown[]): ErrorResponse {
@@ -63,7 +64,12 @@ const FASTIFY_CODES: Record<string, AppError> = {
 
 export function installErrorHandling(app: FastifyInstance, options: { checkDocumentedCodes: boolean }): void {
   app.decorate('checkDocumentedCodes', options.checkDocumentedCodes);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, CommonErrors.NOT_FOUND({ message: `No route ${request.method} ${request.url.split('?')[0]}` })));
+  // Answered before the body is read: a method no route has (TRACE, QUERY) never reaches body parsing.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return answerNoRoute(app, request, reply);
+    return undefined;
+  });
+  app.setNotFoundHandler((request, reply) => answerNoRoute(app, request, reply));
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
@@ -87,7 +93,59 @@ export function installErrorHandling(app: FastifyInstance, options: { checkDocum
       // A 4xx Fastify raised that has no code of ours: its status, with the general code.
       return sendError(request, reply, new AppError(error.statusCode, CommonErrors.BAD_REQUEST.code, error.message));
     }
+    if (isMalformedMultipart(error)) return sendError(request, reply, CommonErrors.MULTIPART_INVALID({ message: `The multipart/form-data body is malformed: ${error.message}` }));
     request.log.error({ err: error }, 'unhandled error');
     return sendError(request, reply, CommonErrors.INTERNAL_ERROR);
   });
+}
+
+/** 404, or 405 with `Allow` when the path exists under other methods (RFC 9110, 15.5.6). */
+function answerNoRoute(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0] ?? '';
+  const allowed = allowedMethods(app.routeTable, path);
+  if (allowed.length === 0) return sendError(request, reply, CommonErrors.NOT_FOUND({ message: `No route ${request.method} ${path}` }));
+  void reply.header('allow', allowed.join(', '));
+  return sendError(request, reply, CommonErrors.METHOD_NOT_ALLOWED({ message: `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}` }));
+}
+
+interface RoutePattern {
+  method: string;
+  url: string;
+  pattern: RegExp;
+  /** One flag per path segment, 1 for a fixed word: the router prefers fixed words, left to right. */
+  rank: number[];
+}
+
+const routePatterns = new WeakMap<readonly string[], RoutePattern[]>();
+
+function patternsOf(routeTable: readonly string[]): RoutePattern[] {
+  let patterns = routePatterns.get(routeTable);
+  if (!patterns) {
+    patterns = routeTable.map((route) => {
+      const [method = '', url = ''] = route.split(' ');
+      const segments = url.split('/');
+      const source = segments.map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      return { method, url, pattern: new RegExp(`^${source}$`), rank: segments.map((segment) => (segment.startsWith(':') || segment === '*' ? 0 : 1)) };
+    });
+    routePatterns.set(routeTable, patterns);
+  }
+  return patterns;
+}
+
+const byRank = (a: RoutePattern, b: RoutePattern) => {
+  for (let i = 0; i < Math.max(a.rank.length, b.rank.length); i++) if ((a.rank[i] ?? 0) !== (b.rank[i] ?? 0)) return (b.rank[i] ?? 0) - (a.rank[i] ?? 0);
+  return 0;
+};
+
+/**
+ * The methods a concrete path has (GET brings HEAD), in a stable order: those of the route the
+ * router would pick for it, so `/api/rooms/search` has POST only, not the GET of `/api/rooms/:roomId`.
+ */
+function allowedMethods(routeTable: readonly string[], path: string): string[] {
+  const matching = patternsOf(routeTable).filter(({ pattern }) => pattern.test(path)).sort(byRank);
+  const best = matching[0];
+  if (!best) return [];
+  const methods = new Set(matching.filter((route) => route.url === best.url).map(({ method }) => method));
+  if (methods.has('GET')) methods.add('HEAD');
+  return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((method) => methods.has(method));
 }

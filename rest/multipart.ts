@@ -7,5 +7,13 @@ const BOUNDARY = /;\s*boundary=("[^"]+"|[^;\s]+)/i;
 export function assertMultipart(request: FastifyRequest): void {
   if (!request.isMultipart()) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send multipart/form-data' });
   // Without a boundary the parser cannot split the parts (it used to end in a 500).
-  if (!BOUNDARY.test(request.headers['content-type'] ?? '')) throw CommonErrors.MULTIPART_INVALID();
+  if (!BOUNDARY.test(request.headers['content-type'] ?? '')) throw CommonErrors.MULTIPART_INVALID({ message: 'A multipart/form-data body needs a boundary parameter in Content-Type' });
+}
+
+/**
+ * Whether an error is the multipart parser (busboy) refusing a malformed body. It raises plain
+ * Errors without a code, so its messages are the only handle; each one seen is listed here.
+ */
+export function isMalformedMultipart(error: Error): boolean {
+  return /^(Unexpected end of multipart data|Multipart: Boundary not found|Malformed part header)|terminated early due to unexpected end of multipart data$/.test(error.message);
 }

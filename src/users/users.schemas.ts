@@ -19,7 +19,13 @@ export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().
 export const UserUpdateSchema = z
   .object({
     displayName: z.string().trim().min(1).max(64).optional(),
-    email: z.email('not a valid e-mail address').max(254).transform((value) => value.toLowerCase()).optional(),
+    // RFC 5321, 4.5.3.1: at most 64 characters before the @, 254 in all.
+    email: z
+      .email('not a valid e-mail address')
+      .max(254)
+      .refine((value) => value.indexOf('@') <= 64, 'at most 64 characters before the @')
+      .transform((value) => value.toLowerCase())
+      .optional(),
     language: LanguageCode.optional(),
   })
   .strict()

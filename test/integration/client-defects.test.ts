@@ -46,6 +46,28 @@ describe('what a client coding against the spec meets', () => {
     }
   });
 
+  it('answers a coded 400, not a 500, to a multipart part without headers (found by the fuzzer)', async () => {
+    const s = await makeUser(t);
+    const room = await makeRoom(t, s);
+    const boundary = '804bd5c9f867a231c5e582766347871e';
+    const payload = `--${boundary}\r\n2.220446049250313e-16--${boundary}--\r\n`;
+    for (const roomId of [room.id, '35d2aeea-fea1-4a98-8d45-867d2f76240d']) {
+      for (const url of ['/api/speech-to-text', `/api/messages/${roomId}/attachments`]) {
+        const res = await t.app.inject({ method: 'POST', url, headers: { ...bearer(s.accessToken), 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+        assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode} ${res.body}`);
+      }
+    }
+  });
+
+  it('takes an e-mail address only within RFC 5321\'s lengths (found by the fuzzer)', async () => {
+    const s = await makeUser(t);
+    const tooLong = await api(s, 'PATCH', '/api/users/me', { email: `${'a'.repeat(65)}@example.com` });
+    assert.equal(tooLong.statusCode, 400, tooLong.body);
+    assert.equal(tooLong.json().code, 'VALIDATION_FAILED');
+    const longest = await api(s, 'PATCH', '/api/users/me', { email: `${'a'.repeat(64)}@example.com` });
+    assert.equal(longest.statusCode, 200, longest.body);
+  });
+
   describe('a member\'s enabled and muted state belong to the membership', () => {
     let owner: Session;
     let member: Session;

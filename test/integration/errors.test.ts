@@ -26,6 +26,26 @@ describe('error model', () => {
     assertErrorBody(res.json(), 404, 'NOT_FOUND', '/api/nothing/here');
   });
 
+  it('a method a path does not take: 405 naming the methods it has', async () => {
+    const trace = await t.app.inject({ method: 'TRACE', url: '/api/users/me', headers: bearer(session.accessToken) });
+    assert.equal(trace.statusCode, 405);
+    assert.equal(trace.headers.allow, 'GET, HEAD, PATCH');
+    assertErrorBody(trace.json(), 405, 'METHOD_NOT_ALLOWED', '/api/users/me');
+    const withId = await t.app.inject({ method: 'PUT', url: `/api/rooms/${'a'.repeat(24)}/leave`, headers: bearer(session.accessToken) });
+    assert.equal(withId.statusCode, 405);
+    assert.equal(withId.headers.allow, 'POST');
+    assert.equal((await t.app.inject({ method: 'TRACE', url: '/api/users/me/nothing' })).statusCode, 404);
+    // A method that carries a body is refused before its body is looked at.
+    const query = await t.app.inject({ method: 'QUERY' as 'GET', url: '/api/rooms', headers: bearer(session.accessToken) });
+    assert.equal(query.statusCode, 405);
+    assert.equal(query.headers.allow, 'GET, HEAD, POST');
+    // The methods of the route the router picks: a fixed word wins over a parameter.
+    const search = await t.app.inject({ method: 'OPTIONS', url: '/api/rooms/search' });
+    assert.equal(search.headers.allow, 'POST');
+    const pushToken = await t.app.inject({ method: 'OPTIONS', url: '/api/devices/push-token' });
+    assert.equal(pushToken.headers.allow, 'PUT');
+  });
+
   it('malformed JSON: 400 MALFORMED_JSON, nothing changes', async () => {
     const res = await t.app.inject({
       method: 'PATCH',
