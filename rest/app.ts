@@ -25,6 +25,7 @@ import { mediaRoutes } from './routes/media.routes.js';
 import { messageExtrasRoutes } from './routes/message-extras.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -150,6 +151,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     await authed.register(blocksRoutes, routeOptions);
     await authed.register(biometricRoutes, routeOptions);
     await authed.register(roomsRoutes, routeOptions);
+    await authed.register(chatStatusRoutes, routeOptions);
     await authed.register(messagesRoutes, routeOptions);
     await authed.register(messageExtrasRoutes, routeOptions);
     await authed.register(attachmentsRoutes, routeOptions);

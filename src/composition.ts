@@ -1,6 +1,7 @@
 import { attachmentsArea } from './attachments/index.js';
 import { authArea } from './auth/index.js';
 import { callsArea } from './calls/index.js';
+import { chatStatusArea } from './chat-status/index.js';
 import { contactsArea } from './contacts/index.js';
 import { biometricArea, devicesArea } from './devices/index.js';
 import { inboxArea } from './inbox/index.js';
@@ -38,6 +39,7 @@ async function composeAreas(p: Platform) {
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
   const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
   const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });
+  const chatStatus = chatStatusArea({ rooms, messages, calls });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos };
@@ -57,6 +59,7 @@ async function composeAreas(p: Platform) {
       presenceStore: presenceStores.store,
       rooms: rooms.rooms,
       messages: messages.messages,
+      chatStatus: chatStatus.chatStatus,
       attachments: attachments.attachments,
       media: attachments.media,
       speech: speech.speech,

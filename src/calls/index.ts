@@ -46,3 +46,4 @@ export function callsArea(p: Platform, deps: { users: UsersRepo; contacts: Conta
   const ice = new IceService({ secret: config.TURN_SECRET, turnUrls: config.TURN_URLS, stunUrls: config.STUN_URLS, ttlSeconds: config.TURN_CREDENTIAL_TTL }, p.clock);
   return { repos, calls, roomCalls, anyCall, ice };
 }
+export type CallsArea = ReturnType<typeof callsArea>;

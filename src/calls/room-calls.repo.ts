@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../platform/mongo.js';
+import { findByIds, isDuplicateKey } from '../platform/mongo.js';
 import type { CallMedia } from '../platform/device-events.js';
 
 export type RoomCallEndReason = 'HANGUP' | 'MISSED' | 'FAILED';
@@ -66,6 +66,15 @@ export class RoomCallsRepo {
 
   async unlockRoom(roomId: string, callId: string): Promise<void> {
     await this.locks.deleteOne({ _id: roomId, callId });
+  }
+
+  /** The calls in progress in the given rooms, by room id: two `_id` lookups, whatever the count. */
+  async activeCallsOf(roomIds: string[]): Promise<Map<string, RoomCallDoc>> {
+    if (roomIds.length === 0) return new Map();
+    const locks = await findByIds(this.locks, roomIds);
+    if (locks.length === 0) return new Map();
+    const calls = await findByIds(this.calls, locks.map((lock) => lock.callId));
+    return new Map(calls.filter((call) => call.state === 'ACTIVE').map((call) => [call.roomId, call]));
   }
 
   async currentCallId(roomId: string): Promise<string | null> {

@@ -2,6 +2,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
+import { RoomActivityRepo } from './room-activity.repo.js';
 import { MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
 import { MessagesService } from './messages.service.js';
@@ -9,17 +10,21 @@ import { MessagesService } from './messages.service.js';
 /** Posting and reading messages, comments and translations of broadcast posts. */
 export function messagesArea(p: Platform, deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents }) {
   const messagesRepo = new MessagesRepo(p.db);
+  const activity = new RoomActivityRepo(p.db);
   const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
   const messages = new MessagesService({
     rooms: deps.rooms.policy,
     policy,
     messages: messagesRepo,
+    activity,
     events: deps.events,
     geo: p.geo,
     users: deps.users.repos.users,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     clock: p.clock,
   });
-  return { repos: { messages: messagesRepo }, messages, policy };
+  // A new member starts with the room's history read: their unread count counts from their joining.
+  p.domainEvents.on('room.member-joined', ({ roomId, userId }) => activity.startMember(roomId, userId, p.clock()));
+  return { repos: { messages: messagesRepo }, activity, messages, policy };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;

@@ -22,6 +22,8 @@ export interface MessageDoc {
   language: string;
   /** Other language versions of a broadcast post, by language code. */
   translations: Record<string, string>;
+  /** Number in the room's timeline (1, 2, …); absent on comments and on messages from before it was kept. */
+  seq?: number;
   createdAt: Date;
 }
 

@@ -5,6 +5,7 @@ import { TtlCache } from '../platform/cache/ttl-cache.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
 import type { GeoLocation, MessageDoc, MessagesRepo } from './messages.repo.js';
+import type { RoomActivityRepo } from './room-activity.repo.js';
 import type { RoomDoc } from '../rooms/rooms.repo.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { assertTranslatable, type RoomsPolicy } from '../rooms/rooms.policy.js';
@@ -74,6 +75,7 @@ export class MessagesService {
       rooms: RoomsPolicy;
       policy: MessagesPolicy;
       messages: MessagesRepo;
+      activity: RoomActivityRepo;
       events: DeviceEvents;
       geo: GeoLocator;
       users: UsersRepo;
@@ -138,7 +140,14 @@ export class MessagesService {
       translations: {},
       createdAt: this.deps.clock?.() ?? new Date(),
     };
+    // The room's timeline number (comments have none): the chat list's unread counts come from it.
+    if (parentId === null) doc.seq = await this.deps.activity.nextSeq(room._id);
     await this.deps.messages.insert(doc);
+    if (doc.seq !== undefined) {
+      const last = { id: doc._id, userId: doc.userId, message: doc.message, encrypted, attachmentCount: attachmentIds.length, createdAt: doc.createdAt };
+      // The author has read what they wrote, and everything before it.
+      await Promise.all([this.deps.activity.recordLast(room._id, doc.seq, last), this.deps.activity.markRead(room._id, principal.userId, doc.seq)]);
+    }
     const view = presentMessage(doc);
     // Live path: one broadcast to the room's socket.io room on every node; devices catch up by reading.
     this.deps.events.toRoom(room._id, 'message.new', { ...view, messageId: view.id });
@@ -166,6 +175,23 @@ export class MessagesService {
    * A page of a room's messages, newest first. `before` pages back in history; `after` returns the
    * messages right after a cursor (to catch up after being offline), continuing with the newest id.
    */
+  /**
+   * Moves the caller's read mark in a room forward: to `messageId` (a message of the room's
+   * timeline), or to its newest message. Active members only; the mark never moves back.
+   */
+  async markRead(principal: Principal, roomId: string, input: { messageId?: string }): Promise<void> {
+    await this.deps.rooms.activeMember(roomId, principal.userId);
+    let seq: number;
+    if (input.messageId) {
+      const message = await this.deps.messages.findById(input.messageId);
+      if (!message || message.roomId !== roomId || message.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND({ message: 'No such message in this room\'s timeline' });
+      seq = message.seq ?? 0;
+    } else {
+      seq = await this.deps.activity.count(roomId);
+    }
+    await this.deps.activity.markRead(roomId, principal.userId, seq);
+  }
+
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     await this.deps.rooms.mayRead(principal, roomId);
     return this.page(roomId, null, input);

@@ -9,6 +9,8 @@ export interface DomainEventMap {
   'device.revoked': { deviceId: string; userId: string };
   /** A session started on a new device (after the SMS code and, when on, two-factor). */
   'user.signed-in': { userId: string; phone: string; deviceId: string };
+  /** A user became an active member of a room (created it, joined, was added). */
+  'room.member-joined': { roomId: string; userId: string };
   /** A member left a room or was removed from it. */
   'room.member-left': { roomId: string; userId: string; byAdmin: boolean };
 }
@@ -23,7 +25,7 @@ type Handlers = { [K in DomainEventName]: Handler<K>[] };
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-left': [] };
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [] };
 
   constructor(private readonly logger: Logger) {}
 

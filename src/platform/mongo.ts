@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type Collection, type Db, type Document, type Filter } from 'mongodb';
 
 export async function connectMongo(url: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 });
@@ -9,4 +9,15 @@ export async function connectMongo(url: string, dbName: string): Promise<{ clien
 /** True when `error` is a unique-index violation. */
 export function isDuplicateKey(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}
+
+/** How many ids one `$in` lookup takes: mongo-java-server matches `$in` in time growing with the square of the list (1,000 ids: 92 ms; 10 lists of 100: 4 ms each). */
+const IN_CHUNK = 100;
+
+/** Documents by `_id`, in lookups of at most 100 ids run side by side; order not kept. */
+export async function findByIds<T extends { _id: string }>(collection: Collection<T>, ids: readonly string[], projection?: Document): Promise<T[]> {
+  const chunks: string[][] = [];
+  for (let start = 0; start < ids.length; start += IN_CHUNK) chunks.push(ids.slice(start, start + IN_CHUNK));
+  const found = await Promise.all(chunks.map((chunk) => collection.find({ _id: { $in: chunk } } as Filter<T>, projection ? { projection } : {}).toArray()));
+  return found.flat() as T[];
 }

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { findByIds } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 
 /** One user's membership of one chat room; `_id` is `<roomId>:<userId>`. */
@@ -79,6 +80,13 @@ export class RoomMembersRepo {
     await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
     await this.recent.clear(`${roomId}:${userId}`);
     return result.modifiedCount === 1;
+  }
+
+  /** One user's membership rows of the given rooms, by room id. */
+  async membershipsOf(userId: string, roomIds: string[]): Promise<Map<string, RoomMemberDoc>> {
+    if (roomIds.length === 0) return new Map();
+    const rows = await findByIds(this.collection, roomIds.map((roomId) => `${roomId}:${userId}`));
+    return new Map(rows.map((row) => [row.roomId, row]));
   }
 
   find(roomId: string, userId: string): Promise<RoomMemberDoc | null> {

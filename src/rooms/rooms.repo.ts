@@ -1,6 +1,6 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
-import { isDuplicateKey } from '../platform/mongo.js';
+import { findByIds, isDuplicateKey } from '../platform/mongo.js';
 
 export const ROOM_TYPES = ['DIRECT', 'PRIVATE_GROUP', 'PUBLIC_GROUP', 'BROADCAST', 'E2EE'] as const;
 export type RoomType = (typeof ROOM_TYPES)[number];
@@ -78,8 +78,15 @@ export class RoomsRepo {
     return this.collection.findOne({ uniqueKey: key });
   }
 
+  /** When each of the given rooms was created, by id (rooms that do not exist are left out). */
+  async createdAtOf(ids: string[]): Promise<Map<string, Date>> {
+    if (ids.length === 0) return new Map();
+    const docs = await findByIds(this.collection, ids, { createdAt: 1 });
+    return new Map(docs.map((doc) => [doc._id, doc.createdAt]));
+  }
+
   findManyByIds(ids: string[]): Promise<RoomDoc[]> {
-    return ids.length === 0 ? Promise.resolve([]) : this.collection.find({ _id: { $in: ids } }).toArray();
+    return findByIds(this.collection, ids);
   }
 
   /** Claims a readable link for a room; false when another room holds it (now or as a redirect). */

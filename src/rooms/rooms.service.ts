@@ -83,6 +83,7 @@ export class RoomsService {
     if (await this.deps.members.add(room._id, userId, this.now(), { muted })) {
       await this.deps.rooms.addToMemberCount(room._id, 1);
       this.deps.events.joinChatRoom(userId, room._id);
+      await this.deps.domainEvents.emit('room.member-joined', { roomId: room._id, userId });
     }
   }
 

@@ -1,0 +1,101 @@
+import type { Collection, Db } from 'mongodb';
+import { findByIds } from '../platform/mongo.js';
+
+/** What the chat list shows of a room's newest timeline message. */
+export interface LastMessage {
+  id: string;
+  userId: string;
+  /** The text as posted (ciphertext in end-to-end encrypted rooms). */
+  message: string;
+  encrypted: boolean;
+  attachmentCount: number;
+  createdAt: Date;
+}
+
+/**
+ * A room's timeline counter and newest message; `_id` is the room id. `count` numbers the timeline
+ * messages (comments are not counted), so a member's unread count is `count` less their read mark:
+ * one `_id` lookup per room, whatever the room's size.
+ */
+interface RoomActivityDoc {
+  _id: string;
+  count: number;
+  lastSeq: number;
+  last: LastMessage | null;
+  lastAt: Date | null;
+}
+
+/** How far one member has read a room's timeline; `_id` is `<roomId>:<userId>`. */
+interface RoomReadDoc {
+  _id: string;
+  seq: number;
+}
+
+export interface RoomActivity {
+  roomId: string;
+  count: number;
+  last: LastMessage | null;
+  lastAt: Date | null;
+}
+
+export class RoomActivityRepo {
+  private readonly activity: Collection<RoomActivityDoc>;
+  private readonly reads: Collection<RoomReadDoc>;
+
+  constructor(db: Db) {
+    this.activity = db.collection<RoomActivityDoc>('room_activity');
+    this.reads = db.collection<RoomReadDoc>('room_reads');
+  }
+
+  /** The next timeline number of the room: taken before the message is stored, so it is unique. */
+  async nextSeq(roomId: string): Promise<number> {
+    const updated = await this.activity.findOneAndUpdate(
+      { _id: roomId },
+      { $inc: { count: 1 }, $setOnInsert: { lastSeq: 0, last: null, lastAt: null } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return updated?.count ?? 1;
+  }
+
+  /**
+   * A new member's start: the room's activity record exists from its first member on (its `lastAt`
+   * is then the room's start, for the chat list's order), and the member's read mark is at its
+   * current count, so their unread count counts from their joining.
+   */
+  async startMember(roomId: string, userId: string, at: Date): Promise<void> {
+    const room = await this.activity.findOneAndUpdate(
+      { _id: roomId },
+      { $setOnInsert: { count: 0, lastSeq: 0, last: null, lastAt: at } },
+      { upsert: true, returnDocument: 'after', projection: { count: 1 } },
+    );
+    await this.markRead(roomId, userId, room?.count ?? 0);
+  }
+
+  /** Records the room's newest message, unless a later one is already recorded (posts race). */
+  async recordLast(roomId: string, seq: number, last: LastMessage): Promise<void> {
+    await this.activity.updateOne({ _id: roomId, lastSeq: { $lt: seq } }, { $set: { lastSeq: seq, last, lastAt: last.createdAt } });
+  }
+
+  async count(roomId: string): Promise<number> {
+    return (await this.activity.findOne({ _id: roomId }, { projection: { count: 1 } }))?.count ?? 0;
+  }
+
+  /** Moves a member's read mark forward to `seq`; never back. */
+  async markRead(roomId: string, userId: string, seq: number): Promise<void> {
+    await this.reads.updateOne({ _id: `${roomId}:${userId}` }, { $max: { seq } }, { upsert: true });
+  }
+
+  /** The activity of each room that has any, by room id. */
+  async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {
+    if (roomIds.length === 0) return new Map();
+    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1 });
+    return new Map(docs.map((doc) => [doc._id, { roomId: doc._id, count: doc.count, last: doc.last ?? null, lastAt: doc.lastAt ?? null }]));
+  }
+
+  /** The read marks of one user in the given rooms, by room id (absent: nothing read). */
+  async readMarks(userId: string, roomIds: string[]): Promise<Map<string, number>> {
+    if (roomIds.length === 0) return new Map();
+    const docs = await findByIds(this.reads, roomIds.map((roomId) => `${roomId}:${userId}`));
+    return new Map(docs.map((doc) => [doc._id.slice(0, doc._id.lastIndexOf(':')), doc.seq]));
+  }
+}
