@@ -25,6 +25,7 @@ import { mediaRoutes } from './routes/media.routes.js';
 import { messageExtrasRoutes } from './routes/message-extras.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { avatarFileRoutes, avatarRoutes } from './routes/avatar.routes.js';
 import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
@@ -140,10 +141,12 @@ export async function buildApp({ services, config, logger }: { services: Service
   await app.register(opsRoutes, { ...routeOptions, metrics });
   await app.register(authRoutes, routeOptions);
   await app.register(mediaRoutes, routeOptions);
+  await app.register(avatarFileRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
     await authed.register(sessionRoutes, routeOptions);
     await authed.register(usersRoutes, routeOptions);
+    await authed.register(avatarRoutes, routeOptions);
     await authed.register(devicesRoutes, routeOptions);
     await authed.register(presenceRoutes, routeOptions);
     await authed.register(callsRoutes, routeOptions);

@@ -1,3 +1,4 @@
+import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { CommonErrors } from '../src/platform/common.errors.js';
 
@@ -16,4 +17,15 @@ export function assertMultipart(request: FastifyRequest): void {
  */
 export function isMalformedMultipart(error: Error): boolean {
   return /^(Unexpected end of multipart data|Multipart: Boundary not found|Malformed part header)|terminated early due to unexpected end of multipart data$/.test(error.message);
+}
+
+/**
+ * The one file of an upload route registered with `files: 1`, read by `read`; null without one.
+ * Every part is read, so a second file is refused (LIMIT_FILES_PER_UPLOAD) instead of ignored, which
+ * `request.file()` alone would do.
+ */
+export async function onlyFile<T>(request: FastifyRequest, read: (part: MultipartFile) => Promise<T>): Promise<T | null> {
+  let result: T | null = null;
+  for await (const part of request.parts()) if (part.type === 'file') result = await read(part);
+  return result;
 }

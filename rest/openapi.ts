@@ -23,6 +23,12 @@ const MULTIPART_FORMS: Record<string, Json> = {
     properties: { file: { type: 'string', format: 'binary', description: 'The recorded voice message' } },
     required: ['file'],
   },
+  AvatarUploadForm: {
+    type: 'object',
+    description: 'Multipart: the picture as one `file` part',
+    properties: { file: { type: 'string', format: 'binary', description: 'A JPEG, PNG, WebP, GIF, HEIF, AVIF or TIFF picture' } },
+    required: ['file'],
+  },
   AttachmentsUploadForm: {
     type: 'object',
     description: 'Multipart: one to ten `file` parts, and an optional `payload`, a ChatMessage as JSON text posted first (the files attach to it)',

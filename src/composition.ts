@@ -49,6 +49,7 @@ async function composeAreas(p: Platform) {
       ops: { health: (timeoutMs: number) => p.health(timeoutMs) },
       geo: { locate: (ip: string) => p.geo.locate(ip) },
       users: users.users,
+      avatars: users.avatars,
       devices: devices.devices,
       auth: auth.auth,
       biometric: biometric.biometric,

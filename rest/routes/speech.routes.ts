@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { SIZE_LIMITS, stageFile, uploadStagingDir } from '../../src/attachments/attachment-limits.js';
 import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
-import { assertMultipart } from '../multipart.js';
+import { assertMultipart, onlyFile } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
 import { authedErrors } from '../responses.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
@@ -33,8 +33,7 @@ export const speechRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
     handler: async (request) => {
       const principal = principalOf(request);
       assertMultipart(request);
-      const part = await request.file();
-      const staged = part ? await stageFile(part.file, part.filename || 'voice', part.mimetype, stagingDir) : null;
+      const staged = await onlyFile(request, (part) => stageFile(part.file, part.filename || 'voice', part.mimetype, stagingDir));
       try {
         return await services.speech.transcribe(principal, staged);
       } finally {

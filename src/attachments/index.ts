@@ -4,6 +4,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import { QUEUES } from '../platform/queues.js';
+import { publicBaseUrl } from '../platform/config.js';
 import { AttachmentsRepo } from './attachments.repo.js';
 import { AttachmentsService } from './attachments.service.js';
 import { MediaService } from './media.service.js';
@@ -22,7 +23,7 @@ export function attachmentsArea(p: Platform, deps: { messages: MessagesService; 
     mediaQueueMax: config.MEDIA_QUEUE_MAX,
     tokens: deps.tokens,
     ticketTtlSeconds: config.TICKET_TTL,
-    publicBaseUrl: (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.HTTP_PORT}`).replace(/\/$/, ''),
+    publicBaseUrl: publicBaseUrl(config),
     clock: p.clock,
   });
   return { repos: { attachments: repo }, attachments, media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }) };

@@ -1,3 +1,4 @@
+import { userSummary } from '../users/users.service.js';
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
@@ -20,6 +21,8 @@ export class BlocksService {
     private readonly blocks: BlocksRepo,
     private readonly users: UsersRepo,
     private readonly requests: ConnectionRequestsRepo,
+    /** Where the pictures' public addresses start. */
+    private readonly publicBaseUrl: string,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
@@ -30,7 +33,7 @@ export class BlocksService {
     const now = this.clock();
     if (!(await this.blocks.block(principal.userId, blockedUserId, reason, now))) throw ContactsErrors.ALREADY_BLOCKED();
     await this.requests.cancelBetween(principal.userId, blockedUserId, now);
-    return { blockedUser: { id: blocked._id, displayName: blocked.displayName }, reason, createdAt: now.toISOString() };
+    return { blockedUser: userSummary(this.publicBaseUrl, blocked, blocked._id), reason, createdAt: now.toISOString() };
   }
 
   async unblock(principal: Principal, blockedUserId: string): Promise<void> {
@@ -43,7 +46,7 @@ export class BlocksService {
     const users = new Map((await this.users.findManyByIds(items.map((b) => b.blockedId))).map((u) => [u._id, u]));
     return page(
       items.map((b) => ({
-        blockedUser: { id: b.blockedId, displayName: users.get(b.blockedId)?.displayName ?? null },
+        blockedUser: userSummary(this.publicBaseUrl, users.get(b.blockedId), b.blockedId),
         reason: b.reason,
         createdAt: b.createdAt.toISOString(),
       })),

@@ -12,7 +12,7 @@ import type { UserDoc, UsersRepo } from '../users/users.repo.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { page, type Page } from '../platform/paging.js';
 import type { InvitationJob } from '../platform/queues.js';
-import type { UserSummaryView } from '../users/users.service.js';
+import { userSummary, type UserSummaryView } from '../users/users.service.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { ContactsErrors } from './contacts.errors.js';
 import type { ConnectionRequestDtoSchema } from './contacts.schemas.js';
@@ -32,7 +32,6 @@ export interface SendRequestInput {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const summary = (user: Pick<UserDoc, '_id' | 'displayName'>): UserSummaryView => ({ id: user._id, displayName: user.displayName });
 
 /** Connection requests and connections (spec, "Contacts and blocks", rules 1 to 3). */
 /** How long one sender holds an invitation it is sending before another may try. */
@@ -51,6 +50,8 @@ export class ContactsService {
       /** Queues the job that retries an invitation's sending. */
       enqueueInvitation: (job: InvitationJob) => Promise<void>;
       appName: string;
+      /** Where the pictures' public addresses start. */
+      publicBaseUrl: string;
       clock?: () => Date;
     },
   ) {}
@@ -115,7 +116,7 @@ export class ContactsService {
     }
 
     if (recipient) {
-      await this.deps.events.toUsers([recipient._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
+      await this.deps.events.toUsers([recipient._id], 'contact.request', { requestId: request._id, sender: userSummary(this.deps.publicBaseUrl, sender, sender._id), customMessage: request.customMessage });
       return;
     }
     await this.sendInvitation(request);
@@ -163,7 +164,7 @@ export class ContactsService {
     const { items, total } = await this.deps.requests.pageForUser(principal.userId, currentPage * pageSize, pageSize);
     const ids = [...new Set(items.flatMap((r) => [r.senderId, ...(r.recipientId ? [r.recipientId] : [])]))];
     const users = new Map((await this.deps.users.findManyByIds(ids)).map((u) => [u._id, u]));
-    const view = (id: string): UserSummaryView => ({ id, displayName: users.get(id)?.displayName ?? null });
+    const view = (id: string): UserSummaryView => userSummary(this.deps.publicBaseUrl, users.get(id), id);
     return page(
       items.map((r) => ({
         id: r._id,
@@ -196,12 +197,12 @@ export class ContactsService {
     if (input.accept) {
       await connections.connect(request.senderId, principal.userId, now);
       const me = await users.findById(principal.userId);
-      await events.toUsers([request.senderId], 'contact.accepted', { requestId, user: summary(me ?? { _id: principal.userId, displayName: null }) });
+      await events.toUsers([request.senderId], 'contact.accepted', { requestId, user: userSummary(this.deps.publicBaseUrl, me, principal.userId) });
     } else if (input.block) {
       await blocks.block(principal.userId, request.senderId, input.reason ?? 'UNKNOWN', now);
     }
     const sender = await users.findById(request.senderId);
-    return sender ? summary(sender) : { id: request.senderId, displayName: null };
+    return userSummary(this.deps.publicBaseUrl, sender, request.senderId);
   }
 
   async listConnections(principal: Principal, pageSize: number, currentPage: number): Promise<Page<ConnectionView>> {
@@ -212,7 +213,7 @@ export class ContactsService {
       items.map((c) => {
         const other = otherOf(c.userIds);
         return {
-          user: { id: other, displayName: users.get(other)?.displayName ?? null },
+          user: userSummary(this.deps.publicBaseUrl, users.get(other), other),
           since: c.createdAt.toISOString(),
           disableIncomingCalls: c.incomingCallsDisabledBy.includes(principal.userId),
         };
@@ -260,7 +261,7 @@ export class ContactsService {
     for (const request of claimed) {
       const sender = await this.deps.users.findById(request.senderId);
       if (!sender) continue;
-      await this.deps.events.toUsers([user._id], 'contact.request', { requestId: request._id, sender: summary(sender), customMessage: request.customMessage });
+      await this.deps.events.toUsers([user._id], 'contact.request', { requestId: request._id, sender: userSummary(this.deps.publicBaseUrl, sender, sender._id), customMessage: request.customMessage });
     }
   }
 

@@ -1,3 +1,4 @@
+import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
@@ -21,10 +22,11 @@ export function contactsArea(p: Platform, deps: { users: UsersRepo; events: Devi
     email: p.email,
     enqueueInvitation: (job) => p.queues.add(QUEUES.invitations, job, { delayMs: 30_000 }),
     appName: p.config.TOTP_ISSUER,
+    publicBaseUrl: publicBaseUrl(p.config),
     clock: p.clock,
   });
   // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
   p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));
-  return { repos, contacts, blocks: new BlocksService(repos.blocks, deps.users, repos.connectionRequests, p.clock) };
+  return { repos, contacts, blocks: new BlocksService(repos.blocks, deps.users, repos.connectionRequests, publicBaseUrl(p.config), p.clock) };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;

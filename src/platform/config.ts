@@ -79,6 +79,8 @@ const EnvSchema = z
     S3_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     MEDIA_QUEUE_MAX: positiveInt.default(1000),
     TICKET_TTL: duration.default(300),
+    // Profile pictures: the largest upload taken, in bytes (5 MiB).
+    AVATAR_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
 
     SUMMARIZER: z.enum(['extractive', 'openai']).default('extractive'),
     OPENAI_BASE_URL: z.url().optional(),
@@ -184,6 +186,11 @@ export class ConfigError extends Error {
 }
 
 /** Reads the configuration from environment variables; throws ConfigError naming every bad variable. */
+/** The address clients reach the REST api at, without a trailing slash (for links the service hands out). */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'HTTP_PORT'>): string {
+  return (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.HTTP_PORT}`).replace(/\/$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as in most deployment tools.
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));

@@ -1,17 +1,24 @@
+import { uploadStagingDir } from '../attachments/attachment-limits.js';
+import { publicBaseUrl } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
 import { UsersRepo } from './users.repo.js';
 import { UsersService } from './users.service.js';
+import { AvatarsService } from './avatars.service.js';
 
-/** Users: profiles, two-factor, site administrators. */
+/** Users: profiles, profile pictures, two-factor, site administrators. */
 export function usersArea(p: Platform) {
   const repo = new UsersRepo(p.db);
+  const baseUrl = publicBaseUrl(p.config);
   return {
     repos: { users: repo },
+    publicBaseUrl: baseUrl,
+    avatars: new AvatarsService({ users: repo, storage: () => p.storage, stagingDir: uploadStagingDir(p.config), clock: p.clock }),
     users: new UsersService(
       repo,
       {
         adminPhones: p.config.ADMIN_PHONES,
         totpIssuer: p.config.TOTP_ISSUER,
+        publicBaseUrl: baseUrl,
         wrongCodes: { max: p.config.LOGIN_CODE_MAX_ATTEMPTS, windowSeconds: p.config.LOGIN_CODE_WINDOW, ephemeral: p.ephemeral, key: p.keys.users.twoFactorWrong },
       },
       p.clock,

@@ -12,6 +12,12 @@ export interface TwoFactorState {
   lastStep: number;
 }
 
+/** Which stored picture is a user's profile picture: its files are under `avatars/<userId>/<version>/`. */
+export interface AvatarRef {
+  version: string;
+  updatedAt: Date;
+}
+
 export interface UserDoc {
   _id: string;
   phone: string;
@@ -20,6 +26,8 @@ export interface UserDoc {
   displayName: string | null;
   language: string;
   twoFactor: TwoFactorState;
+  /** The current profile picture; absent or null when there is none. */
+  avatar?: AvatarRef | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -83,6 +91,11 @@ export class UsersRepo {
 
   async updateProfile(id: string, changes: { displayName?: string; language?: string; email?: string }, now: Date): Promise<UserDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: now } }, { returnDocument: 'after' });
+  }
+
+  /** Points the user at a picture (or none); the record as it was before, null when there is no such user. */
+  setAvatar(id: string, avatar: AvatarRef | null): Promise<UserDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: id }, { $set: { avatar, updatedAt: avatar?.updatedAt ?? new Date() } }, { returnDocument: 'before' });
   }
 
   async setPendingSecret(id: string, secret: string, now: Date): Promise<void> {

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { IsoDateTime, LanguageCode } from '../platform/common.schemas.js';
 
+const avatarFields = {
+  avatarUrl: z.string().nullable().describe('The profile picture, 512 × 512 WebP; opens without the Authorization header while it is current'),
+  avatarThumbnailUrl: z.string().nullable().describe('The same picture, 128 × 128'),
+};
+
 export const UserSchema = z
   .object({
     id: z.string(),
@@ -10,11 +15,12 @@ export const UserSchema = z
     language: z.string(),
     twoFactorEnabled: z.boolean(),
     admin: z.boolean().describe('Site administrator'),
+    ...avatarFields,
     createdAt: IsoDateTime,
   })
   .meta({ id: 'User' });
 
-export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable() }).meta({ id: 'UserDto' });
+export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable(), ...avatarFields }).meta({ id: 'UserDto' });
 
 export const UserUpdateSchema = z
   .object({

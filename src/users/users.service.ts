@@ -6,6 +6,7 @@ import type { UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { AuthErrors } from '../auth/auth.errors.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
+import { avatarUrls } from './avatars.service.js';
 import { UsersErrors } from './users.errors.js';
 import type { UserSchema } from './users.schemas.js';
 import type { UserDtoSchema } from './users.schemas.js';
@@ -24,6 +25,8 @@ export class UsersService {
     private readonly options: {
       adminPhones: string[];
       totpIssuer: string;
+      /** Where the pictures' public addresses start. */
+      publicBaseUrl: string;
       /** Wrong authenticator codes allowed per account and window on enable and disable (the sign-in step's bound). */
       wrongCodes: { max: number; windowSeconds: number; ephemeral: EphemeralStore; key: (userId: string) => string };
     },
@@ -45,6 +48,7 @@ export class UsersService {
 
   present(user: UserDoc): UserView {
     return {
+      ...avatarUrls(this.options.publicBaseUrl, user),
       id: user._id,
       phone: user.phone,
       email: user.email ?? null,
@@ -78,7 +82,7 @@ export class UsersService {
   async getSummary(_principal: Principal, userId: string): Promise<UserSummaryView> {
     const user = await this.users.findById(userId);
     if (!user) throw UsersErrors.USER_NOT_FOUND();
-    return { id: user._id, displayName: user.displayName };
+    return userSummary(this.options.publicBaseUrl, user, userId);
   }
 
   /** Starts two-factor setup: a new pending secret, confirmed later by `enableTwoFactor`. */
@@ -131,4 +135,9 @@ export class UsersService {
     const disabled = await this.users.disableTwoFactor(user._id, secret, newTotpSecret(), this.clock());
     return disabled ?? (await this.me(principal));
   }
+}
+
+/** A user as others see them (UserDto): never the phone number. `user` undefined: a user that is gone. */
+export function userSummary(baseUrl: string, user: Pick<UserDoc, '_id' | 'displayName' | 'avatar'> | null | undefined, id: string): UserSummaryView {
+  return { id, displayName: user?.displayName ?? null, ...avatarUrls(baseUrl, user) };
 }

@@ -52,6 +52,13 @@ describe('speech-to-text', () => {
     assert.equal(garbage.json().code, 'UNREADABLE_AUDIO');
   });
 
+  it('refuses a second file rather than ignoring it', async () => {
+    const body = multipart([{ filename: 'a.m4a', content: Buffer.from('first') }, { filename: 'b.m4a', content: Buffer.from('second') }]);
+    const res = await t.app.inject({ method: 'POST', url: '/api/speech-to-text', headers: { ...bearer(s.accessToken), ...body.headers }, payload: body.payload });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.json().code, 'LIMIT_FILES_PER_UPLOAD');
+  });
+
   it('needs a token and a multipart body', async () => {
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/speech-to-text' })).statusCode, 401);
     const json = await t.app.inject({ method: 'POST', url: '/api/speech-to-text', headers: bearer(s.accessToken), payload: { file: 'x' } });
