@@ -92,7 +92,7 @@ async function signIn(base, outbox) {
 }
 
 /** Runs the api and worker roles on the given stack and fuzzes them for `seconds`. Returns the exit code. */
-export async function runFuzz({ mongoUrl, redisUrl, seconds, workDir, mediasoupWorker }) {
+export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seconds, workDir, mediasoupWorker }) {
   const st = ensureSchemathesis();
   const [port, sfuPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${port}`;
@@ -108,6 +108,8 @@ export async function runFuzz({ mongoUrl, redisUrl, seconds, workDir, mediasoupW
       LOG_LEVEL: 'warn',
       MONGODB_URL: mongoUrl.replace(/\/?$/, '/fuzz'),
       REDIS_URL: redisUrl,
+      EVM_RPC_URL: evmRpcUrl,
+      USDT_TOKEN_ADDRESS: usdtAddress,
       HTTP_PORT: String(port),
       SMS_OUTBOX_FILE: outbox,
       STORAGE_DIR: path.join(workDir, 'fuzz-storage'),

@@ -2,6 +2,7 @@
 // mongo-java-server jars cached outside the repository), starts Redis and the MongoDB-compatible
 // server on free loopback ports, and stops them again. Node built-ins only: it runs before
 // `npm ci` has finished.
+import { startChain } from './chain.mjs';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -159,15 +160,16 @@ function stopChild(child, signal = 'SIGTERM') {
 }
 
 /**
- * Starts Redis and the MongoDB-compatible server, unless MONGODB_URL and REDIS_URL are both set,
- * in which case nothing is started and those are used.
+ * Starts Redis, the MongoDB-compatible server and the development chain (scripts/chain.mjs), unless
+ * MONGODB_URL, REDIS_URL, EVM_RPC_URL and USDT_TOKEN_ADDRESS are all set, in which case nothing is
+ * started and those are used.
  * `persistent`: data kept under `dataDir` (H2 file, Redis append-only file); otherwise in memory.
  */
 export async function startStack({ dataDir, persistent, forTests = false }) {
-  if (process.env.MONGODB_URL && process.env.REDIS_URL) {
-    log('MONGODB_URL and REDIS_URL are set: using them, starting nothing');
+  if (process.env.MONGODB_URL && process.env.REDIS_URL && process.env.EVM_RPC_URL && process.env.USDT_TOKEN_ADDRESS) {
+    log('MONGODB_URL, REDIS_URL, EVM_RPC_URL and USDT_TOKEN_ADDRESS are set: using them, starting nothing');
     if (forTests) ensureInstalled({ forTests });
-    return { mongoUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, stop: async () => {} };
+    return { mongoUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, evmRpcUrl: process.env.EVM_RPC_URL, usdtAddress: process.env.USDT_TOKEN_ADDRESS, stop: async () => {} };
   }
   ensureInstalled({ forTests });
   const started = [];
@@ -177,6 +179,7 @@ export async function startStack({ dataDir, persistent, forTests = false }) {
   const results = await Promise.allSettled([
     startRedis({ dir: path.join(dataDir, 'redis'), persistent }),
     startMongo({ h2File: persistent ? path.join(dataDir, 'mongo', 'chat.mv.db') : null }),
+    freePort().then((port) => startChain(port)),
   ]);
   for (const result of results) if (result.status === 'fulfilled') started.push(result.value.child);
   const failed = results.find((result) => result.status === 'rejected');
@@ -184,9 +187,16 @@ export async function startStack({ dataDir, persistent, forTests = false }) {
     await stop();
     throw failed.reason;
   }
-  const [redis, mongo] = results.map((result) => result.value);
-  log(`redis ${redis.url}, mongo-java-server ${mongo.url}${persistent ? ` (data in ${dataDir})` : ' (in memory)'}`);
-  return { mongoUrl: mongo.url, redisUrl: redis.url, pids: { redis: redis.child.pid, mongo: mongo.child.pid }, stop };
+  const [redis, mongo, chain] = results.map((result) => result.value);
+  log(`redis ${redis.url}, mongo-java-server ${mongo.url}${persistent ? ` (data in ${dataDir})` : ' (in memory)'}, chain ${chain.rpcUrl} (USDT at ${chain.usdtAddress})`);
+  return {
+    mongoUrl: mongo.url,
+    redisUrl: redis.url,
+    evmRpcUrl: chain.rpcUrl,
+    usdtAddress: chain.usdtAddress,
+    pids: { redis: redis.child.pid, mongo: mongo.child.pid, chain: chain.child.pid },
+    stop,
+  };
 }
 
 /** Runs `fn` on the first SIGINT/SIGTERM/SIGHUP, once. */

@@ -51,6 +51,8 @@ const env = {
   ...process.env,
   MONGODB_URL: stack.mongoUrl,
   REDIS_URL: stack.redisUrl,
+  EVM_RPC_URL: stack.evmRpcUrl,
+  USDT_TOKEN_ADDRESS: stack.usdtAddress,
   SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
 };
 function run(role, extraEnv = {}) {

@@ -73,7 +73,7 @@ const watchdog = setTimeout(() => {
 const code = await run(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
-  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
+  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress, TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
 );
 clearTimeout(watchdog);
 // A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one). Skipped when

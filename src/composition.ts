@@ -2,6 +2,7 @@ import { attachmentsArea } from './attachments/index.js';
 import { authArea } from './auth/index.js';
 import { callsArea } from './calls/index.js';
 import { chatStatusArea } from './chat-status/index.js';
+import { walletsArea } from './wallets/index.js';
 import { contactsArea } from './contacts/index.js';
 import { biometricArea, devicesArea } from './devices/index.js';
 import { inboxArea } from './inbox/index.js';
@@ -39,10 +40,11 @@ async function composeAreas(p: Platform) {
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
   const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
   const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });
+  const wallets = walletsArea(p, { users: users.repos.users, biometric: biometric.biometric, events });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall });
 
-  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos };
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
@@ -61,6 +63,10 @@ async function composeAreas(p: Platform) {
       rooms: rooms.rooms,
       messages: messages.messages,
       chatStatus: chatStatus.chatStatus,
+      wallets: wallets.wallets,
+      walletTransfers: wallets.transfers,
+      walletsReconciler: wallets.reconciler,
+      exchangeRates: { current: wallets.rates },
       attachments: attachments.attachments,
       media: attachments.media,
       speech: speech.speech,

@@ -14,6 +14,7 @@ import './speech/speech.errors.js';
 import './summaries/summaries.errors.js';
 import './calls/calls.errors.js';
 import './sfu/sfu.errors.js';
+import './wallets/wallets.errors.js';
 
 export { errorCatalogue, type CodedError } from './platform/errors.js';
 

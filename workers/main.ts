@@ -4,6 +4,7 @@ import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
+import { reconcileProcessor } from './processors/reconcile.processor.js';
 import { invitationProcessor } from './processors/invitation.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
@@ -49,6 +50,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   // One processor per queue, a few lines each: job data holds ids, the processor calls one service function.
   const started = {
     maintenance: await start(QUEUES.maintenance, cleanupProcessor(services.maintenance)),
+    wallets: await start(QUEUES.wallets, reconcileProcessor(services.walletsReconciler)),
     push: await start(QUEUES.push, pushProcessor(services.push)),
     calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
     media: await start(QUEUES.media, mediaProcessor(services.media)),

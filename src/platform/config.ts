@@ -16,11 +16,15 @@ const duration = z
 
 const port = z.coerce.number().int('must be a whole number').min(0).max(65_535);
 const positiveInt = z.coerce.number().int('must be a whole number').positive();
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected an EVM address: 0x and 40 hex digits');
+const decimalString = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'expected a decimal amount such as 100 or 0.05');
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
 
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
 const DEV_TURN_SECRET = 'development-only-turn-secret';
 const DEV_SFU_SECRET = 'development-only-sfu-secret';
+const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
+const DEV_HOT_WALLET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 
 const EnvSchema = z
   .object({
@@ -130,13 +134,25 @@ const EnvSchema = z
       .default('')
       .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
       .pipe(z.array(e164)),
+
+    // Wallets (README, "Wallets"): the EVM chain, the hot wallet's key, the deposit addresses' mnemonic.
+    EVM_RPC_URL: z.url().default('http://127.0.0.1:8545'),
+    USDT_TOKEN_ADDRESS: evmAddress.optional(),
+    HOT_WALLET_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected 0x and 64 hex digits').optional(),
+    DEPOSIT_MNEMONIC: z.string().min(20).optional(),
+    DEPOSIT_CONFIRMATIONS: z.coerce.number().int().min(0).max(1000).default(2),
+    // The lowest sending-limit tier's daily allowance, per currency, in its units (decimal strings).
+    WALLET_DAILY_LIMIT_ETH: decimalString.default('0.05'),
+    WALLET_DAILY_LIMIT_USDT: decimalString.default('100'),
+    // The static price feed (development, tests): what one ETH costs in USDT.
+    WALLET_STATIC_ETH_USDT: decimalString.default('3000'),
   })
   .superRefine((env, ctx) => {
     if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
     if (env.NODE_ENV === 'production' && (env.CODE_HASH_MEMORY_KIB < 19_456 || env.CODE_HASH_PASSES < 2)) {
       ctx.addIssue({ code: 'custom', path: ['CODE_HASH_MEMORY_KIB'], message: 'must be at least 19456 KiB with at least 2 passes in production' });
     }
-    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET'] as const) {
+    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET', 'HOT_WALLET_PRIVATE_KEY', 'DEPOSIT_MNEMONIC', 'USDT_TOKEN_ADDRESS'] as const) {
       if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
     }
     for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
@@ -171,6 +187,9 @@ const EnvSchema = z
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
     TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
     SFU_SECRET: env.SFU_SECRET ?? DEV_SFU_SECRET,
+    // Hardhat's public development account #0 and mnemonic: funded only on development chains.
+    HOT_WALLET_PRIVATE_KEY: env.HOT_WALLET_PRIVATE_KEY ?? DEV_HOT_WALLET_KEY,
+    DEPOSIT_MNEMONIC: env.DEPOSIT_MNEMONIC ?? DEV_MNEMONIC,
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
     EMAIL_PROVIDER: env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? ('sendgrid' as const) : ('outbox' as const)),
     PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),

@@ -58,6 +58,8 @@ export interface DeviceEventMap {
   'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
   /** A connection request the user sent was accepted. */
   'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
+  /** Money arrived in one of the user's wallets from another member. */
+  'wallet.transfer-received': { entryId: string; fromUserId: string; walletId: string; currency: string; amount: string };
   /** A device of the account removed its biometric key. */
   'device.biometric-key-removed': { deviceId: string; name: string };
   /** Processing of an uploaded file moved on; `state` READY with 100 when done. */
@@ -118,6 +120,7 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'device.added': 'alert',
   'contact.request': 'alert',
   'device.biometric-key-removed': 'alert',
+  'wallet.transfer-received': 'alert',
   'call.incoming': 'voip',
   'room-call.incoming': 'voip',
 };

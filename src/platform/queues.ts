@@ -45,6 +45,7 @@ const defineQueue = <T>(definition: QueueDefinition<T>): QueueDefinition<T> => d
 
 /** Every queue, in one place: its name, payload, retries and concurrency. */
 export const QUEUES = {
+  wallets: defineQueue<CleanupJob>({ queue: 'wallets', job: 'reconcile', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   maintenance: defineQueue<CleanupJob>({ queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   push: defineQueue<PushJob>({
     queue: 'push',

@@ -20,6 +20,7 @@ function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
     'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
     'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
     'device.biometric-key-removed': { title: 'Security', body: `The biometric key of ${data.name ?? 'a device'} was removed` },
+    'wallet.transfer-received': { title: 'Payment received', body: `You received ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },
   };
   const alert = alerts[entry.event] ?? { title: 'Chat', body: 'You have a new notification' };
   return { kind, alert, data, ttlSeconds: 86_400 };

@@ -1,0 +1,154 @@
+// `npm run bench:wallets`: transfers between members over HTTP against a real api process, 32 in flight
+// for LOAD_SECONDS (throughput and latency percentiles); then the reconciler's time over ENTRIES ledger
+// entries (written straight to the database as finished entries with their lines, balances to match).
+// Withdrawals are not built yet, so their figure is not measured here.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TokenService } from '../dist/src/auth/tokens.js';
+import { loadConfig } from '../dist/src/platform/config.js';
+import { createContext } from '../dist/src/composition.js';
+import { createLogger } from '../dist/src/platform/logger.js';
+import { Ledger } from '../dist/src/wallets/ledger.js';
+import { toStored } from '../dist/src/wallets/money.js';
+import { freePort, startStack } from '../scripts/stack.mjs';
+import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+
+const USERS = Number(process.env.USERS ?? 64);
+const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
+const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
+const ENTRIES = Number(process.env.ENTRIES ?? 100_000);
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-wallets-'));
+const stack = await startStack({ dataDir: tmp, persistent: false });
+const id = randomUUID().slice(0, 8);
+const port = await freePort();
+const env = {
+  ...process.env,
+  MONGODB_URL: stack.mongoUrl,
+  REDIS_URL: stack.redisUrl,
+  EVM_RPC_URL: stack.evmRpcUrl,
+  USDT_TOKEN_ADDRESS: stack.usdtAddress,
+  MONGODB_DB: `benchwallets_${id}`,
+  REDIS_PREFIX: `benchwallets:${id}:`,
+  JWT_SECRET: `bench-${randomUUID()}`,
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  NODE_ENV: 'test',
+  HTTP_PORT: String(port),
+};
+const config = loadConfig(env);
+const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+const children = [];
+stopAllOnSignal(children, stack, tmp);
+const ledger = new Ledger({ repo: ctx.repos.ledger, clock: () => new Date(), logger: ctx.platform.logger });
+
+/** USERS members with a device, a token and a funded USDT wallet each. */
+async function seedMembers() {
+  const db = ctx.platform.db;
+  const at = new Date();
+  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
+  const people = [];
+  for (let i = 0; i < USERS; i++) people.push({ userId: `wu${i}`, deviceId: `wd${i}` });
+  await db.collection('users').insertMany(people.map((p, i) => ({ _id: p.userId, phone: `+1777${String(i).padStart(7, '0')}`, displayName: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: at, updatedAt: at })));
+  await db.collection('devices').insertMany(people.map((p) => ({ _id: p.deviceId, userId: p.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null })));
+  const chain = await ledger.ensureSystemAccount('chain', 'USDT');
+  for (const p of people) {
+    p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
+    p.walletId = (await ctx.services.wallets.create(p, { currency: 'USDT' })).id;
+    await ledger.post({ id: `bench-fund:${p.walletId}`, kind: 'DEPOSIT', currency: 'USDT', amount: 1_000_000_000_000n, debit: chain, credit: p.walletId, fingerprint: 'bench', memo: {} });
+  }
+  return people;
+}
+
+function post(url, token, body) {
+  return new Promise((resolve, reject) => {
+    const payload = JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: url, agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+const agent = new http.Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+
+async function transfers(people) {
+  const latencies = [];
+  let refused = 0;
+  let n = 0;
+  const until = performance.now() + LOAD_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (performance.now() < until) {
+        const i = n++ % people.length;
+        const from = people[i];
+        const to = people[(i + 1 + (n % (people.length - 1))) % people.length];
+        const started = performance.now();
+        const res = await post('/api/wallet-transactions', from.token, [{ requestId: `bench-${n}-${randomUUID()}`, fromWalletId: from.walletId, toUserId: to.userId, amount: '0.01' }]);
+        latencies.push(performance.now() - started);
+        if (res.status !== 200 || !res.body.includes('"COMPLETED"')) refused++;
+      }
+    }),
+  );
+  return { latencies: latencies.sort((a, b) => a - b), refused };
+}
+
+/** ENTRIES finished transfers with their lines, written in bulk, the accounts' balances set to match. */
+async function seedEntries() {
+  const { journal, lines, accounts } = ctx.repos.ledger;
+  const wallets = [];
+  const at = new Date();
+  for (let i = 0; i < 200; i++) wallets.push({ _id: `bench-w${i}`, kind: 'WALLET', currency: 'ETH', userId: `bench-owner${i}`, name: 'bench', available: toStored(0n), held: toStored(0n), pending: [], overdraft: false, createdAt: at, updatedAt: at });
+  const balance = new Map(wallets.map((w) => [w._id, 0n]));
+  const chain = await ledger.ensureSystemAccount('chain', 'ETH');
+  balance.set(chain, 0n);
+  const batch = 5_000;
+  for (let start = 0; start < ENTRIES; start += batch) {
+    const entries = [];
+    const entryLines = [];
+    for (let k = start; k < Math.min(ENTRIES, start + batch); k++) {
+      const credit = wallets[k % wallets.length]._id;
+      const debit = chain;
+      const amount = BigInt(1 + (k % 1000)) * 10n ** 12n;
+      balance.set(debit, balance.get(debit) - amount);
+      balance.set(credit, balance.get(credit) + amount);
+      const entryId = `bench-entry-${k}`;
+      entries.push({ _id: entryId, kind: 'DEPOSIT', currency: 'ETH', amount: toStored(amount), debit, credit, state: 'DONE', fingerprint: 'bench', memo: {}, failure: null, createdAt: at, updatedAt: at });
+      entryLines.push({ _id: `${debit}:${entryId}`, accountId: debit, journalId: entryId, kind: 'DEPOSIT', currency: 'ETH', amount: toStored(-amount), counterparty: credit, memo: {}, createdAt: at });
+      entryLines.push({ _id: `${credit}:${entryId}`, accountId: credit, journalId: entryId, kind: 'DEPOSIT', currency: 'ETH', amount: toStored(amount), counterparty: debit, memo: {}, createdAt: at });
+    }
+    await journal.insertMany(entries, { ordered: false });
+    await lines.insertMany(entryLines, { ordered: false });
+  }
+  await accounts.insertMany(wallets.map((w) => ({ ...w, available: toStored(balance.get(w._id)) })));
+  await accounts.updateOne({ _id: chain }, { $inc: { available: toStored(balance.get(chain)) } });
+}
+
+try {
+  const people = await seedMembers();
+  await spawnRole('api', env, children);
+  // Warm-up.
+  for (let i = 0; i < 50; i++) await post('/api/wallet-transactions', people[0].token, [{ requestId: `warm-${i}-${randomUUID()}`, fromWalletId: people[0].walletId, toUserId: people[1].userId, amount: '0.01' }]);
+  const load = await transfers(people);
+  const perSecond = load.latencies.length / LOAD_SECONDS;
+  const books = await ctx.services.walletsReconciler.run();
+  if (!books.ok) throw new Error(`the books do not balance after the load: ${JSON.stringify(books)}`);
+  console.log(`transfers between ${USERS} members, ${IN_FLIGHT} in flight for ${LOAD_SECONDS} s, one api process, mongo-java-server (memory):`);
+  console.log(`  ${perSecond.toFixed(0)} transfers/s, p50 ${percentile(load.latencies, 50).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms, ${load.refused} refused; books balance after (${books.entriesChecked} entries)`);
+
+  log(`writing ${ENTRIES} finished ledger entries`);
+  await seedEntries();
+  const started = performance.now();
+  const report = await ctx.services.walletsReconciler.run();
+  const seconds = (performance.now() - started) / 1000;
+  if (!report.ok) throw new Error(`the seeded books do not balance: ${JSON.stringify(report).slice(0, 500)}`);
+  console.log(`  reconciler over ${report.entriesChecked} entries: ${seconds.toFixed(2)} s (${((seconds * 100_000) / report.entriesChecked).toFixed(2)} s per 100,000)`);
+} finally {
+  agent.destroy();
+  await stopAll(children, stack, tmp, ctx);
+}

@@ -1,0 +1,200 @@
+import type { Clock } from '../platform/clock.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import type { Logger } from '../platform/logger.js';
+import { fromStored, toStored, type Currency } from './money.js';
+import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo } from './ledger.repo.js';
+import { WalletsErrors } from './wallets.errors.js';
+
+export interface EntryRequest {
+  /** The operation's unique key: the same key posts once, whatever happens. */
+  id: string;
+  kind: JournalKind;
+  currency: Currency;
+  amount: bigint;
+  debit: string;
+  credit: string;
+  fingerprint: string;
+  memo: JournalDoc['memo'];
+}
+
+/** An entry the debited account could not pay for: recorded as FAILED, nothing moved. */
+export class InsufficientFunds extends Error {}
+
+export const systemAccountId = (name: 'chain' | 'house' | 'fees', currency: Currency) => `system:${name}:${currency}`;
+
+/**
+ * The double-entry ledger. An entry is written first (its `_id` the operation's key, so it exists
+ * once), then applied in steps that each change one document and can each be repeated: the debit
+ * (conditional on the available balance, unless the account stands for the outside world), the
+ * credit, the history lines, and the clearing of the in-flight marks. A crash between steps leaves
+ * the entry PENDING or APPLIED, and `advance` (the reconciler's) finishes it: no step runs twice,
+ * none is lost, and money is never created or destroyed.
+ */
+export class Ledger {
+  constructor(
+    private readonly deps: {
+      repo: LedgerRepo;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Posts an entry, or returns the entry already posted under its key. Throws InsufficientFunds when refused. */
+  async post(request: EntryRequest): Promise<JournalDoc> {
+    const { repo } = this.deps;
+    const now = this.deps.clock();
+    const entry: JournalDoc = {
+      _id: request.id,
+      kind: request.kind,
+      currency: request.currency,
+      amount: toStored(request.amount),
+      debit: request.debit,
+      credit: request.credit,
+      state: 'PENDING',
+      fingerprint: request.fingerprint,
+      memo: request.memo,
+      failure: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await repo.journal.insertOne(entry);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // Another request made it: only the one that wrote an entry (or, later, the reconciler) applies
+      // it; a repeat waits for its end.
+      const existing = (await repo.journal.findOne({ _id: request.id }))!;
+      if (existing.fingerprint !== request.fingerprint) throw WalletsErrors.REQUEST_ID_REUSED();
+      return this.outcome(await this.awaitEnd(existing));
+    }
+    return this.outcome(await this.advance(entry));
+  }
+
+  private outcome(entry: JournalDoc): JournalDoc {
+    if (entry.state === 'FAILED') throw new InsufficientFunds(entry.failure ?? 'insufficient funds');
+    return entry;
+  }
+
+  /** The entry once it is DONE or FAILED, or as it stands after `ms` (still being applied). */
+  async awaitEnd(entry: JournalDoc, ms = 10_000): Promise<JournalDoc> {
+    const deadline = Date.now() + ms;
+    let current = entry;
+    while ((current.state === 'PENDING' || current.state === 'APPLIED') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      current = (await this.deps.repo.journal.findOne({ _id: entry._id })) ?? current;
+    }
+    return current;
+  }
+
+  /** Takes an entry as far as it goes: DONE, or FAILED when its debit could not be paid. Each step may repeat. */
+  async advance(entry: JournalDoc): Promise<JournalDoc> {
+    const { repo } = this.deps;
+    let current = entry;
+    if (current.state === 'PENDING') {
+      if (!(await this.applyDebit(current))) {
+        const failed = await repo.journal.findOneAndUpdate(
+          { _id: current._id, state: 'PENDING' },
+          { $set: { state: 'FAILED', failure: 'INSUFFICIENT_FUNDS', updatedAt: this.deps.clock() } },
+          { returnDocument: 'after' },
+        );
+        return failed ?? (await repo.journal.findOne({ _id: current._id }))!;
+      }
+      await this.applyCredit(current);
+      current = (await repo.journal.findOneAndUpdate({ _id: current._id, state: { $in: ['PENDING', 'APPLIED'] } }, { $set: { state: 'APPLIED', updatedAt: this.deps.clock() } }, { returnDocument: 'after' })) ?? current;
+    }
+    if (current.state === 'APPLIED') {
+      await this.writeLines(current);
+      await repo.accounts.updateMany({ _id: { $in: [current.debit, current.credit] } }, { $pull: { pending: current._id } });
+      current = (await repo.journal.findOneAndUpdate({ _id: current._id, state: 'APPLIED' }, { $set: { state: 'DONE', updatedAt: this.deps.clock() } }, { returnDocument: 'after' })) ?? (await repo.journal.findOne({ _id: current._id }))!;
+    }
+    return current;
+  }
+
+  /** The debit: once (the entry's mark), and only from what is available unless the account may overdraw. */
+  private async applyDebit(entry: JournalDoc): Promise<boolean> {
+    const { accounts } = this.deps.repo;
+    const applied = await accounts.updateOne(
+      { _id: entry.debit, currency: entry.currency, pending: { $ne: entry._id }, $or: [{ available: { $gte: entry.amount } }, { overdraft: true }] },
+      { $inc: { available: toStored(-fromStored(entry.amount)) }, $push: { pending: entry._id }, $set: { updatedAt: this.deps.clock() } },
+    );
+    if (applied.modifiedCount === 1) return !(await this.undoIfFinished(entry, entry.debit, fromStored(entry.amount)));
+    // Not applied now: applied before (a repeat), or refused.
+    return (await accounts.countDocuments({ _id: entry.debit, pending: entry._id })) === 1;
+  }
+
+  private async applyCredit(entry: JournalDoc): Promise<void> {
+    const { accounts } = this.deps.repo;
+    const applied = await accounts.updateOne(
+      { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
+      { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: this.deps.clock() } },
+    );
+    if (applied.modifiedCount === 1) {
+      await this.undoIfFinished(entry, entry.credit, -fromStored(entry.amount));
+      return;
+    }
+    if ((await accounts.countDocuments({ _id: entry.credit, pending: entry._id })) === 0) {
+      // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
+      throw new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`);
+    }
+  }
+
+  /**
+   * A step applied by a process that stalled past the reconciler's grace while the reconciler finished
+   * the entry: its mark sits on an entry that is DONE (a finished entry has no marks left). Such a
+   * step is reversed, once (the reversal takes the mark away with it). True when it was.
+   */
+  private async undoIfFinished(entry: JournalDoc, accountId: string, applied: bigint): Promise<boolean> {
+    if ((await this.deps.repo.journal.countDocuments({ _id: entry._id, state: 'DONE' })) === 0) return false;
+    await this.reverseStray(entry._id, accountId, applied);
+    return true;
+  }
+
+  /** Takes back a stray application of an entry to an account (see undoIfFinished): conditional on its mark. */
+  async reverseStray(entryId: string, accountId: string, applied: bigint): Promise<void> {
+    const reversed = await this.deps.repo.accounts.updateOne({ _id: accountId, pending: entryId }, { $inc: { available: toStored(applied) }, $pull: { pending: entryId } });
+    if (reversed.modifiedCount === 1) this.deps.logger.warn({ entryId, accountId }, 'reversed a ledger step applied after its entry was finished');
+  }
+
+  private async writeLines(entry: JournalDoc): Promise<void> {
+    const amount = fromStored(entry.amount);
+    const line = (accountId: string, signed: bigint, counterparty: string) => ({
+      _id: `${accountId}:${entry._id}`,
+      accountId,
+      journalId: entry._id,
+      kind: entry.kind,
+      currency: entry.currency,
+      amount: toStored(signed),
+      counterparty,
+      memo: entry.memo,
+      createdAt: entry.createdAt,
+    });
+    for (const doc of [line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)]) {
+      try {
+        await this.deps.repo.lines.insertOne(doc);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+  }
+
+  /** Makes a system account on first use. */
+  async ensureSystemAccount(name: 'chain' | 'house' | 'fees', currency: Currency): Promise<string> {
+    const id = systemAccountId(name, currency);
+    const now = this.deps.clock();
+    const account: AccountDoc = {
+      _id: id,
+      kind: 'SYSTEM',
+      currency,
+      userId: null,
+      name,
+      available: toStored(0n),
+      held: toStored(0n),
+      pending: [],
+      overdraft: name === 'chain',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.repo.ensureAccount(account);
+    return id;
+  }
+}

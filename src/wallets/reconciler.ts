@@ -1,0 +1,82 @@
+import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/logger.js';
+import type { Ledger } from './ledger.js';
+import type { LedgerRepo } from './ledger.repo.js';
+import { formatAmount, fromStored, type Currency, CURRENCY_CODES } from './money.js';
+
+export interface BooksReport {
+  /** Entries a crash had left between steps, taken to their end by this run. */
+  finished: number;
+  /** Per currency: the sum of every account (zero when the books balance). */
+  totals: Record<string, string>;
+  /** Accounts whose balance differs from the sum of their finished entries. */
+  mismatchedAccounts: string[];
+  /** Members' wallets below zero (never expected). */
+  negativeWallets: string[];
+  entriesChecked: number;
+  ok: boolean;
+}
+
+/**
+ * Finishes what a crash interrupted and checks the books; it never changes a balance to make them
+ * agree. Entries left PENDING or APPLIED for longer than `graceMs` are advanced (each step runs once,
+ * so this is safe while the request that made them still runs). Then: the sum of every account per
+ * currency is zero (double entry); no member's wallet is negative; and every account's balance is
+ * the sum of its finished entries' lines. A mismatch is reported in the answer, a log line and a
+ * metric, for a person to look at.
+ */
+export class Reconciler {
+  constructor(private readonly deps: { repo: LedgerRepo; ledger: Ledger; clock: Clock; logger: Logger; graceMs: number }) {}
+
+  async run(): Promise<BooksReport> {
+    const { repo, ledger, logger } = this.deps;
+    const cutoff = new Date(this.deps.clock().getTime() - this.deps.graceMs);
+    let finished = 0;
+    for (const entry of await repo.journal.find({ state: { $in: ['PENDING', 'APPLIED'] }, updatedAt: { $lt: cutoff } }).toArray()) {
+      await ledger.advance(entry);
+      finished++;
+    }
+
+    // Marks of finished entries are strays (a finished entry has none): reverse them, once each.
+    for (const account of await repo.accounts.find({ 'pending.0': { $exists: true } }, { projection: { pending: 1 } }).toArray()) {
+      const finishedEntries = await repo.journal.find({ _id: { $in: account.pending }, state: 'DONE' }).toArray();
+      for (const entry of finishedEntries) {
+        const amount = fromStored(entry.amount);
+        await ledger.reverseStray(entry._id, account._id, entry.debit === account._id ? amount : -amount);
+      }
+    }
+
+    const totals = new Map<Currency, bigint>(CURRENCY_CODES.map((currency) => [currency, 0n]));
+    const balances = new Map<string, bigint>();
+    const negativeWallets: string[] = [];
+    const inFlight = new Set<string>();
+    for await (const account of repo.accounts.find({}, { projection: { currency: 1, available: 1, held: 1, kind: 1, pending: 1 } })) {
+      const balance = fromStored(account.available) + fromStored(account.held);
+      totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balance);
+      balances.set(account._id, balance);
+      if (account.kind === 'WALLET' && fromStored(account.available) < 0n) negativeWallets.push(account._id);
+      if (account.pending.length > 0) inFlight.add(account._id);
+    }
+    // Every account against its lines, summed by the database.
+    const sums = await repo.lines.aggregate<{ _id: string; total: unknown; count: number }>([{ $group: { _id: '$accountId', total: { $sum: '$amount' }, count: { $sum: 1 } } }]).toArray();
+    let entriesChecked = 0;
+    const fromLines = new Map<string, bigint>();
+    for (const sum of sums) {
+      fromLines.set(sum._id, fromStored(sum.total as Parameters<typeof fromStored>[0]));
+      entriesChecked += sum.count;
+    }
+    const mismatchedAccounts = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromLines.get(id) ?? 0n) !== balance).map(([id]) => id);
+
+    const report: BooksReport = {
+      finished,
+      totals: Object.fromEntries([...totals].map(([currency, total]) => [currency, formatAmount(total, currency)])),
+      mismatchedAccounts,
+      negativeWallets,
+      entriesChecked: entriesChecked / 2,
+      ok: [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0,
+    };
+    if (!report.ok) logger.error({ report }, 'wallet books do not balance');
+    else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
+    return report;
+  }
+}

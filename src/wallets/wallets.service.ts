@@ -1,0 +1,124 @@
+import type { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../platform/clock.js';
+import { page, type Page } from '../platform/paging.js';
+import type { Principal } from '../platform/principal.js';
+import type { EvmChain } from './chain.js';
+import type { AccountDoc, LedgerRepo, LineDoc } from './ledger.repo.js';
+import { formatAmount, fromStored, toStored, type Currency } from './money.js';
+import type { DepositAddressSchema, LedgerLineSchema, WalletDtoSchema } from './wallets.schemas.js';
+import { WalletsErrors } from './wallets.errors.js';
+
+export type WalletView = z.infer<typeof WalletDtoSchema>;
+export const MAX_WALLETS_PER_USER = 20;
+
+export function presentWallet(wallet: AccountDoc): WalletView {
+  const available = fromStored(wallet.available);
+  const held = fromStored(wallet.held);
+  return {
+    id: wallet._id,
+    currency: wallet.currency,
+    name: wallet.name ?? wallet.currency,
+    balance: formatAmount(available + held, wallet.currency),
+    available: formatAmount(available, wallet.currency),
+    createdAt: wallet.createdAt.toISOString(),
+  };
+}
+
+function presentLine(line: LineDoc): z.infer<typeof LedgerLineSchema> {
+  const amount = fromStored(line.amount);
+  const other = amount < 0n ? line.memo.toUserId : line.memo.fromUserId;
+  return {
+    id: line.journalId,
+    kind: line.kind,
+    amount: formatAmount(amount, line.currency),
+    currency: line.currency,
+    counterpartyUserId: other ?? null,
+    note: line.memo.note ?? null,
+    createdAt: line.createdAt.toISOString(),
+  };
+}
+
+/** The name as stored: surrounding whitespace removed; 1 to 50 characters left, else 400. */
+function walletName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > 50) throw WalletsErrors.WALLET_NAME_INVALID();
+  return trimmed;
+}
+
+/** Members' wallets: create, list, read, rename, deposit address, history (spec, "Wallets", rule 1). */
+export class WalletsService {
+  constructor(private readonly deps: { repo: LedgerRepo; chain: EvmChain; clock: Clock }) {}
+
+  /**
+   * The caller's wallet, or 400 WALLET_NOT_FOUND: the same answer for a wallet that does not exist
+   * and for another member's (rule 1).
+   */
+  async owned(principal: Principal, walletId: string): Promise<AccountDoc> {
+    const wallet = await this.deps.repo.accounts.findOne({ _id: walletId });
+    if (!wallet || wallet.kind !== 'WALLET' || wallet.userId !== principal.userId) throw WalletsErrors.WALLET_NOT_FOUND();
+    return wallet;
+  }
+
+  async create(principal: Principal, input: { currency: Currency; name?: string }): Promise<WalletView> {
+    const { repo, chain } = this.deps;
+    if ((await repo.accounts.countDocuments({ userId: principal.userId, kind: 'WALLET' })) >= MAX_WALLETS_PER_USER) throw WalletsErrors.WALLET_LIMIT_REACHED();
+    const name = input.name === undefined ? input.currency : walletName(input.name);
+    const depositIndex = await repo.next('deposit-address');
+    const now = this.deps.clock();
+    const wallet: AccountDoc = {
+      _id: randomUUID(),
+      kind: 'WALLET',
+      currency: input.currency,
+      userId: principal.userId,
+      name,
+      available: toStored(0n),
+      held: toStored(0n),
+      pending: [],
+      overdraft: false,
+      depositIndex,
+      depositAddress: chain.depositAddress(depositIndex).toLowerCase(),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await repo.accounts.insertOne(wallet);
+    return presentWallet(wallet);
+  }
+
+  /** The caller's wallets, oldest first. */
+  async list(principal: Principal): Promise<WalletView[]> {
+    const wallets = await this.deps.repo.accounts.find({ userId: principal.userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray();
+    return wallets.map(presentWallet);
+  }
+
+  async get(principal: Principal, walletId: string): Promise<WalletView> {
+    return presentWallet(await this.owned(principal, walletId));
+  }
+
+  async rename(principal: Principal, walletId: string, name: string): Promise<WalletView> {
+    await this.owned(principal, walletId);
+    const renamed = await this.deps.repo.accounts.findOneAndUpdate({ _id: walletId }, { $set: { name: walletName(name), updatedAt: this.deps.clock() } }, { returnDocument: 'after' });
+    return presentWallet(renamed!);
+  }
+
+  async depositAddress(principal: Principal, walletId: string): Promise<z.infer<typeof DepositAddressSchema>> {
+    const wallet = await this.owned(principal, walletId);
+    return { network: `eip155:${await this.deps.chain.chainId()}`, currency: wallet.currency, address: wallet.depositAddress! };
+  }
+
+  /** The wallet's ledger lines, newest first. */
+  async history(principal: Principal, walletId: string, pageSize: number, currentPage: number): Promise<Page<z.infer<typeof LedgerLineSchema>>> {
+    await this.owned(principal, walletId);
+    const { lines } = this.deps.repo;
+    const [items, total] = await Promise.all([
+      lines.find({ accountId: walletId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      lines.countDocuments({ accountId: walletId }),
+    ]);
+    return page(items.map(presentLine), total, pageSize, currentPage);
+  }
+
+  /** The recipient's wallet for a currency: their oldest one. */
+  async primaryWallet(userId: string, currency: Currency): Promise<AccountDoc | null> {
+    return this.deps.repo.accounts.find({ userId, kind: 'WALLET', currency }).sort({ createdAt: 1, _id: 1 }).limit(1).next();
+  }
+}
