@@ -19,7 +19,7 @@ import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 const USERS = Number(process.env.USERS ?? 64);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
-const ENTRIES = Number(process.env.ENTRIES ?? 100_000);
+const ENTRIES = Number(process.env.ENTRIES ?? 20_000);
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-wallets-'));
