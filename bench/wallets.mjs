@@ -1,7 +1,8 @@
 // `npm run bench:wallets`: transfers between members over HTTP against a real api process, 32 in flight
 // for LOAD_SECONDS (throughput and latency percentiles); then the reconciler's time over ENTRIES ledger
 // entries (written straight to the database as finished entries with their lines, balances to match).
-// Withdrawals are not built yet, so their figure is not measured here.
+// Then WITHDRAWALS withdrawals (USDT, to fresh addresses) from the members at once, timed from the first
+// request to every one `sent` on the chain, with one worker process signing and broadcasting.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync } from 'node:fs';
@@ -20,6 +21,7 @@ const USERS = Number(process.env.USERS ?? 64);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
 const ENTRIES = Number(process.env.ENTRIES ?? 20_000);
+const WITHDRAWALS = Number(process.env.WITHDRAWALS ?? 100);
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-wallets-'));
@@ -38,6 +40,8 @@ const env = {
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
   NODE_ENV: 'test',
   HTTP_PORT: String(port),
+  WALLET_DAILY_LIMIT_USDT: '100000000',
+  DEPOSIT_CONFIRMATIONS: '1',
 };
 const config = loadConfig(env);
 const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
@@ -58,9 +62,45 @@ async function seedMembers() {
   for (const p of people) {
     p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
     p.walletId = (await ctx.services.wallets.create(p, { currency: 'USDT' })).id;
-    await ledger.post({ id: `bench-fund:${p.walletId}`, kind: 'DEPOSIT', currency: 'USDT', amount: 1_000_000_000_000n, debit: chain, credit: p.walletId, fingerprint: 'bench', memo: {} });
+    await ledger.post({ id: `bench-fund:${p.walletId}`, kind: 'DEPOSIT', currency: 'USDT', amount: 100_000_000_000n, debit: chain, credit: p.walletId, fingerprint: 'bench', memo: {} });
   }
   return people;
+}
+
+function get(url, token) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: url, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** WITHDRAWALS at once; seconds from the first request until every one is `sent` (or later). */
+async function withdrawals(people) {
+  const started = performance.now();
+  const made = await Promise.all(
+    Array.from({ length: WITHDRAWALS }, async (_, i) => {
+      const p = people[i % people.length];
+      const to = `0x${randomUUID().replaceAll('-', '').padEnd(40, '7').slice(0, 40)}`;
+      const res = await post('/api/wallet-withdrawals', p.token, { requestId: `bench-wd-${i}-${randomUUID()}`, walletId: p.walletId, toAddress: to, amount: '1' });
+      if (res.status !== 200) throw new Error(`withdrawal answered ${res.status}: ${res.body}`);
+      return { id: JSON.parse(res.body).id, token: p.token };
+    }),
+  );
+  const waiting = new Set(made);
+  while (waiting.size > 0) {
+    for (const w of [...waiting]) {
+      const status = (await get(`/api/wallet-withdrawals/${w.id}`, w.token)).status;
+      if (status === 'sent' || status === 'confirmed') waiting.delete(w);
+      else if (status === 'refunded' || status === 'refused') throw new Error(`a withdrawal was ${status}`);
+    }
+    if (waiting.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return (performance.now() - started) / 1000;
 }
 
 function post(url, token, body) {
@@ -141,13 +181,17 @@ try {
   console.log(`transfers between ${USERS} members, ${IN_FLIGHT} in flight for ${LOAD_SECONDS} s, one api process, mongo-java-server (memory):`);
   console.log(`  ${perSecond.toFixed(0)} transfers/s, p50 ${percentile(load.latencies, 50).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms, ${load.refused} refused; books balance after (${books.entriesChecked} entries)`);
 
+  await spawnRole('worker', env, children);
+  const seconds = await withdrawals(people);
+  console.log(`  ${WITHDRAWALS} withdrawals at once, to sent on the chain with one worker: ${seconds.toFixed(1)} s (${(WITHDRAWALS / seconds).toFixed(1)} withdrawals/s)`);
+
   log(`writing ${ENTRIES} finished ledger entries`);
   await seedEntries();
-  const started = performance.now();
+  const reconcileStarted = performance.now();
   const report = await ctx.services.walletsReconciler.run();
-  const seconds = (performance.now() - started) / 1000;
+  const reconcileSeconds = (performance.now() - reconcileStarted) / 1000;
   if (!report.ok) throw new Error(`the seeded books do not balance: ${JSON.stringify(report).slice(0, 500)}`);
-  console.log(`  reconciler over ${report.entriesChecked} entries: ${seconds.toFixed(2)} s (${((seconds * 100_000) / report.entriesChecked).toFixed(2)} s per 100,000)`);
+  console.log(`  reconciler over ${report.entriesChecked} entries: ${reconcileSeconds.toFixed(2)} s (${((reconcileSeconds * 100_000) / report.entriesChecked).toFixed(2)} s per 100,000)`);
 } finally {
   agent.destroy();
   await stopAll(children, stack, tmp, ctx);

@@ -40,7 +40,13 @@ async function composeAreas(p: Platform) {
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
   const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
   const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });
-  const wallets = walletsArea(p, { users: users.repos.users, biometric: biometric.biometric, events });
+  const wallets = walletsArea(p, {
+    users: users.repos.users,
+    devices: devices.repos.devices,
+    biometric: biometric.biometric,
+    events,
+    isSiteAdmin: (userId) => users.users.isSiteAdmin(userId),
+  });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall });
 
@@ -65,6 +71,11 @@ async function composeAreas(p: Platform) {
       chatStatus: chatStatus.chatStatus,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
+      withdrawals: wallets.withdrawals,
+      deposits: wallets.deposits,
+      swaps: wallets.swaps,
+      paymentRequests: wallets.paymentRequests,
+      walletLimits: wallets.limits,
       walletsReconciler: wallets.reconciler,
       exchangeRates: { current: wallets.rates },
       attachments: attachments.attachments,

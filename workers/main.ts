@@ -5,6 +5,8 @@ import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/qu
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { reconcileProcessor } from './processors/reconcile.processor.js';
+import { withdrawalProcessor, withdrawalSweepProcessor } from './processors/withdrawal.processor.js';
+import { depositScanProcessor, paymentRequestSweepProcessor, swapFillProcessor } from './processors/deposit.processor.js';
 import { invitationProcessor } from './processors/invitation.processor.js';
 import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
@@ -51,6 +53,11 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   const started = {
     maintenance: await start(QUEUES.maintenance, cleanupProcessor(services.maintenance)),
     wallets: await start(QUEUES.wallets, reconcileProcessor(services.walletsReconciler)),
+    withdrawals: await start(QUEUES.withdrawals, withdrawalProcessor(services.withdrawals)),
+    withdrawalSweep: await start(QUEUES.withdrawalSweep, withdrawalSweepProcessor(services.withdrawals)),
+    deposits: await start(QUEUES.deposits, depositScanProcessor(services.deposits)),
+    swaps: await start(QUEUES.swaps, swapFillProcessor(services.swaps)),
+    paymentRequests: await start(QUEUES.paymentRequests, paymentRequestSweepProcessor(services.paymentRequests)),
     push: await start(QUEUES.push, pushProcessor(services.push)),
     calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
     media: await start(QUEUES.media, mediaProcessor(services.media)),

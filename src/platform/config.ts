@@ -144,6 +144,23 @@ const EnvSchema = z
     // The lowest sending-limit tier's daily allowance, per currency, in its units (decimal strings).
     WALLET_DAILY_LIMIT_ETH: decimalString.default('0.05'),
     WALLET_DAILY_LIMIT_USDT: decimalString.default('100'),
+    // The flat fee of a withdrawal, in the wallet's currency.
+    WITHDRAWAL_FEE_ETH: decimalString.default('0.0005'),
+    WITHDRAWAL_FEE_USDT: decimalString.default('1'),
+    // Swaps: the fee in basis points of the amount, how long a quote holds, and what the house starts
+    // with in each currency (its own money, put in once, so members can swap from the first day).
+    SWAP_FEE_BPS: z.coerce.number().int().min(0).max(1000).default(50),
+    SWAP_QUOTE_TTL: duration.default(30),
+    HOUSE_LIQUIDITY_ETH: decimalString.default('100'),
+    HOUSE_LIQUIDITY_USDT: decimalString.default('300000'),
+    // How old a device must be before it may ask for a higher sending limit.
+    LIMIT_REQUEST_DEVICE_WAIT: duration.default(3 * 86_400),
+    // How long a payment request stays open.
+    PAYMENT_REQUEST_TTL: duration.default(7 * 86_400),
+    // Where prices come from: the static feed (development, tests) or CoinGecko's public API.
+    PRICE_SOURCE: z.enum(['static', 'coingecko']).default('static'),
+    COINGECKO_BASE_URL: z.url().default('https://api.coingecko.com'),
+    COINGECKO_API_KEY: z.string().min(1).optional(),
     // The static price feed (development, tests): what one ETH costs in USDT.
     WALLET_STATIC_ETH_USDT: decimalString.default('3000'),
   })

@@ -60,6 +60,16 @@ export interface DeviceEventMap {
   'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
   /** Money arrived in one of the user's wallets from another member. */
   'wallet.transfer-received': { entryId: string; fromUserId: string; walletId: string; currency: string; amount: string };
+  /** Someone asks the user to pay (a payment request item). */
+  'wallet.payment-requested': { paymentRequestId: string; requesterId: string; currency: string; amount: string; note: string | null };
+  /** A recipient paid their item of the user's payment request. */
+  'wallet.payment-request-paid': { paymentRequestId: string; payerId: string; amount: string; currency: string; status: string };
+  /** A site administrator decided the user's sending-limit request. */
+  'wallet.limit-request-decided': { requestId: string; status: 'APPROVED' | 'REFUSED'; tier: string | null; noLimit: boolean; effectiveUntil: string | null };
+  /** A deposit to the wallet's address on chain was credited. */
+  'wallet.deposit-received': { walletId: string; currency: string; amount: string; txHash: string };
+  /** A withdrawal moved on: `pending`, `sent` (with its transaction), `confirmed`, `refused` or `refunded`. */
+  'wallet.withdrawal-updated': { withdrawalId: string; walletId: string; status: string; txHash: string | null };
   /** A device of the account removed its biometric key. */
   'device.biometric-key-removed': { deviceId: string; name: string };
   /** Processing of an uploaded file moved on; `state` READY with 100 when done. */
@@ -121,6 +131,9 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'contact.request': 'alert',
   'device.biometric-key-removed': 'alert',
   'wallet.transfer-received': 'alert',
+  'wallet.deposit-received': 'alert',
+  'wallet.payment-requested': 'alert',
+  'wallet.limit-request-decided': 'alert',
   'call.incoming': 'voip',
   'room-call.incoming': 'voip',
 };

@@ -36,6 +36,10 @@ export function keyspace(prefix: string) {
       /** Wrong authenticator codes on two-factor enable and disable, per account. */
       twoFactorWrong: (userId: string) => `${prefix}rl:2fa-change:${userId}`,
     },
+    wallets: {
+      /** Held while a withdrawal's transaction is signed and broadcast: the hot wallet's nonces go in order. */
+      hotWalletLock: `${prefix}wallets:hot-wallet-lock`,
+    },
     biometric: {
       nonce: (nonce: string) => `${prefix}bio:nonce:${nonce}`,
       code: (deviceId: string) => `${prefix}bio:code:${deviceId}`,

@@ -20,6 +20,10 @@ export interface SummaryJob {
   language: string;
 }
 export type CleanupJob = Record<string, never>;
+/** Ids only: the worker reads the withdrawal (no addresses or amounts in job data). */
+export interface WithdrawalJob {
+  withdrawalId: string;
+}
 export interface InvitationJob {
   requestId: string;
   /** Tells apart a fresh round of tries from one that gave up (their job ids differ). */
@@ -45,6 +49,11 @@ const defineQueue = <T>(definition: QueueDefinition<T>): QueueDefinition<T> => d
 
 /** Every queue, in one place: its name, payload, retries and concurrency. */
 export const QUEUES = {
+  withdrawals: defineQueue<WithdrawalJob>({ queue: 'withdrawals', job: 'send-withdrawal', attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 4, jobId: (data) => `withdrawal-${data.withdrawalId}` }),
+  withdrawalSweep: defineQueue<CleanupJob>({ queue: 'withdrawal-sweep', job: 'sweep-withdrawals', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 2_000 }),
+  swaps: defineQueue<CleanupJob>({ queue: 'swaps', job: 'fill-swaps', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 5_000 }),
+  paymentRequests: defineQueue<CleanupJob>({ queue: 'payment-requests', job: 'sweep-payment-requests', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 30_000 }),
+  deposits: defineQueue<CleanupJob>({ queue: 'deposits', job: 'scan-deposits', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 2_000 }),
   wallets: defineQueue<CleanupJob>({ queue: 'wallets', job: 'reconcile', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   maintenance: defineQueue<CleanupJob>({ queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   push: defineQueue<PushJob>({

@@ -20,6 +20,9 @@ function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
     'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
     'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
     'device.biometric-key-removed': { title: 'Security', body: `The biometric key of ${data.name ?? 'a device'} was removed` },
+    'wallet.limit-request-decided': { title: 'Sending limit', body: data.status === 'APPROVED' ? 'Your new sending limit is approved' : 'Your sending limit request was refused' },
+    'wallet.payment-requested': { title: 'Payment request', body: `You are asked to pay ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },
+    'wallet.deposit-received': { title: 'Deposit received', body: `${data.amount ?? ''} ${data.currency ?? ''} arrived in your wallet`.trim() },
     'wallet.transfer-received': { title: 'Payment received', body: `You received ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },
   };
   const alert = alerts[entry.event] ?? { title: 'Chat', body: 'You have a new notification' };

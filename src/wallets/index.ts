@@ -5,23 +5,84 @@ import type { UsersRepo } from '../users/users.repo.js';
 import { EvmChain } from './chain.js';
 import { Ledger } from './ledger.js';
 import { LedgerRepo } from './ledger.repo.js';
-import { StaticPriceSource } from './prices.js';
+import { StaticPriceSource, guarded, type PriceSource } from './prices.js';
+import { CoinGeckoPriceSource } from './coingecko.prices.js';
 import { Reconciler } from './reconciler.js';
 import { TransfersService } from './transfers.service.js';
 import { WalletsService } from './wallets.service.js';
+import { WithdrawalsService } from './withdrawals.service.js';
+import { DepositsService } from './deposits.service.js';
+import { SwapsService } from './swaps.service.js';
+import { PaymentRequestsService } from './payment-requests.service.js';
+import { LimitsService } from './limits.service.js';
+import type { DevicesRepo } from '../devices/devices.repo.js';
+import { RedisLock } from '../platform/lock.js';
+import { QUEUES } from '../platform/queues.js';
+import { parseAmount, type Currency } from './money.js';
 
 /** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (README, "Wallets"). */
-export function walletsArea(p: Platform, deps: { users: UsersRepo; biometric: BiometricService; events: DeviceEvents }) {
+export function walletsArea(
+  p: Platform,
+  deps: { users: UsersRepo; devices: DevicesRepo; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
+) {
   const repo = new LedgerRepo(p.db);
-  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC });
+  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY as `0x${string}`, usdtAddress: p.config.USDT_TOKEN_ADDRESS });
   const ledger = new Ledger({ repo, clock: p.clock, logger: p.logger });
-  const wallets = new WalletsService({ repo, chain, clock: p.clock });
-  const prices = new StaticPriceSource(p.config.WALLET_STATIC_ETH_USDT);
-  return {
-    repos: { ledger: repo },
+  // Withdrawals are made below; a wallet's view asks them for what it has on its way out.
+  const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids): Promise<Map<string, bigint>> => withdrawals.heldOf(ids) });
+  const prices: PriceSource = guarded(
+    p.config.PRICE_SOURCE === 'coingecko'
+      ? new CoinGeckoPriceSource({ baseUrl: p.config.COINGECKO_BASE_URL, ...(p.config.COINGECKO_API_KEY ? { apiKey: p.config.COINGECKO_API_KEY } : {}), cacheSeconds: 30, staleSeconds: 300 })
+      : new StaticPriceSource(p.config.WALLET_STATIC_ETH_USDT),
+    (error) => p.logger.warn({ err: error }, 'the price source failed'),
+  );
+  const lock = new RedisLock(p.redis);
+  const units = (text: string, currency: Currency) => (/^0+(\.0+)?$/.test(text) ? 0n : parseAmount(text, currency)!);
+  const limits = new LimitsService(p.db, {
+    devices: deps.devices,
+    biometric: deps.biometric,
+    events: deps.events,
+    isSiteAdmin: deps.isSiteAdmin,
+    baseLimits: { ETH: units(p.config.WALLET_DAILY_LIMIT_ETH, 'ETH'), USDT: units(p.config.WALLET_DAILY_LIMIT_USDT, 'USDT') },
+    deviceWaitSeconds: p.config.LIMIT_REQUEST_DEVICE_WAIT,
+    clock: p.clock,
+  });
+  const withdrawals: WithdrawalsService = new WithdrawalsService(p.db, {
+    ledger,
     wallets,
+    chain,
+    biometric: deps.biometric,
+    events: deps.events,
+    withHotWallet: (fn) => lock.with(p.keys.wallets.hotWalletLock, fn, { ttlSeconds: 60, waitMs: 60_000 }),
+    enqueueSend: (withdrawalId) => p.queues.add(QUEUES.withdrawals, { withdrawalId }),
+    fees: { ETH: units(p.config.WITHDRAWAL_FEE_ETH, 'ETH'), USDT: units(p.config.WITHDRAWAL_FEE_USDT, 'USDT') },
+    limitOf: (userId, currency) => limits.limitOf(userId, currency),
+    confirmations: p.config.DEPOSIT_CONFIRMATIONS,
+    clock: p.clock,
+    logger: p.logger,
+  });
+  const swaps = new SwapsService(p.db, {
+    ledger,
+    wallets,
+    biometric: deps.biometric,
+    prices,
+    feeBps: BigInt(p.config.SWAP_FEE_BPS),
+    quoteTtlSeconds: p.config.SWAP_QUOTE_TTL,
+    houseLiquidity: { ETH: units(p.config.HOUSE_LIQUIDITY_ETH, 'ETH'), USDT: units(p.config.HOUSE_LIQUIDITY_USDT, 'USDT') },
+    clock: p.clock,
+  });
+  const paymentRequests = new PaymentRequestsService(p.db, { ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events, ttlSeconds: p.config.PAYMENT_REQUEST_TTL, clock: p.clock });
+  const deposits = new DepositsService(p.db, { repo, ledger, chain, events: deps.events, confirmations: p.config.DEPOSIT_CONFIRMATIONS, clock: p.clock, logger: p.logger });
+  return {
+    repos: { ledger: repo, withdrawals, swaps, paymentRequests, limits },
+    limits,
+    deposits,
+    swaps,
+    paymentRequests,
+    wallets,
+    withdrawals,
     transfers: new TransfersService({ repo, ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events }),
-    reconciler: new Reconciler({ repo, ledger, clock: p.clock, logger: p.logger, graceMs: 30_000 }),
+    reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: 30_000 }),
     rates: async () => ({ rates: await prices.rates(), source: prices.name, at: p.clock().toISOString() }),
   };
 }

@@ -20,7 +20,9 @@ export interface EntryRequest {
 /** An entry the debited account could not pay for: recorded as FAILED, nothing moved. */
 export class InsufficientFunds extends Error {}
 
-export const systemAccountId = (name: 'chain' | 'house' | 'fees', currency: Currency) => `system:${name}:${currency}`;
+/** System accounts: the chain (the world outside), money on its way out, the house's liquidity, fees earned. */
+export type SystemAccount = 'chain' | 'outgoing' | 'house' | 'fees';
+export const systemAccountId = (name: SystemAccount, currency: Currency) => `system:${name}:${currency}`;
 
 /**
  * The double-entry ledger. An entry is written first (its `_id` the operation's key, so it exists
@@ -73,6 +75,19 @@ export class Ledger {
   private outcome(entry: JournalDoc): JournalDoc {
     if (entry.state === 'FAILED') throw new InsufficientFunds(entry.failure ?? 'insufficient funds');
     return entry;
+  }
+
+  entry(id: string): Promise<JournalDoc | null> {
+    return this.deps.repo.journal.findOne({ _id: id });
+  }
+
+  /**
+   * Tries an entry that failed for want of funds once more (a pending swap the house can now fill).
+   * Only the caller whose reset took effect applies it; null when it was not FAILED.
+   */
+  async retryFailed(id: string): Promise<JournalDoc | null> {
+    const reset = await this.deps.repo.journal.findOneAndUpdate({ _id: id, state: 'FAILED' }, { $set: { state: 'PENDING', failure: null, updatedAt: this.deps.clock() } }, { returnDocument: 'after' });
+    return reset ? this.advance(reset) : null;
   }
 
   /** The entry once it is DONE or FAILED, or as it stands after `ms` (still being applied). */
@@ -178,7 +193,7 @@ export class Ledger {
   }
 
   /** Makes a system account on first use. */
-  async ensureSystemAccount(name: 'chain' | 'house' | 'fees', currency: Currency): Promise<string> {
+  async ensureSystemAccount(name: SystemAccount, currency: Currency): Promise<string> {
     const id = systemAccountId(name, currency);
     const now = this.deps.clock();
     const account: AccountDoc = {

@@ -1,4 +1,5 @@
 import type { Currency } from './money.js';
+import { WalletsErrors } from './wallets.errors.js';
 
 /** How much of `to` one unit of `from` buys, as a decimal string. */
 export interface Rate {
@@ -38,4 +39,19 @@ export class StaticPriceSource implements PriceSource {
       { from: 'USDT', to: 'ETH', rate: invert(this.ethInUsdt) },
     ];
   }
+}
+
+/** A price source whose failures answer 503 PRICES_UNAVAILABLE (not 500). */
+export function guarded(source: PriceSource, onError: (error: unknown) => void): PriceSource {
+  return {
+    name: source.name,
+    async rates() {
+      try {
+        return await source.rates();
+      } catch (error) {
+        onError(error);
+        throw WalletsErrors.PRICES_UNAVAILABLE();
+      }
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
-import type { Ledger } from './ledger.js';
+import { systemAccountId, type Ledger } from './ledger.js';
 import type { LedgerRepo } from './ledger.repo.js';
 import { formatAmount, fromStored, type Currency, CURRENCY_CODES } from './money.js';
 
@@ -14,7 +14,18 @@ export interface BooksReport {
   /** Members' wallets below zero (never expected). */
   negativeWallets: string[];
   entriesChecked: number;
+  /**
+   * Per currency: what members are owed (their wallets and withdrawals on their way out) against what
+   * the service's addresses hold on chain (the hot wallet and the deposit addresses). Null when the
+   * chain did not answer.
+   */
+  chain: Record<string, { owed: string; onChain: string; covered: boolean }> | null;
   ok: boolean;
+}
+
+/** What the reconciler asks the chain: the service's addresses and their balances. */
+export interface ChainHoldings {
+  holdings(currency: Currency, depositAddresses: string[]): Promise<bigint>;
 }
 
 /**
@@ -26,7 +37,7 @@ export interface BooksReport {
  * metric, for a person to look at.
  */
 export class Reconciler {
-  constructor(private readonly deps: { repo: LedgerRepo; ledger: Ledger; clock: Clock; logger: Logger; graceMs: number }) {}
+  constructor(private readonly deps: { repo: LedgerRepo; ledger: Ledger; chain: ChainHoldings; clock: Clock; logger: Logger; graceMs: number }) {}
 
   async run(): Promise<BooksReport> {
     const { repo, ledger, logger } = this.deps;
@@ -65,6 +76,10 @@ export class Reconciler {
       fromLines.set(sum._id, fromStored(sum.total as Parameters<typeof fromStored>[0]));
       entriesChecked += sum.count;
     }
+    const chain = await this.chainCheck().catch((error: unknown) => {
+      logger.warn({ err: error }, 'the chain did not answer the books check');
+      return null;
+    });
     const mismatchedAccounts = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromLines.get(id) ?? 0n) !== balance).map(([id]) => id);
 
     const report: BooksReport = {
@@ -73,10 +88,27 @@ export class Reconciler {
       mismatchedAccounts,
       negativeWallets,
       entriesChecked: entriesChecked / 2,
-      ok: [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0,
+      chain,
+      ok: [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0 && Object.values(chain ?? {}).every((c) => c.covered),
     };
-    if (!report.ok) logger.error({ report }, 'wallet books do not balance');
+    if (!report.ok) logger.error({ report }, 'wallet books do not balance, or the chain holds less than members are owed');
     else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
     return report;
+  }
+
+  private async chainCheck(): Promise<BooksReport['chain']> {
+    const { repo } = this.deps;
+    const result: NonNullable<BooksReport['chain']> = {};
+    for (const currency of CURRENCY_CODES) {
+      let owed = 0n;
+      const addresses: string[] = [];
+      for await (const account of repo.accounts.find({ currency, $or: [{ kind: 'WALLET' }, { _id: systemAccountId('outgoing', currency) }] }, { projection: { available: 1, held: 1, depositAddress: 1 } })) {
+        owed += fromStored(account.available) + fromStored(account.held);
+        if (account.depositAddress) addresses.push(account.depositAddress);
+      }
+      const onChain = await this.deps.chain.holdings(currency, addresses);
+      result[currency] = { owed: formatAmount(owed, currency), onChain: formatAmount(onChain, currency), covered: onChain >= owed };
+    }
+    return result;
   }
 }

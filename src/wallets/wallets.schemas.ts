@@ -86,3 +86,149 @@ export const WalletTransactionDtoSchema = z
     createdAt: IsoDateTime,
   })
   .meta({ id: 'WalletTransactionDto' });
+
+export const WithdrawalCreateSchema = z
+  .object({
+    requestId: RequestId,
+    walletId: IdParam,
+    toAddress: z.string().max(64).describe('The EVM address to pay'),
+    amount: AmountSchema.describe('What the address receives; the fee is taken from the wallet on top'),
+    biometric: BiometricConfirmationSchema.nullish().describe('Required when the calling device has a biometric key: ACTION WITHDRAW, fields requestId|walletId|toAddress|amount'),
+  })
+  .strict()
+  .meta({ id: 'WithdrawalCreateRequest' });
+
+export const WithdrawalDtoSchema = z
+  .object({
+    id: z.string(),
+    requestId: z.string(),
+    walletId: z.string(),
+    currency: CurrencySchema,
+    amount: z.string(),
+    fee: z.string(),
+    toAddress: z.string(),
+    status: z.enum(['pending', 'sent', 'confirmed', 'refused', 'refunded']).describe('pending (debited, not sent yet), sent, confirmed; refused and refunded when the chain refused it'),
+    txHash: z.string().nullable(),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'WithdrawalRequestDto' });
+
+export const SwapQuoteRequestSchema = z
+  .object({ fromWalletId: IdParam, toWalletId: IdParam, amount: AmountSchema.describe('What leaves the from-wallet, the fee included') })
+  .strict()
+  .meta({ id: 'WalletSwapQuoteRequest' });
+
+export const SwapQuoteDtoSchema = z
+  .object({
+    id: z.string(),
+    fromWalletId: z.string(),
+    toWalletId: z.string(),
+    fromCurrency: CurrencySchema,
+    toCurrency: CurrencySchema,
+    amount: z.string(),
+    price: z.string().describe('How much of toCurrency one fromCurrency buys'),
+    fee: z.string().describe('In fromCurrency, part of amount'),
+    receiveAmount: z.string(),
+    expiresAt: IsoDateTime,
+  })
+  .meta({ id: 'WalletSwapQuoteDto' });
+
+export const SwapExecuteSchema = z
+  .object({
+    quoteId: IdParam,
+    biometric: BiometricConfirmationSchema.nullish().describe('Required when the calling device has a biometric key: ACTION SWAP, fields quoteId'),
+  })
+  .strict()
+  .meta({ id: 'WalletSwapExecuteRequest' });
+
+export const SwapDtoSchema = z
+  .object({
+    id: z.string(),
+    quoteId: z.string(),
+    status: z.enum(['COMPLETED', 'PENDING', 'FAILED']).describe('PENDING: the house is short of the target currency; the credit follows when it is filled'),
+    fromWalletId: z.string(),
+    toWalletId: z.string(),
+    fromCurrency: CurrencySchema,
+    toCurrency: CurrencySchema,
+    amount: z.string(),
+    price: z.string(),
+    fee: z.string(),
+    receiveAmount: z.string(),
+    createdAt: IsoDateTime,
+    completedAt: IsoDateTime.nullable(),
+  })
+  .meta({ id: 'WalletSwapDto' });
+export const SwapPageSchema = pagedSchema(SwapDtoSchema, 'PagedModelWalletSwapDto');
+export const SwapListQuerySchema = z.object({
+  walletId: IdParam,
+  pageSize: z.coerce.number().int().min(1).max(100).default(20).describe('Default 20, at most 100'),
+  currentPage: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Zero-based'),
+});
+
+export const PaymentRequestCreateSchema = z
+  .object({
+    walletId: IdParam.describe('The caller\'s wallet the payments go into'),
+    items: z.array(z.object({ recipientId: IdParam, amount: AmountSchema }).strict()).min(1).max(50),
+    note: z.string().max(200).nullish(),
+  })
+  .strict()
+  .meta({ id: 'PaymentRequestCreateRequest' });
+
+export const PaymentRequestDtoSchema = z
+  .object({
+    id: z.string(),
+    requesterId: z.string(),
+    walletId: z.string().nullable().describe('The target wallet; shown to its owner only'),
+    currency: CurrencySchema,
+    note: z.string().nullable(),
+    status: z.enum(['OPEN', 'PAID', 'CANCELLED', 'EXPIRED']),
+    items: z.array(z.object({ recipientId: z.string(), amount: z.string(), status: z.enum(['OPEN', 'PAYING', 'PAID']), paidAt: IsoDateTime.nullable() })),
+    createdAt: IsoDateTime,
+    expiresAt: IsoDateTime,
+  })
+  .meta({ id: 'PaymentRequestDto' });
+
+export const PaymentRequestPaySchema = z
+  .object({
+    walletId: IdParam.describe('The caller\'s wallet to pay from, in the request\'s currency'),
+    biometric: BiometricConfirmationSchema.nullish().describe('Required when the calling device has a biometric key: ACTION PAY, fields paymentRequestId|walletId'),
+  })
+  .strict()
+  .meta({ id: 'PaymentRequestPayRequest' });
+
+export const PaymentRequestListQuerySchema = z.object({
+  role: z.enum(['outgoing', 'incoming']).describe('outgoing: the caller asked; incoming: the caller is asked to pay'),
+  pageSize: z.coerce.number().int().min(1).max(100).default(20),
+  currentPage: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+export const PaymentRequestPageSchema = pagedSchema(PaymentRequestDtoSchema, 'PagedModelPaymentRequestDto');
+
+export const LIMIT_TIERS = ['TIER_1', 'TIER_2', 'TIER_3'] as const;
+export const LimitRequestCreateSchema = z
+  .object({
+    tier: z.enum(LIMIT_TIERS).optional().describe('TIER_1 is every account\'s start; TIER_2 ten times it; TIER_3 a hundred times'),
+    noLimit: z.literal(true).optional().describe('Ask for no limit instead of a tier'),
+    duration: z.enum(['DAYS_7', 'DAYS_30', 'UNTIL_CHANGED']),
+    reason: z.string().max(500).nullish(),
+    biometric: BiometricConfirmationSchema.describe('Signed by the device\'s key: ACTION LIMIT_REQUEST, fields <tier or NONE>|<duration>'),
+  })
+  .strict()
+  .refine((body) => (body.tier === undefined) !== (body.noLimit === undefined), { message: 'give either tier or noLimit: true', path: ['tier'] })
+  .meta({ id: 'WalletLimitRequestCreateRequest' });
+
+export const LimitRequestDtoSchema = z
+  .object({
+    id: z.string(),
+    userId: z.string(),
+    tier: z.enum(LIMIT_TIERS).nullable(),
+    noLimit: z.boolean(),
+    duration: z.enum(['DAYS_7', 'DAYS_30', 'UNTIL_CHANGED']),
+    reason: z.string().nullable(),
+    status: z.enum(['OPEN', 'APPROVED', 'REFUSED']),
+    decidedAt: IsoDateTime.nullable(),
+    /** While approved: until when the limit applies (null: until changed). */
+    effectiveUntil: IsoDateTime.nullable(),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'WalletLimitRequestDto' });
+export const LimitRequestPageSchema = pagedSchema(LimitRequestDtoSchema, 'PagedModelWalletLimitRequestDto');

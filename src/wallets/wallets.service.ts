@@ -12,9 +12,9 @@ import { WalletsErrors } from './wallets.errors.js';
 export type WalletView = z.infer<typeof WalletDtoSchema>;
 export const MAX_WALLETS_PER_USER = 20;
 
-export function presentWallet(wallet: AccountDoc): WalletView {
+export function presentWallet(wallet: AccountDoc, onItsWayOut = 0n): WalletView {
   const available = fromStored(wallet.available);
-  const held = fromStored(wallet.held);
+  const held = fromStored(wallet.held) + onItsWayOut;
   return {
     id: wallet._id,
     currency: wallet.currency,
@@ -48,7 +48,20 @@ function walletName(name: string): string {
 
 /** Members' wallets: create, list, read, rename, deposit address, history (spec, "Wallets", rule 1). */
 export class WalletsService {
-  constructor(private readonly deps: { repo: LedgerRepo; chain: EvmChain; clock: Clock }) {}
+  constructor(
+    private readonly deps: {
+      repo: LedgerRepo;
+      chain: EvmChain;
+      clock: Clock;
+      /** Amounts on their way out (withdrawals held, not yet confirmed), by wallet. */
+      heldOf: (walletIds: string[]) => Promise<Map<string, bigint>>;
+    },
+  ) {}
+
+  private async present(wallets: AccountDoc[]): Promise<WalletView[]> {
+    const held = await this.deps.heldOf(wallets.map((w) => w._id));
+    return wallets.map((w) => presentWallet(w, held.get(w._id) ?? 0n));
+  }
 
   /**
    * The caller's wallet, or 400 WALLET_NOT_FOUND: the same answer for a wallet that does not exist
@@ -87,18 +100,17 @@ export class WalletsService {
 
   /** The caller's wallets, oldest first. */
   async list(principal: Principal): Promise<WalletView[]> {
-    const wallets = await this.deps.repo.accounts.find({ userId: principal.userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray();
-    return wallets.map(presentWallet);
+    return this.present(await this.deps.repo.accounts.find({ userId: principal.userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray());
   }
 
   async get(principal: Principal, walletId: string): Promise<WalletView> {
-    return presentWallet(await this.owned(principal, walletId));
+    return (await this.present([await this.owned(principal, walletId)]))[0]!;
   }
 
   async rename(principal: Principal, walletId: string, name: string): Promise<WalletView> {
     await this.owned(principal, walletId);
     const renamed = await this.deps.repo.accounts.findOneAndUpdate({ _id: walletId }, { $set: { name: walletName(name), updatedAt: this.deps.clock() } }, { returnDocument: 'after' });
-    return presentWallet(renamed!);
+    return (await this.present([renamed!]))[0]!;
   }
 
   async depositAddress(principal: Principal, walletId: string): Promise<z.infer<typeof DepositAddressSchema>> {

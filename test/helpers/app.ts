@@ -1,3 +1,4 @@
+import { english, generateMnemonic } from 'viem/accounts';
 import { randomInt, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -41,6 +42,8 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     // Real argon2id at a low cost: a sign-in hashes twice, and the tests sign in hundreds of users.
     CODE_HASH_MEMORY_KIB: '4096',
     CODE_HASH_PASSES: '2',
+    // Each test app's deposit addresses are its own: test files share one chain.
+    DEPOSIT_MNEMONIC: generateMnemonic(english),
     ...overrides,
   });
 }

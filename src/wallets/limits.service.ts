@@ -1,0 +1,175 @@
+import type { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import type { BiometricService } from '../devices/biometric.service.js';
+import type { DevicesRepo } from '../devices/devices.repo.js';
+import type { Clock } from '../platform/clock.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import { page, type Page } from '../platform/paging.js';
+import type { Principal } from '../platform/principal.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import type { Currency } from './money.js';
+import type { LIMIT_TIERS, LimitRequestCreateSchema, LimitRequestDtoSchema } from './wallets.schemas.js';
+import { WalletsErrors } from './wallets.errors.js';
+
+export type LimitRequestView = z.infer<typeof LimitRequestDtoSchema>;
+type Tier = (typeof LIMIT_TIERS)[number];
+type Duration = LimitRequestView['duration'];
+
+interface LimitRequestDoc {
+  _id: string;
+  userId: string;
+  deviceId: string;
+  tier: Tier | null;
+  noLimit: boolean;
+  duration: Duration;
+  reason: string | null;
+  status: LimitRequestView['status'];
+  /** `<userId>` while OPEN (unique: one open request per account); removed when decided. */
+  openKey?: string;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+  effectiveUntil: Date | null;
+  createdAt: Date;
+}
+
+/** What the device signs for a limit request (DESIGN.md, "Wallets"). */
+export const limitSigned = (nonce: string, tierOrNone: string, duration: Duration) => `BIOMETRIC_CONFIRM_V1|${nonce}|LIMIT_REQUEST|${tierOrNone}|${duration}`;
+
+const TIER_FACTOR: Record<Tier, bigint> = { TIER_1: 1n, TIER_2: 10n, TIER_3: 100n };
+const DAY_MS = 86_400_000;
+const REFUSAL_WAIT_MS = 7 * DAY_MS;
+
+function present(doc: LimitRequestDoc): LimitRequestView {
+  return {
+    id: doc._id,
+    userId: doc.userId,
+    tier: doc.tier,
+    noLimit: doc.noLimit,
+    duration: doc.duration,
+    reason: doc.reason,
+    status: doc.status,
+    decidedAt: doc.decidedAt?.toISOString() ?? null,
+    effectiveUntil: doc.effectiveUntil?.toISOString() ?? null,
+    createdAt: doc.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Sending limits (spec, "Wallets", rule 6; "States and transitions", wallet limit request). Every
+ * account starts at TIER_1. A member asks for a tier or no limit, for 7 days, 30 days or until
+ * changed: only from a device past its waiting period whose biometric key signs the request, with none
+ * open and none refused in the last 7 days. Site administrators approve or refuse; the member's
+ * devices are told; an approved limit applies to withdrawals until it expires (or, until changed,
+ * until another is approved).
+ */
+export class LimitsService {
+  readonly collection: Collection<LimitRequestDoc>;
+
+  constructor(
+    db: Db,
+    private readonly deps: {
+      devices: DevicesRepo;
+      biometric: BiometricService;
+      events: DeviceEvents;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
+      baseLimits: Record<Currency, bigint>;
+      deviceWaitSeconds: number;
+      clock: Clock;
+    },
+  ) {
+    this.collection = db.collection<LimitRequestDoc>('wallet_limit_requests');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { openKey: 1 }, name: 'one_open_per_account', unique: true, sparse: true },
+      { key: { userId: 1, createdAt: -1 }, name: 'of_user' },
+      { key: { status: 1, createdAt: 1 }, name: 'by_status' },
+    ]);
+  }
+
+  async request(principal: Principal, input: z.infer<typeof LimitRequestCreateSchema>): Promise<LimitRequestView> {
+    const device = await this.deps.devices.findById(principal.deviceId);
+    const now = this.deps.clock();
+    if (!device || now.getTime() - device.createdAt.getTime() < this.deps.deviceWaitSeconds * 1000) throw WalletsErrors.LIMIT_DEVICE_TOO_NEW();
+    if (!device.biometricKey) throw WalletsErrors.LIMIT_NEEDS_BIOMETRIC_KEY();
+    const tierOrNone = input.noLimit ? 'NONE' : input.tier!;
+    await this.deps.biometric.confirm(principal, { message: Buffer.from(limitSigned(input.biometric.nonce, tierOrNone, input.duration)), nonce: input.biometric.nonce, signature: input.biometric.signature });
+    const lastRefusal = await this.collection.find({ userId: principal.userId, status: 'REFUSED' }).sort({ decidedAt: -1 }).limit(1).next();
+    if (lastRefusal?.decidedAt && now.getTime() - lastRefusal.decidedAt.getTime() < REFUSAL_WAIT_MS) throw WalletsErrors.LIMIT_REFUSED_RECENTLY();
+    const doc: LimitRequestDoc = {
+      _id: randomUUID(),
+      userId: principal.userId,
+      deviceId: principal.deviceId,
+      tier: input.noLimit ? null : input.tier!,
+      noLimit: input.noLimit === true,
+      duration: input.duration,
+      reason: input.reason ?? null,
+      status: 'OPEN',
+      openKey: principal.userId,
+      decidedBy: null,
+      decidedAt: null,
+      effectiveUntil: null,
+      createdAt: now,
+    };
+    try {
+      await this.collection.insertOne(doc);
+    } catch (error) {
+      if (isDuplicateKey(error)) throw WalletsErrors.LIMIT_REQUEST_OPEN();
+      throw error;
+    }
+    return present(doc);
+  }
+
+  private async assertAdmin(principal: Principal): Promise<void> {
+    if (!(await this.deps.isSiteAdmin(principal.userId))) throw WalletsErrors.NOT_SITE_ADMIN();
+  }
+
+  async listForAdmin(principal: Principal, status: LimitRequestView['status'], pageSize: number, currentPage: number): Promise<Page<LimitRequestView>> {
+    await this.assertAdmin(principal);
+    const [items, total] = await Promise.all([
+      this.collection.find({ status }).sort({ createdAt: 1, _id: 1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.collection.countDocuments({ status }),
+    ]);
+    return page(items.map(present), total, pageSize, currentPage);
+  }
+
+  async decide(principal: Principal, requestId: string, approve: boolean): Promise<LimitRequestView> {
+    await this.assertAdmin(principal);
+    const existing = await this.collection.findOne({ _id: requestId });
+    if (!existing) throw WalletsErrors.LIMIT_REQUEST_NOT_FOUND();
+    const now = this.deps.clock();
+    const days = existing.duration === 'DAYS_7' ? 7 : existing.duration === 'DAYS_30' ? 30 : null;
+    const decided = await this.collection.findOneAndUpdate(
+      { _id: requestId, status: 'OPEN' },
+      {
+        $set: { status: approve ? 'APPROVED' : 'REFUSED', decidedBy: principal.userId, decidedAt: now, effectiveUntil: approve && days ? new Date(now.getTime() + days * DAY_MS) : null },
+        $unset: { openKey: '' },
+      },
+      { returnDocument: 'after' },
+    );
+    if (!decided) throw WalletsErrors.LIMIT_REQUEST_DECIDED();
+    await this.deps.events.toUsers([decided.userId], 'wallet.limit-request-decided', {
+      requestId: decided._id,
+      status: approve ? 'APPROVED' : 'REFUSED',
+      tier: decided.tier,
+      noLimit: decided.noLimit,
+      effectiveUntil: decided.effectiveUntil?.toISOString() ?? null,
+    });
+    return present(decided);
+  }
+
+  /** The account's 24-hour sending limit in a currency now: its newest approved limit still in force, else TIER_1. Null: no limit. */
+  async limitOf(userId: string, currency: Currency): Promise<bigint | null> {
+    const now = this.deps.clock();
+    const approved = await this.collection
+      .find({ userId, status: 'APPROVED', $or: [{ effectiveUntil: null }, { effectiveUntil: { $gt: now } }] })
+      .sort({ decidedAt: -1 })
+      .limit(1)
+      .next();
+    if (!approved) return this.deps.baseLimits[currency];
+    if (approved.noLimit) return null;
+    return this.deps.baseLimits[currency] * TIER_FACTOR[approved.tier!];
+  }
+}
