@@ -57,6 +57,37 @@ export class Reconciler {
       }
     }
 
+    // The checks read accounts and lines one after another while entries go on: an entry finished
+    // between two reads looks like a mismatch. What is wrong stays wrong, so the checks run again
+    // (up to three times, a quarter second apart) and only what persists is reported.
+    let books = await this.checkBooks();
+    for (let attempt = 1; attempt < 3 && !books.balanced; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      books = await this.checkBooks();
+    }
+    const { totals, mismatchedAccounts, negativeWallets, entriesChecked } = books;
+    const chain = await this.chainCheck().catch((error: unknown) => {
+      logger.warn({ err: error }, 'the chain did not answer the books check');
+      return null;
+    });
+
+    const report: BooksReport = {
+      finished,
+      totals: Object.fromEntries([...totals].map(([currency, total]) => [currency, formatAmount(total, currency)])),
+      mismatchedAccounts,
+      negativeWallets,
+      entriesChecked: entriesChecked / 2,
+      chain,
+      ok: [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0 && Object.values(chain ?? {}).every((c) => c.covered),
+    };
+    if (!report.ok) logger.error({ report }, 'wallet books do not balance, or the chain holds less than members are owed');
+    else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
+    return report;
+  }
+
+  /** One pass over the accounts and the lines: totals per currency, negative wallets, accounts off their lines. */
+  private async checkBooks() {
+    const { repo } = this.deps;
     const totals = new Map<Currency, bigint>(CURRENCY_CODES.map((currency) => [currency, 0n]));
     const balances = new Map<string, bigint>();
     const negativeWallets: string[] = [];
@@ -76,24 +107,10 @@ export class Reconciler {
       fromLines.set(sum._id, fromStored(sum.total as Parameters<typeof fromStored>[0]));
       entriesChecked += sum.count;
     }
-    const chain = await this.chainCheck().catch((error: unknown) => {
-      logger.warn({ err: error }, 'the chain did not answer the books check');
-      return null;
-    });
     const mismatchedAccounts = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromLines.get(id) ?? 0n) !== balance).map(([id]) => id);
 
-    const report: BooksReport = {
-      finished,
-      totals: Object.fromEntries([...totals].map(([currency, total]) => [currency, formatAmount(total, currency)])),
-      mismatchedAccounts,
-      negativeWallets,
-      entriesChecked: entriesChecked / 2,
-      chain,
-      ok: [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0 && Object.values(chain ?? {}).every((c) => c.covered),
-    };
-    if (!report.ok) logger.error({ report }, 'wallet books do not balance, or the chain holds less than members are owed');
-    else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
-    return report;
+    const balanced = [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0;
+    return { totals, mismatchedAccounts, negativeWallets, entriesChecked, balanced };
   }
 
   private async chainCheck(): Promise<BooksReport['chain']> {
