@@ -92,7 +92,7 @@ async function signIn(base, outbox) {
 }
 
 /** Runs the api and worker roles on the given stack and fuzzes them for `seconds`. Returns the exit code. */
-export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seconds, workDir, mediasoupWorker }) {
+export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seconds, workDir, mediasoupWorker, seed = Date.now() % 1e6 }) {
   const st = ensureSchemathesis();
   const [port, sfuPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${port}`;
@@ -122,7 +122,7 @@ export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seco
     const token = await signIn(base, outbox);
     say(`schemathesis ${SCHEMATHESIS} against ${base} for ${seconds} s`);
     const args = ['--config-file', path.join(root, 'scripts', 'schemathesis.toml'), 'run', `${base}/v3/api-docs/api-traffic`, '--url', base, '--header', `Authorization: Bearer ${token}`];
-    args.push('--checks', CHECKS.join(','), '--max-time', String(seconds), '--workers', '1', '--seed', String(Date.now() % 1e6));
+    args.push('--checks', CHECKS.join(','), '--max-time', String(seconds), '--workers', '1', '--seed', String(seed));
     args.push('--request-timeout', '20', '--suppress-health-check', 'all');
     // Signing out and revoking a device end the fuzzer's own session (the stateful phase finds its
     // device id in GET /api/devices); the tests cover both.

@@ -76,13 +76,15 @@ const code = await run(
   { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress, TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
 );
 clearTimeout(watchdog);
-// A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one). Skipped when
-// only some tests were asked for, or with FUZZ_SECONDS=0.
+// A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one, with a new seed
+// each time, to explore). Here the seed is fixed (FUZZ_SEED changes it), so a run is repeatable and
+// what a new seed finds is fixed before it lands, not found by chance in CI. Skipped when only some
+// tests were asked for, or with FUZZ_SECONDS=0.
 const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
 if (code === 0 && filter.length === 0 && fuzzSeconds > 0) {
   process.stderr.write(`[test] fuzzing the OpenAPI document for ${fuzzSeconds} s\n`);
   const { runFuzz } = await import('./fuzz.mjs');
-  const fuzzed = await runFuzz({ ...stack, seconds: fuzzSeconds, workDir: tmp, mediasoupWorker }).catch((error) => {
+  const fuzzed = await runFuzz({ ...stack, seconds: fuzzSeconds, workDir: tmp, mediasoupWorker, seed: Number(process.env.FUZZ_SEED ?? 20261123) }).catch((error) => {
     process.stderr.write(`[test] the fuzz run failed to start: ${error?.stack ?? error}\n`);
     return 1;
   });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BLOCK_REASONS } from './blocks.repo.js';
-import { IdParam, IsoDateTime, QueryBoolean } from '../platform/common.schemas.js';
+import { IdParam, IsoDateTime, QueryBoolean, queryInt } from '../platform/common.schemas.js';
 import { UserDtoSchema } from '../users/users.schemas.js';
 
 const bool = QueryBoolean;
@@ -8,8 +8,8 @@ const bool = QueryBoolean;
 /** Zero-based paging by query, with the list's default page size (spec, "Limits"). */
 export const pagingQuery = (defaultSize: number, maxSize: number) =>
   z.object({
-    pageSize: z.coerce.number().int().min(1).max(maxSize).default(defaultSize).describe(`Default ${defaultSize}, at most ${maxSize}`),
-    currentPage: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Zero-based'),
+    pageSize: queryInt(1, maxSize, defaultSize).describe(`Default ${defaultSize}, at most ${maxSize}`),
+    currentPage: queryInt(0, 1_000_000, 0).describe('Zero-based'),
   });
 
 export function pagedSchema<T extends z.ZodType>(item: T, id: string) {

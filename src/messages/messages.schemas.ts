@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
+import { IdParam, IsoDateTime, queryInt } from '../platform/common.schemas.js';
 
 const GeoLocationSchema = z
   .object({
@@ -50,7 +50,7 @@ const Cursor = z.string().regex(/^[0-9a-f]{24}$/, 'not a message id');
 export const MessagesQuerySchema = z.object({
   before: Cursor.optional().describe('Older than this message'),
   after: Cursor.optional().describe('Newer than this message (catching up); continue with the newest id returned'),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: queryInt(1, 100, 50),
 });
 
 export const MessagesPageSchema = z.object({ items: z.array(MessageDtoSchema), hasMore: z.boolean() }).meta({ id: 'MessagesPage' });

@@ -29,3 +29,10 @@ export const LanguageParam = z.string().max(12).regex(LANGUAGE_CODE, 'expected a
 
 /** A query-string boolean: exactly "true" or "false". */
 export const QueryBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+/**
+ * A whole number in a query string. An empty value (`?currentPage=`) is refused, not read as 0 (as
+ * plain coercion would: found by the fuzzer); an absent one takes the default.
+ */
+export const queryInt = (min: number, max: number, fallback: number) =>
+  z.preprocess((value) => (value === '' ? Number.NaN : value), z.coerce.number().int().min(min).max(max)).default(fallback);

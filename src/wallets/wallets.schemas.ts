@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
+import { IdParam, IsoDateTime, queryInt } from '../platform/common.schemas.js';
 import { pagedSchema } from '../contacts/contacts.schemas.js';
 import { AMOUNT_PATTERN, CURRENCY_CODES } from './money.js';
 
@@ -161,8 +161,8 @@ export const SwapDtoSchema = z
 export const SwapPageSchema = pagedSchema(SwapDtoSchema, 'PagedModelWalletSwapDto');
 export const SwapListQuerySchema = z.object({
   walletId: IdParam,
-  pageSize: z.coerce.number().int().min(1).max(100).default(20).describe('Default 20, at most 100'),
-  currentPage: z.coerce.number().int().min(0).max(1_000_000).default(0).describe('Zero-based'),
+  pageSize: queryInt(1, 100, 20).describe('Default 20, at most 100'),
+  currentPage: queryInt(0, 1_000_000, 0).describe('Zero-based'),
 });
 
 export const PaymentRequestCreateSchema = z
@@ -198,8 +198,8 @@ export const PaymentRequestPaySchema = z
 
 export const PaymentRequestListQuerySchema = z.object({
   role: z.enum(['outgoing', 'incoming']).describe('outgoing: the caller asked; incoming: the caller is asked to pay'),
-  pageSize: z.coerce.number().int().min(1).max(100).default(20),
-  currentPage: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  pageSize: queryInt(1, 100, 20),
+  currentPage: queryInt(0, 1_000_000, 0),
 });
 export const PaymentRequestPageSchema = pagedSchema(PaymentRequestDtoSchema, 'PagedModelPaymentRequestDto');
 

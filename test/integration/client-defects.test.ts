@@ -68,6 +68,19 @@ describe('what a client coding against the spec meets', () => {
     assert.equal(longest.statusCode, 200, longest.body);
   });
 
+  it('refuses an empty number in a query instead of reading it as 0, and documents it as an int32 (found by the fuzzer)', async () => {
+    const s = await makeUser(t);
+    for (const url of ['/api/users/connections?currentPage=&pageSize=1', '/api/users/connections?pageSize=', '/api/rooms?currentPage=']) {
+      const res = await api(s, 'GET', url);
+      assert.equal(res.statusCode, 400, url);
+      assert.equal(res.json().code, 'VALIDATION_FAILED');
+    }
+    assert.equal((await api(s, 'GET', '/api/users/connections?pageSize=1')).statusCode, 200);
+    const document = (await t.app.inject({ url: '/v3/api-docs/api-traffic' })).json();
+    const parameter = document.paths['/api/users/connections'].get.parameters.find((p: { name: string }) => p.name === 'currentPage');
+    assert.deepEqual([parameter.schema.type, parameter.schema.format, parameter.schema.minimum], ['integer', 'int32', 0]);
+  });
+
   describe('a member\'s enabled and muted state belong to the membership', () => {
     let owner: Session;
     let member: Session;
