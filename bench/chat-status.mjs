@@ -11,7 +11,7 @@ import { TokenService } from '../dist/src/auth/tokens.js';
 import { loadConfig } from '../dist/src/platform/config.js';
 import { createContext } from '../dist/src/composition.js';
 import { createLogger } from '../dist/src/platform/logger.js';
-import { freePort, startStack } from '../scripts/stack.mjs';
+import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
 import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 
 const ROOMS = Number(process.env.ROOMS ?? 1_000);
@@ -24,7 +24,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-status-'));
 const stack = await startStack({ dataDir: tmp, persistent: false });
 const id = randomUUID().slice(0, 8);
 const port = await freePort();
-const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, MONGODB_DB: `benchstatus_${id}`, REDIS_PREFIX: `benchstatus:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'test', HTTP_PORT: String(port), STORAGE_DIR: path.join(tmp, 'blobs') };
+const env = { ...process.env, ...stackEnv(stack), MONGODB_DB: `benchstatus_${id}`, REDIS_PREFIX: `benchstatus:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'test', HTTP_PORT: String(port), STORAGE_DIR: path.join(tmp, 'blobs') };
 const config = loadConfig(env);
 const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
 const children = [];

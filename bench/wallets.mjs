@@ -14,7 +14,7 @@ import { createContext } from '../dist/src/composition.js';
 import { createLogger } from '../dist/src/platform/logger.js';
 import { Ledger } from '../dist/src/wallets/ledger.js';
 import { toStored } from '../dist/src/wallets/money.js';
-import { freePort, startStack } from '../scripts/stack.mjs';
+import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
 import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 
 const USERS = Number(process.env.USERS ?? 64);
@@ -30,10 +30,7 @@ const id = randomUUID().slice(0, 8);
 const port = await freePort();
 const env = {
   ...process.env,
-  MONGODB_URL: stack.mongoUrl,
-  REDIS_URL: stack.redisUrl,
-  EVM_RPC_URL: stack.evmRpcUrl,
-  USDT_TOKEN_ADDRESS: stack.usdtAddress,
+  ...stackEnv(stack),
   MONGODB_DB: `benchwallets_${id}`,
   REDIS_PREFIX: `benchwallets:${id}:`,
   JWT_SECRET: `bench-${randomUUID()}`,

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
-import { aptInstall, cacheRoot, ensureNodeModules, freePort, has, log, onShutdownSignal, startStack } from './stack.mjs';
+import { aptInstall, cacheRoot, ensureNodeModules, freePort, has, log, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = '4.32.5';
@@ -92,7 +92,7 @@ async function signIn(base, outbox) {
 }
 
 /** Runs the api and worker roles on the given stack and fuzzes them for `seconds`. Returns the exit code. */
-export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seconds, workDir, mediasoupWorker, seed = Date.now() % 1e6 }) {
+export async function runFuzz({ stack, seconds, workDir, mediasoupWorker, seed = Date.now() % 1e6 }) {
   const st = ensureSchemathesis();
   const [port, sfuPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${port}`;
@@ -106,10 +106,8 @@ export async function runFuzz({ mongoUrl, redisUrl, evmRpcUrl, usdtAddress, seco
       NODE_ENV: 'development',
       CODE_HASH_MEMORY_KIB: '4096',
       LOG_LEVEL: 'warn',
-      MONGODB_URL: mongoUrl.replace(/\/?$/, '/fuzz'),
-      REDIS_URL: redisUrl,
-      EVM_RPC_URL: evmRpcUrl,
-      USDT_TOKEN_ADDRESS: usdtAddress,
+      ...stackEnv(stack),
+      MONGODB_URL: stack.mongoUrl.replace(/\/?$/, '/fuzz'),
       HTTP_PORT: String(port),
       SMS_OUTBOX_FILE: outbox,
       STORAGE_DIR: path.join(workDir, 'fuzz-storage'),
@@ -159,7 +157,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   };
   onShutdownSignal(() => void finish(130));
   try {
-    await finish(await runFuzz({ ...stack, seconds, workDir, mediasoupWorker }));
+    await finish(await runFuzz({ stack, seconds, workDir, mediasoupWorker }));
   } catch (error) {
     say(String(error?.stack ?? error));
     await finish(1);

@@ -199,6 +199,11 @@ export async function startStack({ dataDir, persistent, forTests = false }) {
   };
 }
 
+/** The variables that point the service at a started stack (one place, as the stack grows). */
+export function stackEnv(stack) {
+  return { MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress };
+}
+
 /** Runs `fn` on the first SIGINT/SIGTERM/SIGHUP, once. */
 export function onShutdownSignal(fn) {
   let called = false;

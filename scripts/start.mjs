@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mediasoupWorkerPath } from './mediasoup-worker.mjs';
-import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
+import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 import { existsSync } from 'node:fs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,10 +49,7 @@ if (!(await built)) {
 
 const env = {
   ...process.env,
-  MONGODB_URL: stack.mongoUrl,
-  REDIS_URL: stack.redisUrl,
-  EVM_RPC_URL: stack.evmRpcUrl,
-  USDT_TOKEN_ADDRESS: stack.usdtAddress,
+  ...stackEnv(stack),
   SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
 };
 function run(role, extraEnv = {}) {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
-import { ensureNodeModules, onShutdownSignal, startStack } from './stack.mjs';
+import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const filter = process.argv.slice(2);
@@ -73,7 +73,7 @@ const watchdog = setTimeout(() => {
 const code = await run(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
-  { ...process.env, NODE_ENV: 'test', MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress, TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
+  { ...process.env, NODE_ENV: 'test', ...stackEnv(stack), TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker },
 );
 clearTimeout(watchdog);
 // A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one, with a new seed
@@ -84,7 +84,7 @@ const fuzzSeconds = Number(process.env.FUZZ_SECONDS ?? 60);
 if (code === 0 && filter.length === 0 && fuzzSeconds > 0) {
   process.stderr.write(`[test] fuzzing the OpenAPI document for ${fuzzSeconds} s\n`);
   const { runFuzz } = await import('./fuzz.mjs');
-  const fuzzed = await runFuzz({ ...stack, seconds: fuzzSeconds, workDir: tmp, mediasoupWorker, seed: Number(process.env.FUZZ_SEED ?? 20261123) }).catch((error) => {
+  const fuzzed = await runFuzz({ stack, seconds: fuzzSeconds, workDir: tmp, mediasoupWorker, seed: Number(process.env.FUZZ_SEED ?? 20261123) }).catch((error) => {
     process.stderr.write(`[test] the fuzz run failed to start: ${error?.stack ?? error}\n`);
     return 1;
   });

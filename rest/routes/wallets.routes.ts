@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-import { IdParam, queryInt } from '../../src/platform/common.schemas.js';
+import { IdParam } from '../../src/platform/common.schemas.js';
 import { pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import {
   DepositAddressSchema,
@@ -270,7 +270,7 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       tags: adminTags,
       security,
       summary: 'Limit requests by status, oldest first (site administrators)',
-      querystring: z.object({ status: z.enum(['OPEN', 'APPROVED', 'REFUSED']).default('OPEN'), pageSize: queryInt(1, 100, 20), currentPage: queryInt(0, 1_000_000, 0) }),
+      querystring: pagingQuery(20, 100).extend({ status: z.enum(['OPEN', 'APPROVED', 'REFUSED']).default('OPEN') }),
       response: { 200: LimitRequestPageSchema, ...authedErrors(WalletsErrors.NOT_SITE_ADMIN) },
     },
     handler: async (request) => walletLimits.listForAdmin(principalOf(request), request.query.status, request.query.pageSize, request.query.currentPage),

@@ -172,6 +172,18 @@ export class BiometricService {
    * is the exact bytes the device signed, which must start with `BIOMETRIC_CONFIRM_V1|<nonce>|`; the
    * nonce is used up, so a confirmation cannot be replayed. A device without a key needs none.
    */
+  /**
+   * `confirm` for an action whose signed text is `BIOMETRIC_CONFIRM_V1|<nonce>|<ACTION>|<fields>`:
+   * `signedFor` builds it from the nonce the device sent (the confirmation is optional in the request,
+   * required only when the device has a key).
+   */
+  confirmAction(principal: Principal, confirmation: { nonce: string; signature: string } | null | undefined, signedFor: (nonce: string) => string): Promise<ConfirmationResult> {
+    return this.confirm(principal, {
+      message: Buffer.from(signedFor(confirmation?.nonce ?? '')),
+      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
+    });
+  }
+
   async confirm(principal: Principal, input: { message: Buffer; signature?: string; nonce?: string }): Promise<ConfirmationResult> {
     const device = await this.device(principal);
     const current = device.biometricKey ?? null;

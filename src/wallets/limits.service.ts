@@ -95,7 +95,7 @@ export class LimitsService {
     if (!device || now.getTime() - device.createdAt.getTime() < this.deps.deviceWaitSeconds * 1000) throw WalletsErrors.LIMIT_DEVICE_TOO_NEW();
     if (!device.biometricKey) throw WalletsErrors.LIMIT_NEEDS_BIOMETRIC_KEY();
     const tierOrNone = input.noLimit ? 'NONE' : input.tier!;
-    await this.deps.biometric.confirm(principal, { message: Buffer.from(limitSigned(input.biometric.nonce, tierOrNone, input.duration)), nonce: input.biometric.nonce, signature: input.biometric.signature });
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => limitSigned(nonce, tierOrNone, input.duration));
     const lastRefusal = await this.collection.find({ userId: principal.userId, status: 'REFUSED' }).sort({ decidedAt: -1 }).limit(1).next();
     if (lastRefusal?.decidedAt && now.getTime() - lastRefusal.decidedAt.getTime() < REFUSAL_WAIT_MS) throw WalletsErrors.LIMIT_REFUSED_RECENTLY();
     const doc: LimitRequestDoc = {

@@ -168,11 +168,7 @@ export class PaymentRequestsService {
     if (doc.status !== 'OPEN' || doc.expiresAt <= this.deps.clock()) throw WalletsErrors.PAYMENT_REQUEST_CLOSED();
     const from = await this.deps.wallets.owned(principal, input.walletId);
     if (from.currency !== doc.currency) throw WalletsErrors.CURRENCY_MISMATCH();
-    const confirmation = input.biometric ?? undefined;
-    await this.deps.biometric.confirm(principal, {
-      message: Buffer.from(paySigned(confirmation?.nonce ?? '', id, input.walletId)),
-      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
-    });
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => paySigned(nonce, id, input.walletId));
     if (fromStored(from.available) < fromStored(item.amount)) throw WalletsErrors.INSUFFICIENT_FUNDS();
     // Claim the item: from here a cancel is refused, and a second pay finds it taken.
     const now = this.deps.clock();

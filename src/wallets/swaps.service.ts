@@ -161,11 +161,7 @@ export class SwapsService {
   async execute(principal: Principal, input: { quoteId: string; biometric?: { nonce: string; signature: string } | null }): Promise<SwapView> {
     const quote = await this.quotes.findOne({ _id: input.quoteId });
     if (!quote || quote.userId !== principal.userId) throw WalletsErrors.QUOTE_NOT_FOUND();
-    const confirmation = input.biometric ?? undefined;
-    await this.deps.biometric.confirm(principal, {
-      message: Buffer.from(swapSigned(confirmation?.nonce ?? '', quote._id)),
-      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
-    });
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => swapSigned(nonce, quote._id));
     const from = await this.deps.wallets.owned(principal, quote.fromWalletId);
     if (fromStored(from.available) < fromStored(quote.amount)) throw WalletsErrors.INSUFFICIENT_FUNDS();
     const now = this.deps.clock();

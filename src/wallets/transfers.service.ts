@@ -77,11 +77,7 @@ export class TransfersService {
     if (!(await users.findById(item.toUserId))) throw UsersErrors.USER_NOT_FOUND();
     const to = await wallets.primaryWallet(item.toUserId, from.currency);
     if (!to) throw WalletsErrors.RECIPIENT_HAS_NO_WALLET();
-    const confirmation = item.biometric ?? undefined;
-    await biometric.confirm(principal, {
-      message: Buffer.from(transferSigned(confirmation?.nonce ?? '', item)),
-      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
-    });
+    await biometric.confirmAction(principal, item.biometric, (nonce) => transferSigned(nonce, item));
     try {
       const entry = await ledger.post({
         id: entryId,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { IdParam, IsoDateTime, queryInt } from '../platform/common.schemas.js';
-import { pagedSchema } from '../contacts/contacts.schemas.js';
+import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
+import { pagedSchema, pagingQuery } from '../contacts/contacts.schemas.js';
 import { AMOUNT_PATTERN, CURRENCY_CODES } from './money.js';
 
 export const CurrencySchema = z.enum(CURRENCY_CODES as [string, ...string[]]).describe('ETH (18 decimals) or USDT (6 decimals)');
@@ -159,11 +159,7 @@ export const SwapDtoSchema = z
   })
   .meta({ id: 'WalletSwapDto' });
 export const SwapPageSchema = pagedSchema(SwapDtoSchema, 'PagedModelWalletSwapDto');
-export const SwapListQuerySchema = z.object({
-  walletId: IdParam,
-  pageSize: queryInt(1, 100, 20).describe('Default 20, at most 100'),
-  currentPage: queryInt(0, 1_000_000, 0).describe('Zero-based'),
-});
+export const SwapListQuerySchema = pagingQuery(20, 100).extend({ walletId: IdParam });
 
 export const PaymentRequestCreateSchema = z
   .object({
@@ -196,10 +192,8 @@ export const PaymentRequestPaySchema = z
   .strict()
   .meta({ id: 'PaymentRequestPayRequest' });
 
-export const PaymentRequestListQuerySchema = z.object({
+export const PaymentRequestListQuerySchema = pagingQuery(20, 100).extend({
   role: z.enum(['outgoing', 'incoming']).describe('outgoing: the caller asked; incoming: the caller is asked to pay'),
-  pageSize: queryInt(1, 100, 20),
-  currentPage: queryInt(0, 1_000_000, 0),
 });
 export const PaymentRequestPageSchema = pagedSchema(PaymentRequestDtoSchema, 'PagedModelPaymentRequestDto');
 

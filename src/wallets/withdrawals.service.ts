@@ -133,11 +133,7 @@ export class WithdrawalsService {
     const amount = parseAmount(input.amount, wallet.currency);
     if (amount === null) throw WalletsErrors.AMOUNT_INVALID();
     if (!EvmChain.isValidAddress(input.toAddress)) throw WalletsErrors.ADDRESS_INVALID();
-    const confirmation = input.biometric ?? undefined;
-    await this.deps.biometric.confirm(principal, {
-      message: Buffer.from(withdrawSigned(confirmation?.nonce ?? '', input)),
-      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
-    });
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => withdrawSigned(nonce, input));
     await this.assertWithinLimit(principal.userId, wallet.currency, amount);
     const fee = this.deps.fees[wallet.currency];
     if (fromStored(wallet.available) < amount + fee) throw WalletsErrors.INSUFFICIENT_FUNDS();

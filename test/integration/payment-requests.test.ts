@@ -3,29 +3,19 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { walletWith as walletWithFunds } from '../helpers/wallets.js';
 import type { Currency } from '../../src/wallets/money.js';
 import { paySigned } from '../../src/wallets/payment-requests.service.js';
 
 describe('payment requests', () => {
   let t: TestApp;
-  let ledger: Ledger;
   const api = httpAs(() => t);
   before(async () => {
     t = await startTestApp({ PAYMENT_REQUEST_TTL: '60' });
-    ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
   });
   after(() => t.close());
 
-  let funded = 0;
-  const walletWith = async (s: Session, currency: Currency, units: bigint) => {
-    const wallet = (await api(s, 'POST', '/api/wallets', { currency })).json() as { id: string };
-    if (units > 0n) {
-      const chain = await ledger.ensureSystemAccount('chain', currency);
-      await ledger.post({ id: `test-deposit:${++funded}:${wallet.id}`, kind: 'DEPOSIT', currency, amount: units, debit: chain, credit: wallet.id, fingerprint: 'test', memo: {} });
-    }
-    return wallet.id;
-  };
+  const walletWith = (s: Session, currency: Currency, units: bigint) => walletWithFunds(t, s, currency, units);
   const available = async (s: Session, id: string) => (await api(s, 'GET', `/api/wallets/${id}`)).json().available as string;
   const create = (s: Session, body: object) => api(s, 'POST', '/api/payment-requests', body);
 

@@ -3,30 +3,20 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { fund, walletWith as walletWithFunds } from '../helpers/wallets.js';
 import type { Currency } from '../../src/wallets/money.js';
 import { convert, swapSigned } from '../../src/wallets/swaps.service.js';
 
 describe('swaps', () => {
   let t: TestApp;
-  let ledger: Ledger;
   const api = httpAs(() => t);
   before(async () => {
     // A house with 1 ETH and 3,000 USDT of liquidity, a 0.5 % fee, quotes valid 30 s, ETH at 3,000 USDT.
     t = await startTestApp({ HOUSE_LIQUIDITY_ETH: '1', HOUSE_LIQUIDITY_USDT: '3000', SWAP_FEE_BPS: '50', SWAP_QUOTE_TTL: '30' });
-    ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
   });
   after(() => t.close());
 
-  let funded = 0;
-  const walletWith = async (s: Session, currency: Currency, units: bigint) => {
-    const wallet = (await api(s, 'POST', '/api/wallets', { currency })).json() as { id: string };
-    if (units > 0n) {
-      const chain = await ledger.ensureSystemAccount('chain', currency);
-      await ledger.post({ id: `test-deposit:${++funded}:${wallet.id}`, kind: 'DEPOSIT', currency, amount: units, debit: chain, credit: wallet.id, fingerprint: 'test', memo: {} });
-    }
-    return wallet.id;
-  };
+  const walletWith = (s: Session, currency: Currency, units: bigint) => walletWithFunds(t, s, currency, units);
   const available = async (s: Session, id: string) => (await api(s, 'GET', `/api/wallets/${id}`)).json().available as string;
   const quote = (s: Session, body: object) => api(s, 'POST', '/api/wallet-swaps/quote', body);
   const execute = (s: Session, body: object) => api(s, 'POST', '/api/wallet-swaps', body);
@@ -76,8 +66,7 @@ describe('swaps', () => {
     assert.equal(await available(s, eth), '0.1');
     assert.equal(await available(s, usdt), '5');
     // The refused quote was not used up: with the money there, it goes through.
-    const chain = await ledger.ensureSystemAccount('chain', 'ETH');
-    await ledger.post({ id: `test-deposit:${++funded}:${eth}`, kind: 'DEPOSIT', currency: 'ETH', amount: 2n * 10n ** 17n, debit: chain, credit: eth, fingerprint: 'test', memo: {} });
+    await fund(t, eth, 'ETH', 2n * 10n ** 17n);
     assert.equal((await execute(s, { quoteId: tooMuch.id })).json().status, 'COMPLETED');
   });
 

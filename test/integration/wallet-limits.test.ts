@@ -3,7 +3,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { fund } from '../helpers/wallets.js';
 import { limitSigned } from '../../src/wallets/limits.service.js';
 
 const ADMIN_PHONE = '+4915100000042';
@@ -11,12 +11,10 @@ const ADMIN_PHONE = '+4915100000042';
 describe('sending limits', () => {
   let t: TestApp;
   let admin: Session;
-  let ledger: Ledger;
   const api = httpAs(() => t);
   before(async () => {
     t = await startTestApp({ ADMIN_PHONES: ADMIN_PHONE, LIMIT_REQUEST_DEVICE_WAIT: '60', WALLET_DAILY_LIMIT_USDT: '100' });
     admin = await signIn(t, ADMIN_PHONE);
-    ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
   });
   after(() => t.close());
 
@@ -65,8 +63,7 @@ describe('sending limits', () => {
     // TIER_2: ten times the 100 USDT of TIER_1 a day.
     assert.equal(await t.ctx.services.walletLimits.limitOf(m.s.userId, 'USDT'), 1_000_000_000n);
     const wallet = (await api(m.s, 'POST', '/api/wallets', { currency: 'USDT' })).json().id;
-    const chain = await ledger.ensureSystemAccount('chain', 'USDT');
-    await ledger.post({ id: `test-deposit:limits:${wallet}`, kind: 'DEPOSIT', currency: 'USDT', amount: 2_000_000_000n, debit: chain, credit: wallet, fingerprint: 'test', memo: {} });
+    await fund(t, wallet, 'USDT', 2_000_000_000n);
     // The limit applies to withdrawals: 500 passes the check at TIER_2 (it would not at TIER_1).
     const n = await nonce(m.s);
     const body = { requestId: `limits-${Date.now()}`, walletId: wallet, toAddress: '0x1111111111111111111111111111111111111111', amount: '500' };

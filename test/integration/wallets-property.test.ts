@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
 import type { Workers } from '../../workers/main.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { walletWith } from '../helpers/wallets.js';
 import { formatAmount, type Currency } from '../../src/wallets/money.js';
 
 type Step =
@@ -34,14 +34,11 @@ describe('the books under random transfers, withdrawals and swaps (property)', (
   before(async () => {
     t = await startTestApp({ WALLET_DAILY_LIMIT_ETH: '1000', WALLET_DAILY_LIMIT_USDT: '3000000', HOUSE_LIQUIDITY_ETH: '2', HOUSE_LIQUIDITY_USDT: '6000', DEPOSIT_CONFIRMATIONS: '1' });
     workers = await startTestWorkers(t);
-    const ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
     for (let i = 0; i < 3; i++) {
       const s = await makeUser(t);
       const mine = {} as Record<Currency, string>;
       for (const [c, amount] of [['ETH', 10n ** 18n], ['USDT', 3_000_000_000n]] as const) {
-        mine[c] = (await api(s, 'POST', '/api/wallets', { currency: c })).json().id;
-        const chain = await ledger.ensureSystemAccount('chain', c);
-        await ledger.post({ id: `property-fund:${mine[c]}`, kind: 'DEPOSIT', currency: c, amount, debit: chain, credit: mine[c], fingerprint: 'test', memo: {} });
+        mine[c] = await walletWith(t, s, c, amount);
       }
       people.push(s);
       wallets.push(mine);

@@ -9,7 +9,7 @@ import { createPublicClient, http, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { fund as fundWallet } from '../helpers/wallets.js';
 import { formatAmount, parseAmount, toStored, type Currency } from '../../src/wallets/money.js';
 import { transferSigned } from '../../src/wallets/transfers.service.js';
 
@@ -42,11 +42,9 @@ describe('the development chain', () => {
 
 describe('wallets and transfers', () => {
   let t: TestApp;
-  let ledger: Ledger;
   const api = httpAs(() => t);
   before(async () => {
     t = await startTestApp();
-    ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
   });
   after(() => t.close());
 
@@ -55,12 +53,7 @@ describe('wallets and transfers', () => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { id: string; currency: Currency; name: string; balance: string; available: string };
   };
-  let deposits = 0;
-  /** Money arriving from outside, as the deposit watcher credits it: an entry from the chain's account. */
-  const fund = async (walletId: string, currency: Currency, units: bigint) => {
-    const chain = await ledger.ensureSystemAccount('chain', currency);
-    await ledger.post({ id: `test-deposit:${++deposits}:${walletId}`, kind: 'DEPOSIT', currency, amount: units, debit: chain, credit: walletId, fingerprint: 'test', memo: {} });
-  };
+  const fund = (walletId: string, currency: Currency, units: bigint) => fundWallet(t, walletId, currency, units);
   const balanceOf = async (s: Session, walletId: string) => (await api(s, 'GET', `/api/wallets/${walletId}`)).json().available as string;
   const transfer = async (s: Session, items: object[]) => {
     const res = await api(s, 'POST', '/api/wallet-transactions', items);

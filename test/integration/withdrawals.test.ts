@@ -5,7 +5,7 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import type { Workers } from '../../workers/main.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { Ledger } from '../../src/wallets/ledger.js';
+import { walletWith as walletWithFunds } from '../helpers/wallets.js';
 import type { Currency } from '../../src/wallets/money.js';
 
 const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -22,27 +22,17 @@ const onChain = async (address: Hex, currency: Currency) =>
 describe('withdrawals to the chain', () => {
   let t: TestApp;
   let workers: Workers;
-  let ledger: Ledger;
   const api = httpAs(() => t);
   before(async () => {
     t = await startTestApp({ DEPOSIT_CONFIRMATIONS: '2', WALLET_DAILY_LIMIT_ETH: '30000', WALLET_DAILY_LIMIT_USDT: '1000', WITHDRAWAL_FEE_ETH: '0.001', WITHDRAWAL_FEE_USDT: '1' });
     workers = await startTestWorkers(t);
-    ledger = new Ledger({ repo: t.ctx.repos.ledger, clock: t.clock, logger: t.ctx.platform.logger });
   });
   after(async () => {
     await workers.close();
     await t.close();
   });
 
-  let funded = 0;
-  const walletWith = async (s: Session, currency: Currency, units: bigint) => {
-    const res = await api(s, 'POST', '/api/wallets', { currency });
-    assert.equal(res.statusCode, 200, res.body);
-    const wallet = res.json() as { id: string };
-    const chain = await ledger.ensureSystemAccount('chain', currency);
-    await ledger.post({ id: `test-deposit:${++funded}:${wallet.id}`, kind: 'DEPOSIT', currency, amount: units, debit: chain, credit: wallet.id, fingerprint: 'test', memo: {} });
-    return wallet.id;
-  };
+  const walletWith = (s: Session, currency: Currency, units: bigint) => walletWithFunds(t, s, currency, units);
   let n = 0;
   const requestId = () => `wd-${Date.now()}-${++n}`;
   const withdraw = (s: Session, body: object) => api(s, 'POST', '/api/wallet-withdrawals', body);
