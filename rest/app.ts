@@ -8,7 +8,6 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Services } from '../src/composition.js';
 import type { Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
@@ -31,6 +30,7 @@ import { walletsRoutes } from './routes/wallets.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
+import { createMetrics } from './metrics.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -103,15 +103,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     }
   });
 
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
-  const durations = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'REST request durations by route and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [metrics],
-  });
+  const { registry: metrics, durations } = createMetrics(services);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

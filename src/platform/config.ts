@@ -141,6 +141,10 @@ const EnvSchema = z
     HOT_WALLET_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected 0x and 64 hex digits').optional(),
     DEPOSIT_MNEMONIC: z.string().min(20).optional(),
     DEPOSIT_CONFIRMATIONS: z.coerce.number().int().min(0).max(1000).default(2),
+    // How long a call to the chain's node may take before it counts as no answer (milliseconds).
+    EVM_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+    // A withdrawal still unsent after this long (a worker died, or the chain did not answer) is sent again by the sweep.
+    WITHDRAWAL_RESEND_AFTER: duration.default(30),
     // The lowest sending-limit tier's daily allowance, per currency, in its units (decimal strings).
     WALLET_DAILY_LIMIT_ETH: decimalString.default('0.05'),
     WALLET_DAILY_LIMIT_USDT: decimalString.default('100'),

@@ -1,11 +1,12 @@
 import type { Result } from 'ioredis';
 
 // The Lua commands this service defines with `defineCommand` (the inbox's append, presence's
-// online check, a lock's release), typed on ioredis's command interface as its documentation shows.
+// online check, a lock's release and renewal), typed on ioredis's command interface as its documentation shows.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     inboxAppend(metaKey: string, eventsKey: string, nowMs: number, json: string, maxEvents: number, maxAgeMs: number): Result<number, Context>;
     presenceIsOnline(deviceNodesKey: string, nodeKeyPrefix: string): Result<number, Context>;
     lockRelease(key: string, token: string): Result<number, Context>;
+    lockRenew(key: string, token: string, ttlMs: string): Result<number, Context>;
   }
 }

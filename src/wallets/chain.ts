@@ -1,4 +1,20 @@
-import { createPublicClient, createWalletClient, encodeFunctionData, http, isAddress, keccak256, parseAbi, parseAbiItem, type Hex, type PublicClient } from 'viem';
+import {
+  BaseError,
+  HttpRequestError,
+  TimeoutError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  createPublicClient,
+  createWalletClient,
+  encodeFunctionData,
+  http,
+  isAddress,
+  keccak256,
+  parseAbi,
+  parseAbiItem,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import { mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Currency } from './money.js';
 
@@ -26,6 +42,19 @@ export interface SignedTransfer {
 export type TransferState = { state: 'UNKNOWN' } | { state: 'PENDING' } | { state: 'MINED'; success: boolean; confirmations: number };
 
 /**
+ * True when the chain's node did not answer (refused connection, timeout, no HTTP answer), as opposed
+ * to answering with an error. A caller must not read "no answer" as "refused": a transaction whose
+ * broadcast got no answer may still be mined.
+ */
+export function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false;
+  // An HTTP answer of 408, 429 or a gateway's 5xx is no answer from the node either; a JSON-RPC error is one.
+  const noAnswer = (cause: unknown) =>
+    cause instanceof TimeoutError || (cause instanceof HttpRequestError && (cause.status === undefined || [408, 429, 502, 503, 504].includes(cause.status)));
+  return error.walk(noAnswer) !== null;
+}
+
+/**
  * The chain as the wallets see it, over EVM JSON-RPC (viem): the development chain (Hardhat's network,
  * started by the stack scripts) or any EVM network's RPC in production. The hot wallet signs
  * withdrawals with explicit nonces, so a signed transaction can be stored before it is broadcast and
@@ -36,8 +65,8 @@ export class EvmChain {
   private readonly hot: PrivateKeyAccount;
   private chainIdCache: number | null = null;
 
-  constructor(private readonly options: { rpcUrl: string; depositMnemonic: string; hotWalletKey: Hex; usdtAddress: string | undefined }) {
-    this.client = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1, timeout: 10_000 }) });
+  constructor(private readonly options: { rpcUrl: string; depositMnemonic: string; hotWalletKey: Hex; usdtAddress: string | undefined; timeoutMs?: number }) {
+    this.client = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 1, timeout: options.timeoutMs ?? 10_000 }) });
     this.hot = privateKeyToAccount(options.hotWalletKey);
   }
 
@@ -100,18 +129,27 @@ export class EvmChain {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
       return true;
-    } catch {
+    } catch (error) {
+      // No answer is not a refusal: the transaction may have arrived. The caller keeps it to send again.
+      if (isUnreachable(error)) throw error;
       return (await this.state(hash)).state !== 'UNKNOWN';
     }
   }
 
+  /** Throws when the node does not answer: UNKNOWN means the node answered that it knows no such transaction. */
   async state(hash: Hex): Promise<TransferState> {
-    const receipt = await this.client.getTransactionReceipt({ hash }).catch(() => null);
+    const receipt = await this.client.getTransactionReceipt({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionReceiptNotFoundError) return null;
+      throw error;
+    });
     if (receipt) {
       const head = await this.client.getBlockNumber({ cacheTime: 0 });
       return { state: 'MINED', success: receipt.status === 'success', confirmations: Number(head - receipt.blockNumber) + 1 };
     }
-    const pending = await this.client.getTransaction({ hash }).catch(() => null);
+    const pending = await this.client.getTransaction({ hash }).catch((error: unknown) => {
+      if (error instanceof TransactionNotFoundError) return null;
+      throw error;
+    });
     return pending ? { state: 'PENDING' } : { state: 'UNKNOWN' };
   }
 

@@ -26,7 +26,7 @@ export function walletsArea(
   deps: { users: UsersRepo; devices: DevicesRepo; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
 ) {
   const repo = new LedgerRepo(p.db);
-  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY as `0x${string}`, usdtAddress: p.config.USDT_TOKEN_ADDRESS });
+  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY as `0x${string}`, usdtAddress: p.config.USDT_TOKEN_ADDRESS, timeoutMs: p.config.EVM_RPC_TIMEOUT_MS });
   const ledger = new Ledger({ repo, clock: p.clock, logger: p.logger });
   // Withdrawals are made below; a wallet's view asks them for what it has on its way out.
   const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids): Promise<Map<string, bigint>> => withdrawals.heldOf(ids) });
@@ -53,11 +53,12 @@ export function walletsArea(
     chain,
     biometric: deps.biometric,
     events: deps.events,
-    withHotWallet: (fn) => lock.with(p.keys.wallets.hotWalletLock, fn, { ttlSeconds: 60, waitMs: 60_000 }),
+    withHotWallet: (fn) => lock.with(p.keys.wallets.hotWalletLock, fn, { ttlSeconds: 10, waitMs: 60_000 }),
     enqueueSend: (withdrawalId) => p.queues.add(QUEUES.withdrawals, { withdrawalId }),
     fees: { ETH: units(p.config.WITHDRAWAL_FEE_ETH, 'ETH'), USDT: units(p.config.WITHDRAWAL_FEE_USDT, 'USDT') },
     limitOf: (userId, currency) => limits.limitOf(userId, currency),
     confirmations: p.config.DEPOSIT_CONFIRMATIONS,
+    resendAfterMs: p.config.WITHDRAWAL_RESEND_AFTER * 1000,
     clock: p.clock,
     logger: p.logger,
   });

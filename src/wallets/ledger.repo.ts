@@ -64,16 +64,32 @@ export interface LineDoc {
   createdAt: Date;
 }
 
+/** The outcome of the reconciler's last books check (one document), for the metrics and for operators. */
+export interface BooksCheckDoc {
+  _id: 'latest';
+  at: Date;
+  ok: boolean;
+  /** Entries a crash had left between steps, finished by that run. */
+  finished: number;
+  unbalancedCurrencies: number;
+  mismatchedAccounts: number;
+  negativeWallets: number;
+  /** Currencies in which the chain holds less than members are owed; null when the chain did not answer. */
+  uncoveredCurrencies: number | null;
+}
+
 export class LedgerRepo {
   readonly accounts: Collection<AccountDoc>;
   readonly journal: Collection<JournalDoc>;
   readonly lines: Collection<LineDoc>;
+  readonly checks: Collection<BooksCheckDoc>;
   private readonly counters: Collection<{ _id: string; value: number }>;
 
   constructor(db: Db) {
     this.accounts = db.collection<AccountDoc>('ledger_accounts');
     this.journal = db.collection<JournalDoc>('ledger_journal');
     this.lines = db.collection<LineDoc>('ledger_lines');
+    this.checks = db.collection<BooksCheckDoc>('ledger_books_checks');
     this.counters = db.collection('ledger_counters');
   }
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { systemAccountId, type Ledger } from './ledger.js';
-import type { LedgerRepo } from './ledger.repo.js';
+import type { BooksCheckDoc, LedgerRepo } from './ledger.repo.js';
 import { formatAmount, fromStored, type Currency, CURRENCY_CODES } from './money.js';
 
 export interface BooksReport {
@@ -82,7 +82,25 @@ export class Reconciler {
     };
     if (!report.ok) logger.error({ report }, 'wallet books do not balance, or the chain holds less than members are owed');
     else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
+    await repo.checks.replaceOne(
+      { _id: 'latest' },
+      {
+        at: this.deps.clock(),
+        ok: report.ok,
+        finished,
+        unbalancedCurrencies: [...totals.values()].filter((total) => total !== 0n).length,
+        mismatchedAccounts: mismatchedAccounts.length,
+        negativeWallets: negativeWallets.length,
+        uncoveredCurrencies: chain ? Object.values(chain).filter((c) => !c.covered).length : null,
+      },
+      { upsert: true },
+    );
     return report;
+  }
+
+  /** The last check's outcome (what the metrics show); null before the first. */
+  latest(): Promise<BooksCheckDoc | null> {
+    return this.deps.repo.checks.findOne({ _id: 'latest' });
   }
 
   /** One pass over the accounts and the lines: totals per currency, negative wallets, accounts off their lines. */

@@ -8,7 +8,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Logger } from '../platform/logger.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
-import { EvmChain } from './chain.js';
+import { EvmChain, isUnreachable } from './chain.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import { formatAmount, fromStored, parseAmount, toStored, type Currency } from './money.js';
 import type { WithdrawalCreateSchema, WithdrawalDtoSchema } from './wallets.schemas.js';
@@ -71,7 +71,10 @@ const DAY_MS = 24 * 3600 * 1000;
  * a lost chain answer never undoes the debit. A worker, holding the hot wallet's lock, signs the payment
  * with the chain's next nonce for it, stores the signed bytes, then broadcasts them (again after a
  * crash: same bytes, same hash, paid at most once; if another payment took that nonce meanwhile, the
- * stored one can never be mined and is refunded). Confirmed after DEPOSIT_CONFIRMATIONS blocks: the hold goes to the chain and fee accounts.
+ * stored one can never be mined and is refunded). While the chain's node does not answer, a withdrawal
+ * stays where it is (pending, or sent) and the sweep tries again: no answer is never taken for a
+ * refusal, since a broadcast whose answer was lost may still be mined. Confirmed after
+ * DEPOSIT_CONFIRMATIONS blocks: the hold goes to the chain and fee accounts.
  * A transaction the chain refuses or reverts is refunded to the wallet. The caller's devices hear
  * every status.
  */
@@ -93,6 +96,8 @@ export class WithdrawalsService {
       /** The account's 24-hour sending limit in a currency (null: none). */
       limitOf: (userId: string, currency: Currency) => Promise<bigint | null>;
       confirmations: number;
+      /** How long a withdrawal may stay unsent before the sweep sends it again. */
+      resendAfterMs: number;
       clock: Clock;
       logger: Logger;
     },
@@ -225,6 +230,8 @@ export class WithdrawalsService {
         try {
           signed = await chain.signTransfer({ currency: current.currency, to: current.toAddress, units: fromStored(current.amount), nonce: await chain.chainNonce() });
         } catch (error) {
+          // No answer from the node: nothing was signed or sent, so the withdrawal stays pending for the sweep.
+          if (isUnreachable(error)) throw error;
           this.deps.logger.warn({ err: error, withdrawalId }, 'the chain refused to estimate a withdrawal');
           return 'REFUSED' as const;
         }
@@ -248,11 +255,12 @@ export class WithdrawalsService {
 
   /**
    * The repeated sweep: confirms sent withdrawals that have their confirmations, refunds those the chain
-   * reverted or lost, and sends pending ones a crash left behind.
+   * reverted or lost, and sends pending ones a crash or a silent chain left behind. When the node does
+   * not answer, the sweep stops and nothing changes (it never reads silence as a refusal).
    */
   async sweep(): Promise<{ confirmed: number; refunded: number; resent: number }> {
     const counts = { confirmed: 0, refunded: 0, resent: 0 };
-    const stale = new Date(this.deps.clock().getTime() - 30_000);
+    const stale = new Date(this.deps.clock().getTime() - this.deps.resendAfterMs);
     for (const doc of await this.collection.find({ status: 'pending', updatedAt: { $lt: stale } }).toArray()) {
       await this.send(doc._id);
       counts.resent++;

@@ -1,64 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
 import type { Config } from '../../src/platform/config.js';
 import { freePort } from './ports.js';
+import { spawnRole, type RoleProcess } from './processes.js';
 
-const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../main.js');
-
-export interface HubProcess {
+export interface HubProcess extends RoleProcess {
   port: number;
-  child: ChildProcess;
-  kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** A hub node as its own process (`--role=realtime`), sharing the test's database and Redis prefix. */
 export async function spawnHub(config: Config, env: Record<string, string> = {}): Promise<HubProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [mainJs, '--role=realtime'], {
-    env: {
-      ...process.env,
-      MONGODB_URL: config.MONGODB_URL,
-      MONGODB_DB: config.MONGODB_DB,
-      REDIS_URL: config.REDIS_URL,
-      REDIS_PREFIX: config.REDIS_PREFIX,
-      JWT_SECRET: config.JWT_SECRET,
-      PRESENCE_TTL: String(config.PRESENCE_TTL),
-      INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS),
-      SOCKET_PORT: String(port),
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    }),
-  );
+  const hubEnv = { PRESENCE_TTL: String(config.PRESENCE_TTL), INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS), SOCKET_PORT: String(port), ...env };
   // Ready when its port answers an engine.io handshake, as a load balancer's probe would see it.
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (exitCode !== undefined) throw new Error(`hub exited with ${exitCode}: ${output}`);
-    const answered = await fetch(`http://127.0.0.1:${port}/socket.io/?EIO=4&transport=polling`).then((res) => res.status === 200, () => false);
-    if (answered) break;
-    if (Date.now() > deadline) throw new Error(`hub did not start: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    port,
-    child,
-    async kill(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
+  const answers = () => fetch(`http://127.0.0.1:${port}/socket.io/?EIO=4&transport=polling`).then((res) => res.status === 200, () => false);
+  return { port, ...(await spawnRole('realtime', config, hubEnv, answers)) };
 }
 
 export interface Received {

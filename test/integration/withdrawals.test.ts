@@ -44,6 +44,7 @@ describe('withdrawals to the chain', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   };
+  const metrics = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
   const wallet = async (s: Session, id: string) => (await api(s, 'GET', `/api/wallets/${id}`)).json() as { balance: string; available: string };
 
   it('pays ETH and USDT on chain, holds amount and fee until confirmed, and the books balance', async () => {
@@ -69,6 +70,7 @@ describe('withdrawals to the chain', () => {
     }
     const report = await t.ctx.services.walletsReconciler.run();
     assert.ok(report.ok, JSON.stringify(report));
+    assert.match(await metrics(), /^wallet_books_ok 1$/m);
   });
 
   it('checks first and changes nothing: address, amount, limit, balance, ownership', async () => {
@@ -133,6 +135,13 @@ describe('withdrawals to the chain', () => {
     assert.equal(report.chain?.ETH?.covered, false);
     assert.equal(report.chain?.USDT?.covered, true);
     assert.equal(report.ok, false);
+    // The mismatch is a metric for the operator's alerts (and a log line), and no balance changed.
+    const shown = await metrics();
+    assert.match(shown, /^wallet_books_ok 0$/m);
+    assert.match(shown, /^wallet_books_problems\{kind="uncovered_currency"\} 1$/m);
+    assert.match(shown, /^wallet_books_problems\{kind="unbalanced_currency"\} 0$/m);
+    assert.match(shown, /^wallet_books_checked_timestamp_seconds \d+/m);
+    assert.equal((await wallet(s, walletId)).available, '25000');
   });
 
   it('a transaction signed and stored before a crash is broadcast again, and paid once', async () => {

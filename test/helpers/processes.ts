@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../../src/platform/config.js';
+
+const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../main.js');
+
+export interface RoleProcess {
+  child: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * One role of the service as its own process (`main.js --role=<role>`), on the test's database and Redis
+ * prefix, with `env` on top; resolves once `ready(output)` answers true.
+ */
+export async function spawnRole(role: string, config: Config, env: Record<string, string>, ready: (output: string) => Promise<boolean> | boolean): Promise<RoleProcess> {
+  const child = spawn(process.execPath, [mainJs, `--role=${role}`], {
+    env: {
+      ...process.env,
+      MONGODB_URL: config.MONGODB_URL,
+      MONGODB_DB: config.MONGODB_DB,
+      REDIS_URL: config.REDIS_URL,
+      REDIS_PREFIX: config.REDIS_PREFIX,
+      JWT_SECRET: config.JWT_SECRET,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }),
+  );
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${role} exited with ${exitCode}: ${output}`);
+    if (await ready(output)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${role} did not start: ${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    child,
+    output: () => output,
+    async kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
