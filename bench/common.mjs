@@ -72,11 +72,21 @@ export async function spawnRole(role, env, children) {
 }
 
 /**
- * Stops every process the run started, then (given the run's context) drops its database and closes
+ * Stops every process the run started (SIGTERM, then SIGKILL), then (given the run's context) drops its database and closes
  * it, stops the stack and removes the run's folder.
  */
 export async function stopAll(children, stack, folder, ctx) {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  // SIGTERM first (a role finishes and writes its CPU profile, when asked for), SIGKILL after 5 s.
+  await Promise.all(
+    children.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
   if (ctx) {
     await ctx.platform.db.dropDatabase().catch(() => undefined);
     await ctx.close();

@@ -3,7 +3,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { EvmChain } from './chain.js';
-import { Ledger } from './ledger.js';
+import { LEDGER_GRACE_MS, Ledger } from './ledger.js';
 import { LedgerRepo } from './ledger.repo.js';
 import { StaticPriceSource, guarded, type PriceSource } from './prices.js';
 import { CoinGeckoPriceSource } from './coingecko.prices.js';
@@ -83,7 +83,7 @@ export function walletsArea(
     wallets,
     withdrawals,
     transfers: new TransfersService({ repo, ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events }),
-    reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: 30_000 }),
+    reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: LEDGER_GRACE_MS }),
     rates: async () => ({ rates: await prices.rates(), source: prices.name, at: p.clock().toISOString() }),
   };
 }

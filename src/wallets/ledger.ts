@@ -20,6 +20,14 @@ export interface EntryRequest {
 /** An entry the debited account could not pay for: recorded as FAILED, nothing moved. */
 export class InsufficientFunds extends Error {}
 
+/**
+ * How long an entry may stay between steps before the reconciler finishes it (it takes entries whose
+ * `updatedAt` is older). A step applied within a third of this after the entry was written or last
+ * moved cannot meet an entry the reconciler finished (allowing clocks 20 s apart), so only a slower
+ * step looks whether it did.
+ */
+export const LEDGER_GRACE_MS = 30_000;
+
 /** System accounts: the chain (the world outside), money on its way out, the house's liquidity, fees earned. */
 export type SystemAccount = 'chain' | 'outgoing' | 'house' | 'fees';
 export const systemAccountId = (name: SystemAccount, currency: Currency) => `system:${name}:${currency}`;
@@ -159,6 +167,7 @@ export class Ledger {
    * step is reversed, once (the reversal takes the mark away with it). True when it was.
    */
   private async undoIfFinished(entry: JournalDoc, accountId: string, applied: bigint): Promise<boolean> {
+    if (this.deps.clock().getTime() - entry.updatedAt.getTime() < LEDGER_GRACE_MS / 3) return false;
     if ((await this.deps.repo.journal.countDocuments({ _id: entry._id, state: 'DONE' })) === 0) return false;
     await this.reverseStray(entry._id, accountId, applied);
     return true;
@@ -183,12 +192,12 @@ export class Ledger {
       memo: entry.memo,
       createdAt: entry.createdAt,
     });
-    for (const doc of [line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)]) {
-      try {
-        await this.deps.repo.lines.insertOne(doc);
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
+    // Both in one call; written before (a repeated step), they are duplicates, and that is fine.
+    try {
+      await this.deps.repo.lines.insertMany([line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)], { ordered: false });
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: unknown[] }).writeErrors ?? [error];
+      if (!writeErrors.every(isDuplicateKey)) throw error;
     }
   }
 

@@ -74,9 +74,8 @@ export class TransfersService {
     const amount = parseAmount(item.amount, from.currency);
     if (amount === null) throw WalletsErrors.AMOUNT_INVALID();
     if (item.toUserId === principal.userId) throw WalletsErrors.TRANSFER_TO_SELF();
-    if (!(await users.findById(item.toUserId))) throw UsersErrors.USER_NOT_FOUND();
     const to = await wallets.primaryWallet(item.toUserId, from.currency);
-    if (!to) throw WalletsErrors.RECIPIENT_HAS_NO_WALLET();
+    if (!to) throw (await users.findById(item.toUserId)) ? WalletsErrors.RECIPIENT_HAS_NO_WALLET() : UsersErrors.USER_NOT_FOUND();
     await biometric.confirmAction(principal, item.biometric, (nonce) => transferSigned(nonce, item));
     try {
       const entry = await ledger.post({

@@ -9,7 +9,8 @@ import { createPublicClient, http, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { fund as fundWallet } from '../helpers/wallets.js';
+import { fund as fundWallet, ledgerOf } from '../helpers/wallets.js';
+import type { JournalDoc } from '../../src/wallets/ledger.repo.js';
 import { formatAmount, parseAmount, toStored, type Currency } from '../../src/wallets/money.js';
 import { transferSigned } from '../../src/wallets/transfers.service.js';
 
@@ -228,6 +229,25 @@ describe('wallets and transfers', () => {
     assert.ok(report.ok, JSON.stringify(report));
     assert.deepEqual(report.totals, { ETH: '0', USDT: '0' });
     assert.equal((await t.ctx.services.walletsReconciler.run()).finished, 0, 'once finished, nothing is left');
+  });
+
+  it('a step applied by a process that stalled while the reconciler finished its entry is taken back', async () => {
+    const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
+    const from = await createWallet(alice);
+    const to = await createWallet(bob);
+    await fund(from.id, 'ETH', 10n ** 18n);
+    const { journal } = t.ctx.repos.ledger;
+    // A process wrote the entry two minutes ago and stalled (a long pause) before its first step.
+    const past = new Date(Date.now() - 120_000);
+    const stalled: JournalDoc = { _id: `transfer:${alice.userId}:stalled`, kind: 'TRANSFER', currency: 'ETH', amount: toStored(3n * 10n ** 17n), debit: from.id, credit: to.id, state: 'PENDING', fingerprint: 'x', memo: { fromUserId: alice.userId, toUserId: bob.userId }, failure: null, createdAt: past, updatedAt: past };
+    await journal.insertOne(stalled);
+    assert.ok((await t.ctx.services.walletsReconciler.run()).finished >= 1);
+    assert.equal((await journal.findOne({ _id: stalled._id }))?.state, 'DONE');
+    // It wakes up and goes on with what it read then: its debit and credit are reversed, nothing moves twice.
+    await ledgerOf(t).advance(stalled);
+    assert.equal(await balanceOf(alice, from.id), '0.7');
+    assert.equal(await balanceOf(bob, to.id), '0.3');
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
   });
 
   it('the reconciler reports books that do not balance, and changes nothing', async () => {
