@@ -1,6 +1,7 @@
 // Helpers the benchmark scripts share: process CPU and memory from /proc, percentiles, and an IPC
 // client for forked load-generator processes.
 import { fork, spawn } from 'node:child_process';
+import http from 'node:http';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,21 @@ export function cpuMs(pid) {
 
 export function rssKb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+}
+
+/** One HTTP call with a bearer token and an optional JSON body to a local port; `{status, body}` (the body as text). */
+export function requestJson({ port, agent }, method, url, token, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = { authorization: `Bearer ${token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) };
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 /** The p-th percentile of an ascending array. */

@@ -15,7 +15,7 @@ import { createLogger } from '../dist/src/platform/logger.js';
 import { Ledger } from '../dist/src/wallets/ledger.js';
 import { toStored } from '../dist/src/wallets/money.js';
 import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
-import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { percentile, requestJson, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
 
 const USERS = Number(process.env.USERS ?? 64);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -64,17 +64,8 @@ async function seedMembers() {
   return people;
 }
 
-function get(url, token) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: url, agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = async (url, token) => JSON.parse((await requestJson({ port, agent }, 'GET', url, token)).body);
+const post = (url, token, body) => requestJson({ port, agent }, 'POST', url, token, body);
 
 /** WITHDRAWALS at once; seconds from the first request until every one is `sent` (or later). */
 async function withdrawals(people) {
@@ -100,18 +91,6 @@ async function withdrawals(people) {
   return (performance.now() - started) / 1000;
 }
 
-function post(url, token, body) {
-  return new Promise((resolve, reject) => {
-    const payload = JSON.stringify(body);
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: url, agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 const agent = new http.Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
 
 async function transfers(people) {

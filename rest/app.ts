@@ -27,6 +27,7 @@ import { roomsRoutes } from './routes/rooms.routes.js';
 import { avatarFileRoutes, avatarRoutes } from './routes/avatar.routes.js';
 import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { walletsRoutes } from './routes/wallets.routes.js';
+import { e2eeRoutes } from './routes/e2ee.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -149,6 +150,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     await authed.register(roomsRoutes, routeOptions);
     await authed.register(chatStatusRoutes, routeOptions);
     await authed.register(walletsRoutes, routeOptions);
+    await authed.register(e2eeRoutes, routeOptions);
     await authed.register(messagesRoutes, routeOptions);
     await authed.register(messageExtrasRoutes, routeOptions);
     await authed.register(attachmentsRoutes, routeOptions);

@@ -29,6 +29,15 @@ const MULTIPART_FORMS: Record<string, Json> = {
     properties: { file: { type: 'string', format: 'binary', description: 'A JPEG, PNG, WebP, GIF, HEIF, AVIF or TIFF picture' } },
     required: ['file'],
   },
+  EncryptedAttachmentUploadForm: {
+    type: 'object',
+    description: 'Multipart: the encrypted attachment as the `file` part and, optionally, its encrypted thumbnail as the `thumbnail` part (each starting with E2A1 and a 12-byte nonce)',
+    properties: {
+      file: { type: 'string', format: 'binary', description: 'The encrypted attachment' },
+      thumbnail: { type: 'string', format: 'binary', description: 'The encrypted thumbnail' },
+    },
+    required: ['file'],
+  },
   AttachmentsUploadForm: {
     type: 'object',
     description: 'Multipart: one to ten `file` parts, and an optional `payload`, a ChatMessage as JSON text posted first (the files attach to it)',

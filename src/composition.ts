@@ -2,6 +2,7 @@ import { attachmentsArea } from './attachments/index.js';
 import { authArea } from './auth/index.js';
 import { callsArea } from './calls/index.js';
 import { chatStatusArea } from './chat-status/index.js';
+import { e2eeArea, type E2eeArea } from './e2ee/index.js';
 import { walletsArea } from './wallets/index.js';
 import { contactsArea } from './contacts/index.js';
 import { biometricArea, devicesArea } from './devices/index.js';
@@ -33,7 +34,8 @@ async function composeAreas(p: Platform) {
   const auth = authArea(p, { users: users.repos.users, devices, events });
   const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
   const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, events });
-  const messages = messagesArea(p, { rooms, users, events });
+  // Messages of encrypted rooms take encrypted uploads, which the e2ee area (made below, as it builds on attachments) keeps.
+  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => e2ee.uploads.claim(input) });
   const attachments = attachmentsArea(p, { messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
@@ -48,9 +50,10 @@ async function composeAreas(p: Platform) {
     isSiteAdmin: (userId) => users.users.isSiteAdmin(userId),
   });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
-  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall });
+  const e2ee: E2eeArea = e2eeArea(p, { rooms, events, attachments: attachments.repos.attachments });
+  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads });
 
-  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos };
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
@@ -69,6 +72,9 @@ async function composeAreas(p: Platform) {
       rooms: rooms.rooms,
       messages: messages.messages,
       chatStatus: chatStatus.chatStatus,
+      keyDirectory: e2ee.keyDirectory,
+      roomKeys: e2ee.roomKeys,
+      encryptedUploads: e2ee.uploads,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

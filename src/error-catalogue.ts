@@ -15,6 +15,7 @@ import './summaries/summaries.errors.js';
 import './calls/calls.errors.js';
 import './sfu/sfu.errors.js';
 import './wallets/wallets.errors.js';
+import './e2ee/e2ee.errors.js';
 
 export { errorCatalogue, type CodedError } from './platform/errors.js';
 

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -56,15 +56,20 @@ export interface StagedFile {
 export async function stageFile(stream: Readable, filename: string, contentType: string, stagingDir: string): Promise<StagedFile> {
   const kind = kindOf(filename);
   const limit = SIZE_LIMITS[kind];
+  const tooLarge = () => SIZE_ERRORS[kind]({ message: `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`, details: [{ file: filename, limit }] });
+  const staged = await stageCapped(stream, stagingDir, limit, tooLarge);
+  return { ...staged, filename, contentType, kind };
+}
+
+/** Streams an upload to a staging file; past `limit` bytes it stops, removes the file and throws `tooLarge()`. */
+export async function stageCapped(stream: Readable, stagingDir: string, limit: number, tooLarge: () => Error): Promise<{ path: string; size: number }> {
+  await mkdir(stagingDir, { recursive: true });
   const target = path.join(stagingDir, randomUUID());
   let size = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
-      if (size > limit) {
-        const message = `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`;
-        return done(SIZE_ERRORS[kind]({ message, details: [{ file: filename, limit }] }));
-      }
+      if (size > limit) return done(tooLarge());
       done(null, chunk);
     },
   });
@@ -76,5 +81,5 @@ export async function stageFile(stream: Readable, filename: string, contentType:
     stream.resume();
     throw error;
   }
-  return { path: target, filename, contentType, kind, size };
+  return { path: target, size };
 }

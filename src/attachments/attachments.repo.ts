@@ -20,6 +20,11 @@ export interface AttachmentDoc {
   convertedKey: string | null;
   posterKey: string | null;
   error: string | null;
+  /**
+   * An end-to-end encrypted room's upload (src/e2ee): stored as sent, never processed; `messageId` is
+   * empty until a message of its uploader takes it.
+   */
+  encrypted?: boolean;
   createdAt: Date;
 }
 
@@ -49,11 +54,10 @@ export class AttachmentsRepo {
     return this.collection.countDocuments({ uploaderId, status: 'PROCESSING' });
   }
 
+  /** A room's attachments, newest first: those of messages (an encrypted upload no message took yet is left out). */
   async pageOfRoom(roomId: string, skip: number, limit: number): Promise<{ items: AttachmentDoc[]; total: number }> {
-    const [items, total] = await Promise.all([
-      this.collection.find({ roomId }).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(limit).toArray(),
-      this.collection.countDocuments({ roomId }),
-    ]);
+    const filter = { roomId, messageId: { $ne: '' } };
+    const [items, total] = await Promise.all([this.collection.find(filter).sort({ createdAt: -1, _id: -1 }).skip(skip).limit(limit).toArray(), this.collection.countDocuments(filter)]);
     return { items, total };
   }
 

@@ -150,7 +150,9 @@ export class AttachmentsService {
       variant === 'original'
         ? { key: a.storageKey, contentType: a.contentType, filename: a.filename }
         : variant === 'thumbnail' && a.thumbnailKey
-          ? { key: a.thumbnailKey, contentType: 'image/webp', filename: 'thumbnail.webp' }
+          ? a.encrypted
+            ? { key: a.thumbnailKey, contentType: 'application/octet-stream', filename: 'thumbnail.bin' }
+            : { key: a.thumbnailKey, contentType: 'image/webp', filename: 'thumbnail.webp' }
           : variant === 'poster' && a.posterKey
             ? { key: a.posterKey, contentType: 'image/webp', filename: 'poster.webp' }
             : variant === 'mp4' && a.convertedKey

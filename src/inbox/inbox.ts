@@ -46,6 +46,16 @@ end
 return seq
 `;
 
+// Replaces the stored event at one sequence number (kept with its time and place), if it is still there.
+const REPLACE = `
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])
+if #found == 0 then return 0 end
+local at = string.match(found[1], '^(%d+)|')
+redis.call('ZREM', KEYS[1], found[1])
+redis.call('ZADD', KEYS[1], ARGV[1], at .. '|' .. ARGV[1] .. '|' .. ARGV[2])
+return 1
+`;
+
 const READ_BATCH = 500;
 
 /**
@@ -60,6 +70,7 @@ export class DeviceInbox {
     private readonly bounds: { maxEvents: number; maxAgeSeconds: number },
   ) {
     this.redis.defineCommand('inboxAppend', { numberOfKeys: 2, lua: APPEND });
+    this.redis.defineCommand('inboxReplace', { numberOfKeys: 1, lua: REPLACE });
   }
 
   private metaKey(deviceId: string) {
@@ -74,6 +85,15 @@ export class DeviceInbox {
   async append<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K], now = Date.now()): Promise<number> {
     const json = JSON.stringify({ event, data });
     return Number(await this.redis.inboxAppend(this.metaKey(deviceId), this.eventsKey(deviceId), now, json, this.bounds.maxEvents, this.bounds.maxAgeSeconds * 1000));
+  }
+
+  /**
+   * Puts another event in the place of the one stored at `seq` (an event that no longer holds, such
+   * as a key request already answered), so a device that reads it later gets the replacement, with
+   * no gap in the sequence. False when the device already acknowledged it, or it was trimmed.
+   */
+  async replace<K extends DeviceEventName>(deviceId: string, seq: number, event: K, data: DeviceEventMap[K]): Promise<boolean> {
+    return (await this.redis.inboxReplace(this.eventsKey(deviceId), String(seq), JSON.stringify({ event, data }))) === 1;
   }
 
   async state(deviceId: string): Promise<InboxState> {

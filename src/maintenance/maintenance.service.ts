@@ -1,20 +1,22 @@
 import type { AuthService } from '../auth/auth.service.js';
 import type { AnyCallService } from '../calls/any-call.service.js';
+import type { EncryptedUploadsService } from '../e2ee/encrypted-uploads.service.js';
 
 /**
  * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (DESIGN.md, "Data rules"),
  * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.
  */
 export class MaintenanceService {
-  constructor(private readonly deps: { auth: AuthService; calls: AnyCallService }) {}
+  constructor(private readonly deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: Pick<EncryptedUploadsService, 'deleteUnused'> }) {}
 
   /**
-   * Removes rows whose life ended, finishes overdue calls, and ends room calls whose media server
-   * went away; returns how many, by kind.
+   * Removes rows whose life ended, finishes overdue calls, ends room calls whose media server went
+   * away, and deletes encrypted uploads no message took; returns how many, by kind.
    */
-  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number; orphanedRoomCalls: number }> {
+  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number; orphanedRoomCalls: number; unusedEncryptedUploads: number }> {
     const loginCodes = await this.deps.auth.deleteExpiredCodes(now);
     const calls = await this.deps.calls.cleanUp(now);
-    return { loginCodes, ...calls };
+    const unusedEncryptedUploads = await this.deps.encryptedUploads.deleteUnused(now);
+    return { loginCodes, ...calls, unusedEncryptedUploads };
   }
 }

@@ -5,10 +5,13 @@ import type { UsersArea } from '../users/index.js';
 import { RoomActivityRepo } from './room-activity.repo.js';
 import { MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
-import { MessagesService } from './messages.service.js';
+import { MessagesService, type ClaimUploads } from './messages.service.js';
 
 /** Posting and reading messages, comments and translations of broadcast posts. */
-export function messagesArea(p: Platform, deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents }) {
+export function messagesArea(
+  p: Platform,
+  deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents; claimUploads: ClaimUploads },
+) {
   const messagesRepo = new MessagesRepo(p.db);
   const activity = new RoomActivityRepo(p.db);
   const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
@@ -21,6 +24,7 @@ export function messagesArea(p: Platform, deps: { rooms: RoomsArea; users: Users
     geo: p.geo,
     users: deps.users.repos.users,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
+    claimUploads: deps.claimUploads,
     clock: p.clock,
   });
   // A new member starts with the room's history read: their unread count counts from their joining.

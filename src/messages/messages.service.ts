@@ -62,6 +62,9 @@ export function cleanText(text: string): string {
     .trim();
 }
 
+/** Encrypted uploads taken by a message of an end-to-end encrypted room (src/e2ee); 400 ATTACHMENT_NOT_FOUND when one cannot be. */
+export type ClaimUploads = (input: { roomId: string; uploaderId: string; messageId: string; attachmentIds: string[] }) => Promise<void>;
+
 /** Posting and reading room messages (spec, "Messages", rule 1). */
 export class MessagesService {
   /**
@@ -80,6 +83,7 @@ export class MessagesService {
       geo: GeoLocator;
       users: UsersRepo;
       supportedLanguages: string[];
+      claimUploads: ClaimUploads;
       clock?: () => Date;
     },
   ) {}
@@ -91,9 +95,11 @@ export class MessagesService {
    */
   async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
     if (input.roomId !== roomId) throw MessagesErrors.ROOM_ID_MISMATCH();
-    if ((input.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
     const room = await this.deps.rooms.mayPost(principal, roomId);
-    return this.store(principal, room, null, input, request, []);
+    // Attachment ids come with a message only in end-to-end encrypted rooms: the author's encrypted uploads.
+    const attachmentIds = input.attachmentIds ?? [];
+    if (attachmentIds.length > 0 && room.type !== 'E2EE') throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
+    return this.store(principal, room, null, input, request, attachmentIds, attachmentIds.length > 0);
   }
 
   /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
@@ -117,6 +123,8 @@ export class MessagesService {
     input: PostMessageInput,
     request: { ip: string },
     attachmentIds: string[],
+    /** The ids are encrypted uploads the message takes (each once) before it is stored. */
+    claimUploads = false,
   ): Promise<MessageView> {
     const encrypted = room.type === 'E2EE';
     const text = encrypted ? input.message : cleanText(input.message);
@@ -141,6 +149,7 @@ export class MessagesService {
       createdAt: this.deps.clock?.() ?? new Date(),
     };
     // The room's timeline number (comments have none): the chat list's unread counts come from it.
+    if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });
     if (parentId === null) doc.seq = await this.deps.activity.nextSeq(room._id);
     await this.deps.messages.insert(doc);
     if (doc.seq !== undefined) {

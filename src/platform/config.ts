@@ -135,6 +135,14 @@ const EnvSchema = z
       .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
       .pipe(z.array(e164)),
 
+    // End-to-end encryption (README, "End-to-end encryption"): per-device budgets of key calls (share
+    // uploads and key requests together) and of encrypted uploads per minute; the largest encrypted
+    // attachment (blob and thumbnail together); how long an upload no message uses is kept.
+    E2EE_KEY_CALLS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+    E2EE_UPLOADS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+    E2EE_ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1024).max(2 * 1024 * 1024 * 1024).default(100 * 1024 * 1024),
+    E2EE_UNUSED_UPLOAD_TTL: duration.default(24 * 3600),
+
     // Wallets (README, "Wallets"): the EVM chain, the hot wallet's key, the deposit addresses' mnemonic.
     EVM_RPC_URL: z.url().default('http://127.0.0.1:8545'),
     USDT_TOKEN_ADDRESS: evmAddress.optional(),

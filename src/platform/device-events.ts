@@ -87,6 +87,14 @@ export interface DeviceEventMap {
     requestedLanguage: string;
     messageCount: number;
   };
+  /** A device of a member of an end-to-end encrypted room registered its identity keys: it may now receive the room's keys. */
+  'e2ee.device-added': { roomId: string; userId: string; deviceId: string; encryptionKey: string; signingKey: string };
+  /** A device of the room lacks a key version: a device holding it answers with POST /api/e2ee/rooms/{roomId}/keys. */
+  'e2ee.key-requested': { roomId: string; version: number; requestId: string; deviceId: string };
+  /** Takes the place of a key request in inboxes once it was answered: nothing to do. */
+  'e2ee.key-request-answered': { roomId: string; version: number; requestId: string };
+  /** The set of devices that may hold the room's key changed: the next message should go under a new key version. */
+  'e2ee.rotation-due': { roomId: string; reason: 'MEMBER_LEFT' | 'DEVICE_REVOKED' | 'DEVICE_ADDED' };
   /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
   'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
 }
@@ -151,7 +159,7 @@ export class DeviceEvents {
     private readonly deps: {
       redis: Redis;
       keys: Keyspace;
-      inbox: Pick<DeviceInbox, 'append'>;
+      inbox: Pick<DeviceInbox, 'append' | 'replace'>;
       presence: Pick<PresenceStore, 'isOnline'>;
       /** The user's active devices (the devices area answers). */
       activeDeviceIds: (userId: string) => Promise<string[]>;
@@ -175,6 +183,11 @@ export class DeviceEvents {
   async toUsers<K extends DeviceEventName>(userIds: string[], event: K, data: DeviceEventMap[K], options: { exceptDeviceId?: string } = {}): Promise<void> {
     const deviceIds = (await Promise.all([...new Set(userIds)].map((userId) => this.deps.activeDeviceIds(userId)))).flat();
     await Promise.all(deviceIds.filter((id) => id !== options.exceptDeviceId).map((id) => this.toDevice(id, event, data)));
+  }
+
+  /** Replaces an event still waiting in a device's inbox (see DeviceInbox.replace); live sockets are not told again. */
+  supersede<K extends DeviceEventName>(deviceId: string, seq: number, event: K, data: DeviceEventMap[K]): Promise<boolean> {
+    return this.deps.inbox.replace(deviceId, seq, event, data);
   }
 
   /** Closes every socket of a device, on whatever node holds it. */

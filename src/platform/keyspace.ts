@@ -40,6 +40,11 @@ export function keyspace(prefix: string) {
       /** Held while a withdrawal's transaction is signed and broadcast: the hot wallet's nonces go in order. */
       hotWalletLock: `${prefix}wallets:hot-wallet-lock`,
     },
+    e2ee: {
+      /** Per-device windows of key calls (share uploads, key requests) and of encrypted uploads. */
+      keyCalls: (deviceId: string) => `${prefix}rl:e2ee-keys:${deviceId}`,
+      uploads: (deviceId: string) => `${prefix}rl:e2ee-uploads:${deviceId}`,
+    },
     biometric: {
       nonce: (nonce: string) => `${prefix}bio:nonce:${nonce}`,
       code: (deviceId: string) => `${prefix}bio:code:${deviceId}`,

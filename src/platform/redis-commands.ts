@@ -1,9 +1,10 @@
 import type { Result } from 'ioredis';
 
-// The Lua commands this service defines with `defineCommand` (the inbox's append, presence's
+// The Lua commands this service defines with `defineCommand` (the inbox's append and replace, presence's
 // online check, a lock's release and renewal), typed on ioredis's command interface as its documentation shows.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
+    inboxReplace(eventsKey: string, seq: string, json: string): Result<number, Context>;
     inboxAppend(metaKey: string, eventsKey: string, nowMs: number, json: string, maxEvents: number, maxAgeMs: number): Result<number, Context>;
     presenceIsOnline(deviceNodesKey: string, nodeKeyPrefix: string): Result<number, Context>;
     lockRelease(key: string, token: string): Result<number, Context>;

@@ -99,6 +99,12 @@ export class RoomMembersRepo {
     return updated;
   }
 
+  /** Active members, enabled or not (end-to-end encrypted rooms: who may hold the room's key). */
+  async activeMemberIds(roomId: string): Promise<string[]> {
+    const rows = await this.collection.find({ roomId, active: true }, { projection: { userId: 1 } }).toArray();
+    return rows.map((row) => row.userId);
+  }
+
   /** Members who may take part (active and enabled), e.g. to ring for a room call. */
   async enabledMemberIds(roomId: string): Promise<string[]> {
     const rows = await this.collection.find({ roomId, active: true, enabled: true }, { projection: { userId: 1 } }).toArray();

@@ -4,9 +4,11 @@ export interface FilePart {
   filename: string;
   content: Buffer;
   contentType?: string;
+  /** The part's name: `file` unless given. */
+  field?: string;
 }
 
-/** A multipart/form-data body as a browser or phone sends it: `file` parts and text fields. */
+/** A multipart/form-data body as a browser or phone sends it: file parts (named `file` unless told) and text fields. */
 export function multipart(files: FilePart[], fields: Record<string, string> = {}): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----chat${randomUUID().replaceAll('-', '')}`;
   const chunks: Buffer[] = [];
@@ -16,7 +18,7 @@ export function multipart(files: FilePart[], fields: Record<string, string> = {}
   for (const file of files) {
     chunks.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'file'}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`,
       ),
       file.content,
       Buffer.from('\r\n'),

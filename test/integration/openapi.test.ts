@@ -54,7 +54,8 @@ describe('OpenAPI document', () => {
   it('names records as the spec does, one schema each, and gives every operation a unique operationId', () => {
     const names = Object.keys((doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas);
     assert.deepEqual(names.filter((name) => name.endsWith('Input')), [], 'no Input twins');
-    for (const record of ['ChatMessage', 'RoomSearchRequest', 'PushTokenUpdateRequest', 'BiometricKeyEnrollRequest', 'ErrorResponse', 'RoomDto', 'MessageDto']) {
+    const e2eeRecords = ['E2eeIdentityRequest', 'E2eeKeyBackupRequest', 'E2eeKeyBackupDto', 'E2eeKeyShareUploadRequest', 'E2eeKeyRequest', 'E2eeKeySharesDto', 'E2eeAttachmentUploadedDto', 'EncryptedAttachmentUploadForm'];
+    for (const record of ['ChatMessage', 'RoomSearchRequest', 'PushTokenUpdateRequest', 'BiometricKeyEnrollRequest', 'ErrorResponse', 'RoomDto', 'MessageDto', ...e2eeRecords]) {
       assert.ok(names.includes(record), `${record} is a component`);
     }
     const ids = Object.values(doc.paths).flatMap((operations) => Object.values(operations).map((operation) => (operation as { operationId?: string }).operationId));
@@ -67,6 +68,7 @@ describe('OpenAPI document', () => {
     const op = (path: string, method: string) => (doc.paths[path] as unknown as Record<string, Op>)[method]!;
     assert.equal(op('/api/speech-to-text', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AudioUploadForm');
     assert.equal(op('/api/messages/{roomId}/attachments', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AttachmentsUploadForm');
+    assert.equal(op('/api/e2ee/rooms/{roomId}/attachments', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/EncryptedAttachmentUploadForm');
     const muted = op('/api/rooms/{roomId}/muted', 'post').parameters?.find((p) => p.name === 'muted');
     assert.equal(muted?.schema.type, 'boolean');
     const pageSize = op('/api/rooms', 'get').parameters?.find((p) => p.name === 'pageSize');
