@@ -274,6 +274,23 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     assert.equal(onB2.received.filter(asked).length, 0, 'an answered request is not delivered again');
   });
 
+  it('a signed-out device may no longer receive keys, and its rooms are due a rotation', async () => {
+    const phone = freshPhone();
+    const d1 = await device(phone);
+    const d2 = await device(phone);
+    const other = await device();
+    const room = await makeRoom(t, other.s, { type: 'E2EE', members: [d1.s] });
+    const key = randomBytes(32);
+    assert.equal((await upload(other, room.id, { version: 1, create: true, shares: [other, d1, d2].map((d) => share(other, room.id, 1, d, key)) })).statusCode, 204);
+    const watching = await connect(other.s, 1);
+    assert.equal((await api(d1.s, 'DELETE', `/api/devices/${d2.s.deviceId}`)).statusCode, 204);
+    await watching.until((r) => r.some((e) => e.event === 'e2ee.rotation-due' && e.data.roomId === room.id && e.data.reason === 'DEVICE_REVOKED'));
+    assert.equal((await keysOf(other, room.id)).rotationDue, true);
+    const withRevoked = await upload(other, room.id, { version: 2, create: true, shares: [other, d1, d2].map((d) => share(other, room.id, 2, d, key)) });
+    assert.deepEqual([withRevoked.statusCode, withRevoked.json().code], [400, 'KEY_SHARE_RECIPIENT_INVALID']);
+    assert.equal((await upload(other, room.id, { version: 2, create: true, shares: [other, d1].map((d) => share(other, room.id, 2, d, key)) })).statusCode, 204);
+  });
+
   it('limits key calls per device: the budget passes, one more is 429 with Retry-After', async () => {
     const d = await device();
     const room = await makeRoom(t, d.s, { type: 'E2EE' });
