@@ -28,6 +28,7 @@ import { avatarFileRoutes, avatarRoutes } from './routes/avatar.routes.js';
 import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { walletsRoutes } from './routes/wallets.routes.js';
 import { e2eeRoutes } from './routes/e2ee.routes.js';
+import { appsRoutes } from './routes/apps.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -151,6 +152,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     await authed.register(chatStatusRoutes, routeOptions);
     await authed.register(walletsRoutes, routeOptions);
     await authed.register(e2eeRoutes, routeOptions);
+    await authed.register(appsRoutes, routeOptions);
     await authed.register(messagesRoutes, routeOptions);
     await authed.register(messageExtrasRoutes, routeOptions);
     await authed.register(attachmentsRoutes, routeOptions);

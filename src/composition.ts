@@ -3,6 +3,7 @@ import { authArea } from './auth/index.js';
 import { callsArea } from './calls/index.js';
 import { chatStatusArea } from './chat-status/index.js';
 import { e2eeArea, type E2eeArea } from './e2ee/index.js';
+import { appsArea } from './apps/index.js';
 import { walletsArea } from './wallets/index.js';
 import { contactsArea } from './contacts/index.js';
 import { biometricArea, devicesArea } from './devices/index.js';
@@ -51,9 +52,10 @@ async function composeAreas(p: Platform) {
   });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee: E2eeArea = e2eeArea(p, { rooms, events, attachments: attachments.repos.attachments });
-  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads });
+  const apps = appsArea(p, { rooms });
+  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks });
 
-  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos };
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
@@ -75,6 +77,7 @@ async function composeAreas(p: Platform) {
       keyDirectory: e2ee.keyDirectory,
       roomKeys: e2ee.roomKeys,
       encryptedUploads: e2ee.uploads,
+      apps: apps.apps,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

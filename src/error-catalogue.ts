@@ -16,6 +16,7 @@ import './calls/calls.errors.js';
 import './sfu/sfu.errors.js';
 import './wallets/wallets.errors.js';
 import './e2ee/e2ee.errors.js';
+import './apps/apps.errors.js';
 
 export { errorCatalogue, type CodedError } from './platform/errors.js';
 

@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { createHash, createPublicKey, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { parsePublicKey, verifySignature } from '../devices/signatures.js';
 import type { Clock } from '../platform/clock.js';
+import { isX25519PublicKey } from '../platform/public-keys.js';
 import type { Logger } from '../platform/logger.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
@@ -19,19 +20,6 @@ export type BackupView = z.infer<typeof E2eeBackupDtoSchema>;
 
 /** What a device signs to register its identity (DESIGN.md, "End-to-end encryption"). */
 export const identitySigned = (deviceId: string, encryptionKey: string, signingKey: string) => `E2EE_IDENTITY_V1|${deviceId}|${encryptionKey}|${signingKey}`;
-
-const X25519_SPKI_PREFIX = Buffer.from('302a300506032b656e032100', 'hex');
-
-/** True for base64 of exactly 32 bytes that node:crypto takes as an X25519 public key. */
-export function isX25519PublicKey(base64: string): boolean {
-  const bytes = Buffer.from(base64, 'base64');
-  if (bytes.length !== 32 || bytes.toString('base64') !== base64.padEnd(Math.ceil(base64.length / 4) * 4, '=')) return false;
-  try {
-    return createPublicKey({ key: Buffer.concat([X25519_SPKI_PREFIX, bytes]), format: 'der', type: 'spki' }).asymmetricKeyType === 'x25519';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The key directory's per-device and per-user records: a device's identity keys (registered once,

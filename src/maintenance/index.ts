@@ -2,9 +2,10 @@ import type { AuthService } from '../auth/auth.service.js';
 import type { AnyCallService } from '../calls/any-call.service.js';
 import type { Platform } from '../platform/platform.js';
 import type { EncryptedUploadsService } from '../e2ee/encrypted-uploads.service.js';
+import type { WebhooksService } from '../apps/webhooks.service.js';
 import { MaintenanceService } from './maintenance.service.js';
 
 /** The minute clean-up: each area's expired rows and interrupted work. */
-export function maintenanceArea(_p: Platform, deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: EncryptedUploadsService }) {
+export function maintenanceArea(_p: Platform, deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: EncryptedUploadsService; webhooks: WebhooksService }) {
   return { maintenance: new MaintenanceService(deps) };
 }

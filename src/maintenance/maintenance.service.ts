@@ -1,22 +1,27 @@
 import type { AuthService } from '../auth/auth.service.js';
 import type { AnyCallService } from '../calls/any-call.service.js';
 import type { EncryptedUploadsService } from '../e2ee/encrypted-uploads.service.js';
+import type { WebhooksService } from '../apps/webhooks.service.js';
 
 /**
  * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (DESIGN.md, "Data rules"),
  * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.
  */
 export class MaintenanceService {
-  constructor(private readonly deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: Pick<EncryptedUploadsService, 'deleteUnused'> }) {}
+  constructor(
+    private readonly deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: Pick<EncryptedUploadsService, 'deleteUnused'>; webhooks: Pick<WebhooksService, 'deleteOldActivity'> },
+  ) {}
 
   /**
    * Removes rows whose life ended, finishes overdue calls, ends room calls whose media server went
-   * away, and deletes encrypted uploads no message took; returns how many, by kind.
+   * away, deletes encrypted uploads no message took and apps' activity rows past 30 days; returns how
+   * many, by kind.
    */
-  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number; orphanedRoomCalls: number; unusedEncryptedUploads: number }> {
+  async cleanupExpired(now: Date): Promise<{ loginCodes: number; missedCalls: number; orphanedRoomCalls: number; unusedEncryptedUploads: number; appActivity: number }> {
     const loginCodes = await this.deps.auth.deleteExpiredCodes(now);
     const calls = await this.deps.calls.cleanUp(now);
     const unusedEncryptedUploads = await this.deps.encryptedUploads.deleteUnused(now);
-    return { loginCodes, ...calls, unusedEncryptedUploads };
+    const appActivity = await this.deps.webhooks.deleteOldActivity(now);
+    return { loginCodes, ...calls, unusedEncryptedUploads, appActivity };
   }
 }

@@ -21,6 +21,8 @@ const decimalString = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'expected a de
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
 
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+/** Development only: the key apps' webhook secrets are encrypted with at rest (32 bytes, base64). */
+const DEV_APPS_SECRET_KEY = Buffer.from('development-only-apps-secret-key').toString('base64');
 const DEV_TURN_SECRET = 'development-only-turn-secret';
 const DEV_SFU_SECRET = 'development-only-sfu-secret';
 const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -135,6 +137,15 @@ const EnvSchema = z
       .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
       .pipe(z.array(e164)),
 
+    // App platform (README, "App platform"): the key webhook secrets are encrypted with at rest (base64
+    // of 32 bytes; required in production), and whether webhooks may go to private, loopback and
+    // link-local addresses and plain HTTP (development and tests only).
+    APPS_SECRET_KEY: z
+      .string()
+      .refine((value) => Buffer.from(value, 'base64').length === 32, 'expected base64 of 32 bytes')
+      .optional(),
+    WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+
     // End-to-end encryption (README, "End-to-end encryption"): per-device budgets of key calls (share
     // uploads and key requests together) and of encrypted uploads per minute; the largest encrypted
     // attachment (blob and thumbnail together); how long an upload no message uses is kept.
@@ -177,11 +188,12 @@ const EnvSchema = z
     WALLET_STATIC_ETH_USDT: decimalString.default('3000'),
   })
   .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE) ctx.addIssue({ code: 'custom', path: ['WEBHOOK_ALLOW_PRIVATE'], message: 'is for development and tests only' });
     if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
     if (env.NODE_ENV === 'production' && (env.CODE_HASH_MEMORY_KIB < 19_456 || env.CODE_HASH_PASSES < 2)) {
       ctx.addIssue({ code: 'custom', path: ['CODE_HASH_MEMORY_KIB'], message: 'must be at least 19456 KiB with at least 2 passes in production' });
     }
-    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET', 'HOT_WALLET_PRIVATE_KEY', 'DEPOSIT_MNEMONIC', 'USDT_TOKEN_ADDRESS'] as const) {
+    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET', 'HOT_WALLET_PRIVATE_KEY', 'DEPOSIT_MNEMONIC', 'USDT_TOKEN_ADDRESS', 'APPS_SECRET_KEY'] as const) {
       if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
     }
     for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
@@ -216,6 +228,7 @@ const EnvSchema = z
     JWT_SECRET: env.JWT_SECRET ?? DEV_JWT_SECRET,
     TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
     SFU_SECRET: env.SFU_SECRET ?? DEV_SFU_SECRET,
+    APPS_SECRET_KEY: env.APPS_SECRET_KEY ?? DEV_APPS_SECRET_KEY,
     // Hardhat's public development account #0 and mnemonic: funded only on development chains.
     HOT_WALLET_PRIVATE_KEY: env.HOT_WALLET_PRIVATE_KEY ?? DEV_HOT_WALLET_KEY,
     DEPOSIT_MNEMONIC: env.DEPOSIT_MNEMONIC ?? DEV_MNEMONIC,

@@ -40,6 +40,13 @@ export function keyspace(prefix: string) {
       /** Held while a withdrawal's transaction is signed and broadcast: the hot wallet's nonces go in order. */
       hotWalletLock: `${prefix}wallets:hot-wallet-lock`,
     },
+    apps: {
+      /** When the app's breaker opened (absent: closed); the probe's claim; failures of the last minute; calls in flight. */
+      breakerOpen: (appId: string) => `${prefix}apps:breaker:open:${appId}`,
+      breakerProbe: (appId: string) => `${prefix}apps:breaker:probe:${appId}`,
+      breakerFailures: (appId: string) => `${prefix}apps:breaker:failures:${appId}`,
+      inflight: (appId: string) => `${prefix}apps:inflight:${appId}`,
+    },
     e2ee: {
       /** Per-device windows of key calls (share uploads, key requests) and of encrypted uploads. */
       keyCalls: (deviceId: string) => `${prefix}rl:e2ee-keys:${deviceId}`,

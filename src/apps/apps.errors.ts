@@ -1,0 +1,10 @@
+import { defineErrors } from '../platform/errors.js';
+
+export const AppsErrors = defineErrors('apps', {
+  APP_NOT_FOUND: { status: 400, message: 'No such app of yours' },
+  WEBHOOK_URL_INVALID: { status: 400, message: 'The webhook URL must be https:// to a public address' },
+  MANIFEST_INVALID: { status: 400, message: 'The manifest breaks its own declarations' },
+  MANIFEST_VERSION_EXISTS: { status: 400, message: 'This manifest version was uploaded with other content; give the change a new version' },
+  CREDENTIAL_NOT_FOUND: { status: 400, message: 'No such token or key of this app' },
+  APP_NOT_IN_ROOM: { status: 400, message: 'The app was not added to this room' },
+});

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
+
+export const INPUT_TYPES = ['text', 'number', 'select', 'date', 'boolean'] as const;
+/** Scopes by name (spec, "Authentication", 8): what an app may do or receive beyond the per-app user id. */
+export const SCOPES = ['payments', 'conversation.ref', 'user.name', 'user.language', 'user.location'] as const;
+
+const DeclId = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . -, starting with a letter or digit');
+
+const InputSchema = z
+  .object({
+    id: DeclId,
+    type: z.enum(INPUT_TYPES),
+    label: z.string().min(1).max(100),
+    required: z.boolean().optional(),
+    rules: z
+      .object({
+        minLength: z.number().int().min(0).max(10_000).optional(),
+        maxLength: z.number().int().min(1).max(10_000).optional(),
+        min: z.number().optional(),
+        max: z.number().optional(),
+        pattern: z.string().max(200).optional(),
+        options: z.array(z.object({ value: z.string().min(1).max(100), label: z.string().min(1).max(100) }).strict()).min(1).max(100).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export const ManifestSchema = z
+  .object({
+    version: z.string().min(1).max(32).regex(/^[0-9A-Za-z.+-]+$/, 'a version such as 1.0.0'),
+    commands: z.array(z.object({ id: DeclId, title: z.string().min(1).max(100), description: z.string().max(300).optional(), flow: DeclId.optional() }).strict()).max(50),
+    flows: z
+      .array(
+        z
+          .object({
+            id: DeclId,
+            mode: z.enum(['static', 'dynamic']),
+            views: z.array(z.object({ id: DeclId, title: z.string().min(1).max(100), inputs: z.array(InputSchema).max(30) }).strict()).min(1).max(8),
+          })
+          .strict(),
+      )
+      .max(50),
+    scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
+    sealing: z.object({ publicKey: z.string().max(64).describe('Base64 of a 32-byte X25519 public key') }).strict().optional(),
+  })
+  .strict()
+  .meta({ id: 'AppManifest' });
+
+const WebhookUrl = z.string().max(2048).describe('https:// URL of the app\'s webhook endpoint');
+
+export const AppCreateSchema = z.object({ name: z.string().min(1).max(100), webhookUrl: WebhookUrl }).strict().meta({ id: 'AppCreateRequest' });
+export const AppUpdateSchema = z.object({ name: z.string().min(1).max(100).optional(), webhookUrl: WebhookUrl.optional() }).strict().meta({ id: 'AppUpdateRequest' });
+
+export const AppDtoSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    webhookUrl: z.string(),
+    manifestVersion: z.string().nullable(),
+    manifestHash: z.string().nullable(),
+    health: z.enum(['UNKNOWN', 'UP', 'DOWN']),
+    secretRotating: z.boolean().describe('True for 24 hours after a rotation: calls carry the old secret\'s signature too'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'AppDto' });
+
+export const AppCreatedSchema = AppDtoSchema.extend({ webhookSecret: z.string().describe('whsec_…: shown this once') }).meta({ id: 'AppCreatedDto' });
+export const WebhookSecretSchema = z.object({ webhookSecret: z.string().describe('The new whsec_…: shown this once'), previousValidUntil: IsoDateTime }).meta({ id: 'WebhookSecretDto' });
+export const ManifestResultSchema = z.object({ version: z.string(), manifestHash: z.string().describe('Hex SHA-256 of the manifest with keys sorted at every level, no whitespace') }).meta({ id: 'ManifestResultDto' });
+
+export const CredentialDtoSchema = z
+  .object({ id: z.string(), kind: z.enum(['BOT_TOKEN', 'PAYMENT_KEY']), prefix: z.string().describe('The first characters, to tell tokens apart'), roomId: z.string().nullable(), createdAt: IsoDateTime })
+  .meta({ id: 'AppCredentialDto' });
+export const CredentialCreatedSchema = CredentialDtoSchema.extend({ token: z.string().describe('bbt_… or bpk_…: shown this once, stored only as a hash') }).meta({ id: 'AppCredentialCreatedDto' });
+export const BotTokenCreateSchema = z.object({ roomId: IdParam }).strict().meta({ id: 'BotTokenCreateRequest' });
+
+export const ActivityDtoSchema = z
+  .object({
+    id: z.string(),
+    deliveryId: z.string(),
+    event: z.string().describe('invocation, ping, payment.completed, …'),
+    outcome: z.enum(['OK', 'APP_ERROR', 'FAILED']),
+    status: z.number().int().nullable().describe('The HTTP status of the reply (null when none came)'),
+    ms: z.number().int(),
+    requestBytes: z.number().int(),
+    replyBytes: z.number().int(),
+    failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
+    createdAt: IsoDateTime,
+  })
+  .meta({ id: 'AppActivityDto' });

@@ -1,0 +1,194 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { Clock } from '../platform/clock.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import { page, type Page } from '../platform/paging.js';
+import type { Principal } from '../platform/principal.js';
+import type { RoomsPolicy } from '../rooms/rooms.policy.js';
+import { AppsErrors } from './apps.errors.js';
+import type { AppDoc, AppsRepo, CredentialDoc } from './apps.repo.js';
+import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from './apps.schemas.js';
+import { manifestHash, parseManifest } from './manifest.js';
+import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
+import { webhookUrlProblem } from './webhook-client.js';
+import { presentActivity, type ActivityView, type WebhooksService } from './webhooks.service.js';
+
+export type AppView = z.infer<typeof AppDtoSchema>;
+type CredentialView = z.infer<typeof CredentialDtoSchema>;
+
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+export const DEFAULT_TIMEOUT_MS = 5_000;
+const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
+
+const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
+
+/**
+ * The developer console (DESIGN.md, "App platform"): an app belongs to the member who made it; its
+ * webhook secret is shown once and kept encrypted (it must sign), rotated with 24 hours of overlap;
+ * room bot tokens and payments keys are shown once and kept only as hashes. Room admins add apps to
+ * their rooms.
+ */
+export class AppsService {
+  constructor(
+    private readonly deps: {
+      repo: AppsRepo;
+      webhooks: WebhooksService;
+      rooms: RoomsPolicy;
+      secretKey: Buffer;
+      allowPrivate: boolean;
+      clock: Clock;
+    },
+  ) {}
+
+  present(app: AppDoc): AppView {
+    const now = this.deps.clock().getTime();
+    return {
+      id: app._id,
+      name: app.name,
+      webhookUrl: app.webhookUrl,
+      manifestVersion: app.manifestVersion,
+      manifestHash: app.manifestHash,
+      health: app.health,
+      secretRotating: app.secrets.some((s) => s.retiresAt !== null && s.retiresAt.getTime() > now),
+      createdAt: app.createdAt.toISOString(),
+    };
+  }
+
+  /** The caller's own app, or 400 APP_NOT_FOUND (also for another member's). */
+  async owned(principal: Principal, appId: string): Promise<AppDoc> {
+    const app = await this.deps.repo.apps.findOne({ _id: appId });
+    if (!app || app.ownerId !== principal.userId) throw AppsErrors.APP_NOT_FOUND();
+    return app;
+  }
+
+  private assertUrl(url: string): void {
+    const problem = webhookUrlProblem(url, this.deps.allowPrivate);
+    if (problem) throw AppsErrors.WEBHOOK_URL_INVALID({ message: `The webhook URL ${problem}` });
+  }
+
+  async create(principal: Principal, input: { name: string; webhookUrl: string }): Promise<z.infer<typeof AppCreatedSchema>> {
+    this.assertUrl(input.webhookUrl);
+    const now = this.deps.clock();
+    const secret = newSecret('whsec_');
+    const app: AppDoc = {
+      _id: randomUUID(),
+      ownerId: principal.userId,
+      name: input.name.trim() || input.name,
+      webhookUrl: input.webhookUrl,
+      secrets: [{ sealed: sealSecret(this.deps.secretKey, secret), createdAt: now, retiresAt: null }],
+      manifestVersion: null,
+      manifestHash: null,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
+      health: 'UNKNOWN',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.repo.apps.insertOne(app);
+    return { ...this.present(app), webhookSecret: secret };
+  }
+
+  async list(principal: Principal): Promise<AppView[]> {
+    return (await this.deps.repo.apps.find({ ownerId: principal.userId }).sort({ createdAt: -1 }).toArray()).map((app) => this.present(app));
+  }
+
+  async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined }): Promise<AppView> {
+    await this.owned(principal, appId);
+    if (input.webhookUrl !== undefined) this.assertUrl(input.webhookUrl);
+    const set: Partial<AppDoc> = { updatedAt: this.deps.clock() };
+    if (input.name !== undefined) set.name = input.name;
+    if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
+    return this.present((await this.deps.repo.apps.findOneAndUpdate({ _id: appId }, { $set: set }, { returnDocument: 'after' }))!);
+  }
+
+  /** Checks a manifest and makes it the app's current version; a version uploaded before must come with the same content. */
+  async putManifest(principal: Principal, appId: string, uploaded: unknown): Promise<z.infer<typeof ManifestResultSchema>> {
+    await this.owned(principal, appId);
+    const manifest = parseManifest(uploaded);
+    const hash = manifestHash(uploaded);
+    try {
+      await this.deps.repo.manifests.insertOne({ _id: `${appId}:${manifest.version}`, appId, version: manifest.version, hash, manifest: JSON.stringify(uploaded), createdAt: this.deps.clock() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const earlier = await this.deps.repo.manifests.findOne({ _id: `${appId}:${manifest.version}` });
+      if (earlier?.hash !== hash) throw AppsErrors.MANIFEST_VERSION_EXISTS();
+    }
+    await this.deps.repo.apps.updateOne({ _id: appId }, { $set: { manifestVersion: manifest.version, manifestHash: hash, updatedAt: this.deps.clock() } });
+    return { version: manifest.version, manifestHash: hash };
+  }
+
+  /** A new secret, shown once; the current one keeps signing for 24 hours, older ones stop. */
+  async rotateSecret(principal: Principal, appId: string): Promise<z.infer<typeof WebhookSecretSchema>> {
+    const app = await this.owned(principal, appId);
+    const now = this.deps.clock();
+    const retiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+    const secret = newSecret('whsec_');
+    const current = app.secrets.find((s) => s.retiresAt === null);
+    const secrets = [{ sealed: sealSecret(this.deps.secretKey, secret), createdAt: now, retiresAt: null }, ...(current ? [{ ...current, retiresAt }] : [])];
+    await this.deps.repo.apps.updateOne({ _id: appId }, { $set: { secrets, updatedAt: now } });
+    return { webhookSecret: secret, previousValidUntil: retiresAt.toISOString() };
+  }
+
+  async createCredential(principal: Principal, appId: string, kind: CredentialDoc['kind'], roomId: string | null): Promise<z.infer<typeof CredentialCreatedSchema>> {
+    await this.owned(principal, appId);
+    if (kind === 'BOT_TOKEN' && !(await this.deps.repo.roomApps.findOne({ _id: `${roomId}:${appId}` }))) throw AppsErrors.APP_NOT_IN_ROOM();
+    const id = randomBytes(9).toString('base64url');
+    const token = newSecret(`${CREDENTIAL_PREFIX[kind]}${id}_`);
+    const doc: CredentialDoc = { _id: id, appId, kind, roomId, prefix: `${CREDENTIAL_PREFIX[kind]}${id}`, hash: tokenHash(token), createdAt: this.deps.clock(), revokedAt: null };
+    await this.deps.repo.credentials.insertOne(doc);
+    return { ...presentCredential(doc), token };
+  }
+
+  async credentials(principal: Principal, appId: string): Promise<CredentialView[]> {
+    await this.owned(principal, appId);
+    return (await this.deps.repo.credentials.find({ appId, revokedAt: null }).sort({ createdAt: -1 }).toArray()).map(presentCredential);
+  }
+
+  async revokeCredential(principal: Principal, appId: string, credentialId: string): Promise<void> {
+    await this.owned(principal, appId);
+    const revoked = await this.deps.repo.credentials.updateOne({ _id: credentialId, appId, revokedAt: null }, { $set: { revokedAt: this.deps.clock() } });
+    if (revoked.modifiedCount !== 1) throw AppsErrors.CREDENTIAL_NOT_FOUND();
+  }
+
+  /** The credential a presented `bbt_…` or `bpk_…` stands for, compared with its stored hash in constant time; null when none. */
+  async verifyCredential(presented: string, kind: CredentialDoc['kind']): Promise<CredentialDoc | null> {
+    const match = new RegExp(`^${CREDENTIAL_PREFIX[kind]}([A-Za-z0-9_-]{12})_[A-Za-z0-9_-]{43}$`).exec(presented);
+    if (!match) return null;
+    const doc = await this.deps.repo.credentials.findOne({ _id: match[1]! });
+    if (!doc || doc.kind !== kind || doc.revokedAt !== null) return null;
+    return tokenMatches(presented, doc.hash) ? doc : null;
+  }
+
+  /** Room admins add an app to their room (any app; the directory comes with installs). */
+  async addToRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
+    await this.deps.rooms.managedRoom(principal, roomId);
+    if (!(await this.deps.repo.apps.findOne({ _id: appId }, { projection: { _id: 1 } }))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    try {
+      await this.deps.repo.roomApps.insertOne({ _id: `${roomId}:${appId}`, roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  /** Room admins remove an app from their room; its bot tokens for that room stop working. */
+  async removeFromRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
+    await this.deps.rooms.managedRoom(principal, roomId);
+    await this.deps.repo.roomApps.deleteOne({ _id: `${roomId}:${appId}` });
+    await this.deps.repo.credentials.updateMany({ appId, roomId, kind: 'BOT_TOKEN', revokedAt: null }, { $set: { revokedAt: this.deps.clock() } });
+  }
+
+  /** The owner's "send a ping now": the call's activity row. */
+  async pingNow(principal: Principal, appId: string): Promise<ActivityView> {
+    const app = await this.owned(principal, appId);
+    return presentActivity((await this.deps.webhooks.ping(app)).activity);
+  }
+
+  async activity(principal: Principal, appId: string, pageSize: number, currentPage: number): Promise<Page<ActivityView>> {
+    await this.owned(principal, appId);
+    const filter = { appId };
+    const [items, total] = await Promise.all([
+      this.deps.repo.activity.find(filter).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.deps.repo.activity.countDocuments(filter),
+    ]);
+    return page(items.map(presentActivity), total, pageSize, currentPage);
+  }
+}

@@ -1,0 +1,158 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/** Why a call did not bring a usable reply (spec, "Webhook failures"); CLIENT_ERROR is the app's 4xx. */
+export type FailureKind = 'ADDRESS_REFUSED' | 'CONNECTION_FAILED' | 'TIMEOUT' | 'REDIRECT' | 'SERVER_ERROR' | 'NOT_JSON' | 'TOO_LARGE' | 'CONTRACT' | 'CLIENT_ERROR';
+
+export const MAX_REPLY_BYTES = 32_768;
+
+/** Addresses a webhook may never reach: private, loopback, link-local (cloud metadata), unspecified, shared, multicast. */
+const FORBIDDEN = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
+] as const) {
+  FORBIDDEN.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+] as const) {
+  FORBIDDEN.addSubnet(network, prefix, 'ipv6');
+}
+
+/** Whether a webhook may connect to this address (IPv4-mapped IPv6 judged as its IPv4 address). */
+export function isForbiddenAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return FORBIDDEN.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+class AddressRefused extends Error {}
+class TimedOut extends Error {}
+
+/** DNS answers filtered to allowed addresses: a name that resolves only to forbidden ones fails, so none is ever dialled. */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+    if (error) return callback(error, '', 0);
+    const allowed = addresses.filter((a) => !isForbiddenAddress(a.address));
+    if (allowed.length === 0) return callback(new AddressRefused(`${hostname} resolves only to addresses webhooks may not reach`), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+    callback(null, allowed[0]!.address, allowed[0]!.family);
+  });
+};
+
+// Connections are kept for the next call to the same app; cookies are never stored or sent.
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+
+/** Whether a webhook URL may be set: https (or http when private targets are allowed), and no forbidden address literal. */
+export function webhookUrlProblem(text: string, allowPrivate: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'not a URL';
+  }
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must be https://';
+  if (url.username || url.password) return 'must not carry credentials';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) return 'must be a public address';
+  return null;
+}
+
+export interface WebhookReply {
+  status: number | null;
+  /** The reply's body as read (at most MAX_REPLY_BYTES), or null. */
+  body: Buffer | null;
+  /** The parsed JSON reply when the contract holds. */
+  json: unknown;
+  failure: FailureKind | null;
+  ms: number;
+}
+
+/**
+ * One POST to an app's webhook: never to a forbidden address (checked on the DNS answer and again on
+ * the address the socket actually connected to), no redirect followed, no cookie sent, the whole call
+ * within `timeoutMs`, the reply read up to 32768 bytes and cut off there. The reply is classified:
+ * `okStatus` (200, or any 2xx for payment events) with a JSON content type and a JSON body is a reply;
+ * anything else is one of the failure kinds.
+ */
+export function postWebhook(call: { url: string; headers: Record<string, string>; body: Buffer; timeoutMs: number; allowPrivate: boolean; okStatus: (status: number) => boolean }): Promise<WebhookReply> {
+  const started = performance.now();
+  const done = (reply: Omit<WebhookReply, 'ms'>): WebhookReply => ({ ...reply, ms: Math.round(performance.now() - started) });
+  const failed = (failure: FailureKind, status: number | null = null, body: Buffer | null = null) => done({ status, body, json: null, failure });
+  const problem = webhookUrlProblem(call.url, call.allowPrivate);
+  if (problem) return Promise.resolve(failed('ADDRESS_REFUSED'));
+  const url = new URL(call.url);
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (reply: WebhookReply) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(reply);
+    };
+    const request = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...call.headers, 'content-length': String(call.body.length) },
+      agent: url.protocol === 'https:' ? agents.https : agents.http,
+      ...(call.allowPrivate ? {} : { lookup: guardedLookup }),
+    });
+    const timer = setTimeout(() => request.destroy(new TimedOut()), call.timeoutMs);
+    request.on('socket', (socket) => {
+      const check = () => {
+        if (!call.allowPrivate && socket.remoteAddress && isForbiddenAddress(socket.remoteAddress)) request.destroy(new AddressRefused('connected to a forbidden address'));
+      };
+      if (socket.connecting) socket.once('connect', check);
+      else check();
+    });
+    request.on('error', (error) => finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || (error as { cause?: unknown }).cause instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED')));
+    request.on('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_REPLY_BYTES) {
+          chunks.push(chunk.subarray(0, chunk.length - (size - MAX_REPLY_BYTES)));
+          response.destroy();
+          finish(failed('TOO_LARGE', status, Buffer.concat(chunks)));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('error', () => finish(failed('CONNECTION_FAILED', status)));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (status >= 300 && status < 400) return finish(failed('REDIRECT', status, body));
+        if (status >= 400 && status < 500) return finish(failed('CLIENT_ERROR', status, body));
+        if (status >= 500) return finish(failed('SERVER_ERROR', status, body));
+        if (!call.okStatus(status)) return finish(failed('CONTRACT', status, body));
+        if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(response.headers['content-type'] ?? '')) return finish(failed('NOT_JSON', status, body));
+        try {
+          finish(done({ status, body, json: JSON.parse(body.toString('utf8')), failure: null }));
+        } catch {
+          finish(failed('NOT_JSON', status, body));
+        }
+      });
+    });
+    request.end(call.body);
+  });
+}

@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict';
+import { createHash, createHmac, generateKeyPairSync, timingSafeEqual } from 'node:crypto';
+import os from 'node:os';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { startAppServer, json, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
+import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
+
+/**
+ * What an app does with each call, coded from the spec's four steps ("Authentication", 4): the HMAC
+ * over `<timestamp>.<raw body>` equals one of the `v1=` values (constant time), the timestamp is
+ * within 300 seconds of now, and the delivery id was not accepted in the last 10 minutes.
+ */
+function verifyAsAnApp(secret: string, call: ReceivedCall, nowSeconds: number, accepted: Set<string>): boolean {
+  const timestamp = String(call.headers['x-service-timestamp']);
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.`).update(call.raw).digest('hex'));
+  const values = String(call.headers['x-service-signature'])
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v.startsWith('v1='))
+    .map((v) => Buffer.from(v.slice(3)));
+  if (!values.some((v) => v.length === expected.length && timingSafeEqual(v, expected))) return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
+  const delivery = String(call.headers['x-service-delivery']);
+  if (accepted.has(delivery)) return false;
+  accepted.add(delivery);
+  return true;
+}
+
+/** The manifest hash as DESIGN.md defines it, computed here independently: keys sorted at every level, no whitespace. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+describe('apps: the console, credentials, signed webhook calls and their failures', () => {
+  let t: TestApp;
+  const servers: AppServer[] = [];
+  const api = httpAs(() => t);
+  before(async () => {
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+  });
+  after(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await t.close();
+  });
+  const server = async (respond: Parameters<typeof startAppServer>[0]) => {
+    const started = await startAppServer(respond);
+    servers.push(started);
+    return started;
+  };
+  const createApp = async (owner: Session, webhookUrl: string) => {
+    const res = await api(owner, 'POST', '/api/apps', { name: 'Pizza bot', webhookUrl });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as { id: string; webhookSecret: string };
+  };
+  const ping = async (owner: Session, appId: string) => {
+    const res = await api(owner, 'POST', `/api/apps/${appId}/ping`);
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as { outcome: string; status: number | null; failure: string | null; replyBytes: number; requestBytes: number; ms: number; deliveryId: string };
+  };
+
+  it('signs every call as the spec says, with both secrets for 24 hours after a rotation', async () => {
+    const healthy = await server((_call, res) => json(res, { type: 'pong' }));
+    const owner = await makeUser(t);
+    const created = await createApp(owner, healthy.url);
+    assert.match(created.webhookSecret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    const stored = await t.ctx.repos.apps.apps.findOne({ _id: created.id });
+    assert.ok(!JSON.stringify(stored).includes(created.webhookSecret.slice(6)), 'the secret is encrypted at rest');
+    assert.ok(!JSON.stringify((await api(owner, 'GET', `/api/apps/${created.id}`)).json()).includes('whsec_'), 'shown once');
+
+    const accepted = new Set<string>();
+    const now = () => Math.floor(t.clock().getTime() / 1000);
+    const first = await ping(owner, created.id);
+    assert.deepEqual([first.outcome, first.status, first.failure], ['OK', 200, null]);
+    const call = healthy.calls.at(-1)!;
+    assert.deepEqual(
+      [call.headers['content-type'], call.headers['user-agent'], call.headers['x-service-app'], call.headers['x-service-delivery'], call.headers.cookie],
+      ['application/json; charset=utf-8', 'Service-Apps/1', created.id, first.deliveryId, undefined],
+    );
+    const body = JSON.parse(call.raw.toString());
+    assert.deepEqual(Object.keys(body).sort(), ['ts', 'type']);
+    assert.equal(body.type, 'ping');
+    assert.ok(verifyAsAnApp(created.webhookSecret, call, now(), accepted));
+    assert.equal(verifyAsAnApp(created.webhookSecret, call, now(), accepted), false, 'a delivery id is accepted once');
+    assert.equal(verifyAsAnApp(created.webhookSecret, call, now() + 301, new Set()), false, 'older than 300 seconds');
+    assert.equal(verifyAsAnApp(`${created.webhookSecret}x`, call, now(), new Set()), false);
+
+    const rotated = (await api(owner, 'POST', `/api/apps/${created.id}/webhook-secret/rotate`)).json();
+    assert.notEqual(rotated.webhookSecret, created.webhookSecret);
+    await ping(owner, created.id);
+    const during = healthy.calls.at(-1)!;
+    assert.equal(String(during.headers['x-service-signature']).split(',').length, 2);
+    assert.ok(verifyAsAnApp(rotated.webhookSecret, during, now(), new Set()), 'the new secret verifies');
+    assert.ok(verifyAsAnApp(created.webhookSecret, during, now(), new Set()), 'and the old one, for 24 hours');
+    t.clock.advance(24 * 3600 * 1000 + 1000);
+    try {
+      // A day on, the access token has expired: the console's call goes to the service directly.
+      await t.ctx.services.apps.pingNow({ userId: owner.userId, deviceId: owner.deviceId }, created.id);
+      const later = healthy.calls.at(-1)!;
+      assert.equal(String(later.headers['x-service-signature']).split(',').length, 1);
+      assert.ok(verifyAsAnApp(rotated.webhookSecret, later, now(), new Set()));
+      assert.equal(verifyAsAnApp(created.webhookSecret, later, now(), new Set()), false, 'the old secret stopped after 24 hours');
+    } finally {
+      t.clock.advance(-(24 * 3600 * 1000 + 1000));
+    }
+  });
+
+  it('classifies every failure kind and records each call on the activity list', async () => {
+    const owner = await makeUser(t);
+    const behaviours: [string, Parameters<typeof startAppServer>[0], [string, number | null, string | null]][] = [
+      ['healthy', (_c, res) => json(res, { type: 'pong' }), ['OK', 200, null]],
+      ['4xx', (_c, res) => json(res, { error: 'nope' }, 403), ['APP_ERROR', 403, 'CLIENT_ERROR']],
+      ['500', (_c, res) => json(res, { error: 'boom' }, 500), ['FAILED', 500, 'SERVER_ERROR']],
+      ['redirect', (_c, res) => res.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end(), ['FAILED', 302, 'REDIRECT']],
+      ['non-JSON', (_c, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('pong'), ['FAILED', 200, 'NOT_JSON']],
+      ['JSON type, broken body', (_c, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":'), ['FAILED', 200, 'NOT_JSON']],
+      ['40 KB reply', (_c, res) => json(res, { type: 'pong', padding: 'x'.repeat(40_000) }), ['FAILED', 200, 'TOO_LARGE']],
+      ['contract broken', (_c, res) => json(res, { type: 'card' }), ['FAILED', 200, 'CONTRACT']],
+      ['201', (_c, res) => json(res, { type: 'pong' }, 201), ['FAILED', 201, 'CONTRACT']],
+      ['slow', (_c, res) => void setTimeout(() => json(res, { type: 'pong' }), 1500), ['FAILED', null, 'TIMEOUT']],
+    ];
+    for (const [name, respond, expected] of behaviours) {
+      const app = await server(respond);
+      const created = await createApp(owner, app.url);
+      // A site administrator's grant sets the reply time; here it is shortened, so the slow app times out quickly.
+      await t.ctx.repos.apps.apps.updateOne({ _id: created.id }, { $set: { timeoutMs: 800 } });
+      const result = await ping(owner, created.id);
+      assert.deepEqual([result.outcome, result.status, result.failure], expected, name);
+      if (name === '40 KB reply') assert.equal(result.replyBytes, 32_768, 'read up to 32768 bytes, then cut off');
+      if (name === 'slow') assert.ok(result.ms >= 800 && result.ms < 1400, `timed out at the grant (${result.ms} ms)`);
+      if (name === 'redirect') assert.equal(app.calls.length, 1, 'the redirect is not followed');
+      const activity = (await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json();
+      assert.equal(activity.totalItems, 1);
+      assert.deepEqual([activity.items[0].outcome, activity.items[0].failure, activity.items[0].requestBytes > 0], [expected[0], expected[2], true]);
+    }
+    // Nobody listening: a connection failure.
+    const gone = await server((_c, res) => json(res, {}));
+    const created = await createApp(owner, gone.url);
+    await gone.close();
+    assert.equal((await ping(owner, created.id)).failure, 'CONNECTION_FAILED');
+    // Old activity rows go with the clean-up after 30 days.
+    const removed = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000));
+    assert.ok(removed.appActivity >= behaviours.length + 1);
+    assert.equal((await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json().totalItems, 0);
+  });
+
+  it('opens the breaker at the fifth failure in 60 s, calls nothing for 60 s, then lets the first call decide', async () => {
+    let failing = true;
+    const flapping = await server((_c, res) => (failing ? json(res, { error: 'down' }, 503) : json(res, { type: 'pong' })));
+    const owner = await makeUser(t);
+    const { id } = await createApp(owner, flapping.url);
+    const principal = { userId: owner.userId, deviceId: owner.deviceId };
+    const { apps } = t.ctx.services;
+    const failures = [];
+    for (let i = 0; i < 5; i++) failures.push((await apps.pingNow(principal, id)).failure);
+    assert.deepEqual(failures, Array(5).fill('SERVER_ERROR'));
+    assert.equal((await apps.pingNow(principal, id)).failure, 'BREAKER_OPEN');
+    assert.equal(flapping.calls.length, 5, 'not called while open');
+    // A 4xx is the app's error, not a failure: it would not have opened the breaker (checked below).
+    t.clock.advance(59_000);
+    try {
+      assert.equal((await apps.pingNow(principal, id)).failure, 'BREAKER_OPEN', 'still open at 59 s');
+      t.clock.advance(1_000);
+      // The first call after 60 s goes through and fails: open again for another 60 s.
+      assert.equal((await apps.pingNow(principal, id)).failure, 'SERVER_ERROR');
+      assert.equal((await apps.pingNow(principal, id)).failure, 'BREAKER_OPEN');
+      assert.equal(flapping.calls.length, 6);
+      t.clock.advance(60_000);
+      failing = false;
+      assert.equal((await apps.pingNow(principal, id)).outcome, 'OK', 'the probe succeeds: closed');
+      assert.equal((await apps.pingNow(principal, id)).outcome, 'OK');
+      assert.equal(flapping.calls.length, 8);
+    } finally {
+      t.clock.advance(-120_000);
+    }
+
+    const refusing = await server((_c, res) => json(res, { error: 'no' }, 400));
+    const other = await createApp(owner, refusing.url);
+    for (let i = 0; i < 6; i++) assert.equal((await apps.pingNow(principal, other.id)).failure, 'CLIENT_ERROR');
+    assert.equal(refusing.calls.length, 6, '4xx answers never open the breaker');
+  });
+
+  it('refuses the ninth concurrent call at once while eight hang', async () => {
+    const waiting: (() => void)[] = [];
+    let hold = true;
+    const hanging = await server((_c, res) => (hold ? new Promise<void>((resolve) => waiting.push(() => resolve(json(res, { type: 'pong' })))) : json(res, { type: 'pong' })));
+    const owner = await makeUser(t);
+    const { id } = await createApp(owner, hanging.url);
+    const principal = { userId: owner.userId, deviceId: owner.deviceId };
+    const { apps } = t.ctx.services;
+    const eight = Array.from({ length: 8 }, () => apps.pingNow(principal, id));
+    while (hanging.calls.length < 8) await new Promise((resolve) => setTimeout(resolve, 10));
+    const started = Date.now();
+    const ninth = await apps.pingNow(principal, id);
+    assert.deepEqual([ninth.outcome, ninth.failure], ['FAILED', 'TOO_MANY_CONCURRENT']);
+    assert.ok(Date.now() - started < 500, 'refused at once, not queued');
+    assert.equal(hanging.calls.length, 8);
+    hold = false;
+    for (const release of waiting) release();
+    assert.deepEqual(new Set((await Promise.all(eight)).map((r) => r.outcome)), new Set(['OK']));
+    assert.equal((await apps.pingNow(principal, id)).outcome, 'OK', 'room again once they ended');
+  });
+
+  it('checks manifests against their own declarations and hashes them as uploaded', async () => {
+    const owner = await makeUser(t);
+    const { id } = await createApp(owner, 'http://127.0.0.1:9/webhook');
+    const sealingKey = generateKeyPairSync('x25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+    const manifest = {
+      version: '1.0.0',
+      scopes: ['payments', 'conversation.ref'],
+      commands: [{ id: 'order', title: 'Order a pizza', flow: 'order-form' }, { id: 'menu', title: 'Show the menu' }],
+      flows: [
+        {
+          id: 'order-form',
+          mode: 'dynamic',
+          views: [
+            { id: 'size', title: 'Size', inputs: [{ id: 'size', type: 'select', label: 'Size', required: true, rules: { options: [{ value: 's', label: 'Small' }, { value: 'l', label: 'Large' }] } }] },
+            { id: 'address', title: 'Address', inputs: [{ id: 'street', type: 'text', label: 'Street', rules: { minLength: 3, maxLength: 80 } }, { id: 'when', type: 'date', label: 'When' }] },
+          ],
+        },
+      ],
+      sealing: { publicKey: sealingKey },
+    };
+    const res = await api(owner, 'PUT', `/api/apps/${id}/manifest`, manifest);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { version: '1.0.0', manifestHash: createHash('sha256').update(sortedJson(manifest)).digest('hex') });
+    assert.equal((await api(owner, 'PUT', `/api/apps/${id}/manifest`, manifest)).statusCode, 200, 'the same version again, unchanged, is fine');
+    assert.equal((await api(owner, 'PUT', `/api/apps/${id}/manifest`, { ...manifest, commands: manifest.commands.slice(1) })).json().code, 'MANIFEST_VERSION_EXISTS');
+
+    const broken: [object, string, string][] = [
+      [{ commands: [{ id: 'order', title: 'Order', flow: 'missing' }] }, 'MANIFEST_INVALID', 'commands.0.flow'],
+      [{ commands: [{ id: 'menu', title: 'A' }, { id: 'menu', title: 'B' }] }, 'MANIFEST_INVALID', 'commands.1.id'],
+      [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'select', label: 'A' }] }] }] }, 'MANIFEST_INVALID', 'flows.0.views.0.inputs.0.rules.options'],
+      [{ sealing: { publicKey: 'AAAA' } }, 'MANIFEST_INVALID', 'sealing.publicKey'],
+      [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'colour', label: 'A' }] }] }] }, 'VALIDATION_FAILED', 'flows.0.views.0.inputs.0.type'],
+      [{ scopes: ['payments', 'user.password'] }, 'VALIDATION_FAILED', 'scopes.1'],
+    ];
+    for (const [change, code, path] of broken) {
+      const answer = await api(owner, 'PUT', `/api/apps/${id}/manifest`, { ...manifest, version: '2.0.0', ...change });
+      assert.deepEqual([answer.statusCode, answer.json().code], [400, code], answer.body);
+      assert.ok(JSON.stringify(answer.json().details).includes(path), `${path} named: ${answer.body}`);
+    }
+    const current = (await api(owner, 'GET', `/api/apps/${id}`)).json();
+    assert.equal(current.manifestVersion, '1.0.0', 'a refused manifest changes nothing');
+  });
+
+  it('bot tokens and payments keys: shown once, stored as hashes, listed by prefix, refused after revocation', async () => {
+    const [owner, admin, member] = await Promise.all([makeUser(t), makeUser(t), makeUser(t)]);
+    const { id } = await createApp(owner, 'http://127.0.0.1:9/webhook');
+    const room = await makeRoom(t, admin, { members: [member] });
+    assert.equal((await api(owner, 'POST', `/api/apps/${id}/bot-tokens`, { roomId: room.id })).json().code, 'APP_NOT_IN_ROOM');
+    assert.equal((await api(member, 'POST', `/api/rooms/${room.id}/apps/${id}`)).json().code, 'ROOM_NOT_ALLOWED');
+    assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204);
+
+    const bot = (await api(owner, 'POST', `/api/apps/${id}/bot-tokens`, { roomId: room.id })).json();
+    const key = (await api(owner, 'POST', `/api/apps/${id}/payment-keys`)).json();
+    assert.match(bot.token, /^bbt_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}$/);
+    assert.match(key.token, /^bpk_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}$/);
+    const listed = (await api(owner, 'GET', `/api/apps/${id}/credentials`)).json();
+    assert.deepEqual(listed.map((c: { prefix: string }) => c.prefix).sort(), [bot.prefix, key.prefix].sort());
+    assert.ok(!JSON.stringify(listed).includes(bot.token) && !JSON.stringify(await t.ctx.repos.apps.credentials.find().toArray()).includes(bot.token.slice(17)), 'only hashes are kept');
+
+    const { apps } = t.ctx.services;
+    assert.equal((await apps.verifyCredential(bot.token, 'BOT_TOKEN'))?.roomId, room.id);
+    assert.equal(await apps.verifyCredential(bot.token, 'PAYMENT_KEY'), null);
+    assert.equal(await apps.verifyCredential(`${bot.token.slice(0, -1)}${bot.token.endsWith('A') ? 'B' : 'A'}`, 'BOT_TOKEN'), null);
+    assert.ok(await apps.verifyCredential(key.token, 'PAYMENT_KEY'));
+    assert.equal((await api(owner, 'DELETE', `/api/apps/${id}/credentials/${key.id}`)).statusCode, 204);
+    assert.equal(await apps.verifyCredential(key.token, 'PAYMENT_KEY'), null, 'refused after revocation');
+    assert.equal((await api(owner, 'DELETE', `/api/apps/${id}/credentials/${key.id}`)).json().code, 'CREDENTIAL_NOT_FOUND');
+    // Removing the app from the room ends its bot tokens there.
+    assert.equal((await api(admin, 'DELETE', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204);
+    assert.equal(await apps.verifyCredential(bot.token, 'BOT_TOKEN'), null);
+    // Another member's app is the same 400 as none.
+    assert.equal((await api(member, 'GET', `/api/apps/${id}/credentials`)).json().code, 'APP_NOT_FOUND');
+  });
+});
+
+describe('apps: webhooks never reach private addresses (WEBHOOK_ALLOW_PRIVATE off)', () => {
+  let t: TestApp;
+  let listening: AppServer;
+  const api = httpAs(() => t);
+  before(async () => {
+    t = await startTestApp();
+    listening = await startAppServer((_c, res) => json(res, { type: 'pong' }));
+  });
+  after(async () => {
+    await listening.close();
+    await t.close();
+  });
+
+  it('refuses private, loopback and link-local targets, also behind a name that resolves to one', async () => {
+    const owner = await makeUser(t);
+    for (const url of ['http://example.com/hook', `https://127.0.0.1:${listening.port}/`, 'https://169.254.169.254/latest/meta-data', 'https://10.1.2.3/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://localhost/', 'not a url']) {
+      const res = await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: url });
+      assert.deepEqual([res.statusCode, res.json().code], [400, 'WEBHOOK_URL_INVALID'], url);
+    }
+    // This machine's own name resolves to 127.0.0.1: accepted as a URL, refused on the DNS answer, never dialled.
+    const name = os.hostname();
+    const created = (await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: `https://${name}:${listening.port}/webhook` })).json();
+    const result = (await api(owner, 'POST', `/api/apps/${created.id}/ping`)).json();
+    assert.deepEqual([result.outcome, result.failure], ['FAILED', 'ADDRESS_REFUSED']);
+    assert.equal(listening.calls.length, 0);
+  });
+});
