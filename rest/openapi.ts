@@ -14,6 +14,8 @@ export const OPTIONAL_BODY = 'x-optional-body';
  * schema validator, so the generator cannot see it. The route names its form with this key.
  */
 export const MULTIPART_FORM = 'x-multipart-form';
+/** Route schema key: the 200 answer is of this content type (a download), while errors stay JSON ErrorResponse. */
+export const SUCCESS_CONTENT_TYPE = 'x-success-content-type';
 
 /** The spec's multipart records. */
 const MULTIPART_FORMS: Record<string, Json> = {
@@ -173,6 +175,12 @@ export function finishDocument<T>(input: T): T {
         delete operation[MULTIPART_FORM];
         schemas[form] = MULTIPART_FORMS[form];
         operation.requestBody = { required: true, content: { 'multipart/form-data': { schema: { $ref: `${REF_PREFIX}${form}` } } } };
+      }
+      const download = operation[SUCCESS_CONTENT_TYPE];
+      if (typeof download === 'string') {
+        delete operation[SUCCESS_CONTENT_TYPE];
+        const ok = ((operation.responses as Json | undefined)?.['200'] ?? {}) as Json;
+        ok.content = { [download]: { schema: { type: 'string' } } };
       }
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];

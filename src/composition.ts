@@ -78,6 +78,8 @@ async function composeAreas(p: Platform) {
       roomKeys: e2ee.roomKeys,
       encryptedUploads: e2ee.uploads,
       apps: apps.apps,
+      appWebhooks: apps.webhooks,
+      appInstalls: apps.installs,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

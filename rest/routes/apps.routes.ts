@@ -1,7 +1,8 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
-import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
+import { IdParam, NoContentSchema, QueryBoolean } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
 import {
   ActivityDtoSchema,
@@ -12,6 +13,8 @@ import {
   BotTokenCreateSchema,
   CredentialCreatedSchema,
   CredentialDtoSchema,
+  DirectoryEntrySchema,
+  InstallDtoSchema,
   ManifestResultSchema,
   ManifestSchema,
   WebhookSecretSchema,
@@ -20,10 +23,11 @@ import { AppsErrors } from '../../src/apps/apps.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { SUCCESS_CONTENT_TYPE } from '../openapi.js';
 
 /** The developer console and room admins' app settings (DESIGN.md, "App platform"). */
 export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { apps } = services;
+  const { apps, appInstalls } = services;
   const tags = ['Apps'];
   const security = [{ bearerAuth: [] }];
   const appParam = z.object({ appId: IdParam });
@@ -145,6 +149,80 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       response: { 200: pagedSchema(ActivityDtoSchema, 'PagedModelAppActivityDto'), ...authedErrors(notFound) },
     },
     handler: async (request) => apps.activity(principalOf(request), request.params.appId, request.query.pageSize, request.query.currentPage),
+  });
+
+  app.post('/api/apps/:appId/activity/:activityId/replay', {
+    schema: {
+      tags,
+      security,
+      summary: 'Send a recorded payment event again, with its original X-Service-Delivery (the app deduplicates on it)',
+      params: z.object({ appId: IdParam, activityId: IdParam }),
+      response: { 202: NoContentSchema, ...authedErrors(notFound, AppsErrors.NOT_REPLAYABLE) },
+    },
+    handler: async (request, reply) => {
+      await apps.replay(principalOf(request), request.params.appId, request.params.activityId);
+      return reply.code(202).send();
+    },
+  });
+
+  app.get('/api/apps/:appId/activity.csv', {
+    schema: {
+      tags,
+      security,
+      summary: 'The activity list as a CSV download (a header row, newest first)',
+      params: appParam,
+      [SUCCESS_CONTENT_TYPE]: 'text/csv',
+      response: { 200: z.string().describe('The activity rows as CSV'), ...authedErrors(notFound) },
+    },
+    handler: async (request, reply) => {
+      const rows = await apps.activityCsv(principalOf(request), request.params.appId);
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="activity-${request.params.appId}.csv"`);
+      // A stream is sent as it is read (the serializer is skipped); typed as the documented text.
+      return reply.send(Readable.from(rows) as unknown as string);
+    },
+  });
+
+  app.get('/api/apps/directory', {
+    schema: {
+      tags,
+      security,
+      summary: 'Public apps, by name, with their health; `q` matches words of the name',
+      querystring: pagingQuery(20, 100).extend({ q: z.string().max(100).optional() }),
+      response: { 200: pagedSchema(DirectoryEntrySchema, 'PagedModelAppDirectoryEntryDto'), ...authedErrors() },
+    },
+    handler: async (request) => appInstalls.directory(request.query.q, request.query.pageSize, request.query.currentPage),
+  });
+
+  app.get('/api/apps/installed', {
+    schema: { tags, security, summary: 'The caller\'s installed apps, each with the manifest version in use and the newest', response: { 200: z.array(InstallDtoSchema), ...authedErrors() } },
+    handler: async (request) => appInstalls.installed(principalOf(request)),
+  });
+
+  app.post('/api/apps/:appId/install', {
+    schema: {
+      tags,
+      security,
+      summary: 'Install an app, or move the install to its newest manifest version',
+      description: 'A public app, or the caller\'s own. The answer carries the id the app knows the caller by: the same after removing and installing again, new only after removing with forget=true.',
+      params: appParam,
+      response: { 200: InstallDtoSchema, ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_HAS_NO_MANIFEST) },
+    },
+    handler: async (request) => appInstalls.install(principalOf(request), request.params.appId),
+  });
+
+  app.delete('/api/apps/:appId/install', {
+    schema: {
+      tags,
+      security,
+      summary: 'Remove an app; with forget=true the app\'s id for the caller is forgotten too',
+      params: appParam,
+      querystring: z.object({ forget: QueryBoolean.default(false) }),
+      response: { 204: NoContentSchema, ...authedErrors() },
+    },
+    handler: async (request, reply) => {
+      await appInstalls.uninstall(principalOf(request), request.params.appId, request.query.forget);
+      return reply.code(204).send();
+    },
   });
 
   const roomApp = z.object({ roomId: IdParam, appId: IdParam });

@@ -11,6 +11,10 @@ export interface AppDoc {
   _id: string;
   ownerId: string;
   name: string;
+  /** Lower-cased words of the name, for the directory's search. */
+  nameWords: string[];
+  /** Listed in the directory: any member may install it (else only its owner). */
+  public: boolean;
   webhookUrl: string;
   /** Newest first. */
   secrets: StoredSecret[];
@@ -19,6 +23,10 @@ export interface AppDoc {
   /** How long a reply may take (5 s; a site administrator may grant up to 120 s). */
   timeoutMs: number;
   health: 'UNKNOWN' | 'UP' | 'DOWN';
+  /** Health checks failed in a row (two mark the app DOWN until a pong). */
+  pingFailures: number;
+  /** The last call that was not a health check: apps used in the last 24 hours are pinged. */
+  lastUsedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -55,6 +63,27 @@ export interface RoomAppDoc {
   createdAt: Date;
 }
 
+/**
+ * A call sent through the delivery queue (`_id` its delivery id, which every attempt and a replay
+ * reuse). Payment events are retried on the schedule until one attempt is answered 2xx.
+ */
+export interface DeliveryDoc {
+  _id: string;
+  appId: string;
+  event: string;
+  /** The body, JSON text, as the first attempt sent it. */
+  payload: string;
+  retry: boolean;
+  /** Attempts made so far. */
+  attempts: number;
+  /** Bumped by each postponement (the app's breaker open) and each replay, so the next job's id is new. */
+  round: number;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED' | 'GAVE_UP';
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 /** One call to an app's webhook, as the activity list shows it; kept 30 days. */
 export interface ActivityDoc {
   _id: string;
@@ -76,6 +105,7 @@ export class AppsRepo {
   readonly credentials: Collection<CredentialDoc>;
   readonly roomApps: Collection<RoomAppDoc>;
   readonly activity: Collection<ActivityDoc>;
+  readonly deliveries: Collection<DeliveryDoc>;
 
   constructor(db: Db) {
     this.apps = db.collection<AppDoc>('apps');
@@ -83,16 +113,22 @@ export class AppsRepo {
     this.credentials = db.collection<CredentialDoc>('app_credentials');
     this.roomApps = db.collection<RoomAppDoc>('room_apps');
     this.activity = db.collection<ActivityDoc>('app_activity');
+    this.deliveries = db.collection<DeliveryDoc>('app_deliveries');
   }
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.apps.createIndexes([{ key: { ownerId: 1, createdAt: -1 }, name: 'of_owner' }]),
+      this.apps.createIndexes([
+        { key: { ownerId: 1, createdAt: -1 }, name: 'of_owner' },
+        { key: { lastUsedAt: 1 }, name: 'recently_used' },
+        { key: { nameWords: 1 }, name: 'name_words' },
+      ]),
       this.credentials.createIndexes([{ key: { appId: 1, createdAt: -1 }, name: 'of_app' }]),
       this.activity.createIndexes([
         { key: { appId: 1, createdAt: -1 }, name: 'of_app' },
         { key: { createdAt: 1 }, name: 'by_age' },
       ]),
+      this.deliveries.createIndexes([{ key: { createdAt: 1 }, name: 'by_age' }]),
     ]);
   }
 }

@@ -51,7 +51,10 @@ export const ManifestSchema = z
 const WebhookUrl = z.string().max(2048).describe('https:// URL of the app\'s webhook endpoint');
 
 export const AppCreateSchema = z.object({ name: z.string().min(1).max(100), webhookUrl: WebhookUrl }).strict().meta({ id: 'AppCreateRequest' });
-export const AppUpdateSchema = z.object({ name: z.string().min(1).max(100).optional(), webhookUrl: WebhookUrl.optional() }).strict().meta({ id: 'AppUpdateRequest' });
+export const AppUpdateSchema = z
+  .object({ name: z.string().min(1).max(100).optional(), webhookUrl: WebhookUrl.optional(), public: z.boolean().optional().describe('Listed in the directory, so any member may install it') })
+  .strict()
+  .meta({ id: 'AppUpdateRequest' });
 
 export const AppDtoSchema = z
   .object({
@@ -61,6 +64,7 @@ export const AppDtoSchema = z
     manifestVersion: z.string().nullable(),
     manifestHash: z.string().nullable(),
     health: z.enum(['UNKNOWN', 'UP', 'DOWN']),
+    public: z.boolean(),
     secretRotating: z.boolean().describe('True for 24 hours after a rotation: calls carry the old secret\'s signature too'),
     createdAt: IsoDateTime,
   })
@@ -90,3 +94,18 @@ export const ActivityDtoSchema = z
     createdAt: IsoDateTime,
   })
   .meta({ id: 'AppActivityDto' });
+
+export const DirectoryEntrySchema = z
+  .object({ id: z.string(), name: z.string(), manifestVersion: z.string(), health: z.enum(['UNKNOWN', 'UP', 'DOWN']).describe('DOWN after two failed health checks in a row, until a pong') })
+  .meta({ id: 'AppDirectoryEntryDto' });
+
+export const InstallDtoSchema = z
+  .object({
+    appId: z.string(),
+    name: z.string(),
+    appUserId: z.string().describe('The id this app knows the member by'),
+    manifestVersion: z.string().describe('The version the member uses (kept until they install again)'),
+    currentVersion: z.string().describe('The app\'s newest manifest version'),
+    installedAt: IsoDateTime,
+  })
+  .meta({ id: 'AppInstallDto' });

@@ -12,6 +12,7 @@ import { manifestHash, parseManifest } from './manifest.js';
 import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
 import { webhookUrlProblem } from './webhook-client.js';
 import { presentActivity, type ActivityView, type WebhooksService } from './webhooks.service.js';
+import { wordsOfName } from './installs.service.js';
 
 export type AppView = z.infer<typeof AppDtoSchema>;
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
@@ -19,6 +20,15 @@ type CredentialView = z.infer<typeof CredentialDtoSchema>;
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 export const DEFAULT_TIMEOUT_MS = 5_000;
 const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
+
+const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'id'] as const;
+
+/** One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for null. */
+export function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
 
 const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
 
@@ -49,6 +59,7 @@ export class AppsService {
       manifestVersion: app.manifestVersion,
       manifestHash: app.manifestHash,
       health: app.health,
+      public: app.public,
       secretRotating: app.secrets.some((s) => s.retiresAt !== null && s.retiresAt.getTime() > now),
       createdAt: app.createdAt.toISOString(),
     };
@@ -74,12 +85,16 @@ export class AppsService {
       _id: randomUUID(),
       ownerId: principal.userId,
       name: input.name.trim() || input.name,
+      nameWords: wordsOfName(input.name),
+      public: false,
       webhookUrl: input.webhookUrl,
       secrets: [{ sealed: sealSecret(this.deps.secretKey, secret), createdAt: now, retiresAt: null }],
       manifestVersion: null,
       manifestHash: null,
       timeoutMs: DEFAULT_TIMEOUT_MS,
       health: 'UNKNOWN',
+      pingFailures: 0,
+      lastUsedAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -91,11 +106,12 @@ export class AppsService {
     return (await this.deps.repo.apps.find({ ownerId: principal.userId }).sort({ createdAt: -1 }).toArray()).map((app) => this.present(app));
   }
 
-  async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined }): Promise<AppView> {
+  async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined }): Promise<AppView> {
     await this.owned(principal, appId);
     if (input.webhookUrl !== undefined) this.assertUrl(input.webhookUrl);
     const set: Partial<AppDoc> = { updatedAt: this.deps.clock() };
-    if (input.name !== undefined) set.name = input.name;
+    if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOfName(input.name) });
+    if (input.public !== undefined) set.public = input.public;
     if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
     return this.present((await this.deps.repo.apps.findOneAndUpdate({ _id: appId }, { $set: set }, { returnDocument: 'after' }))!);
   }
@@ -179,7 +195,28 @@ export class AppsService {
   /** The owner's "send a ping now": the call's activity row. */
   async pingNow(principal: Principal, appId: string): Promise<ActivityView> {
     const app = await this.owned(principal, appId);
-    return presentActivity((await this.deps.webhooks.ping(app)).activity);
+    return presentActivity((await this.deps.webhooks.ping(app)).activity!);
+  }
+
+  /** Sends a recorded payment-event delivery again, with its original delivery id, through the queue. */
+  async replay(principal: Principal, appId: string, activityId: string): Promise<void> {
+    await this.owned(principal, appId);
+    const activity = await this.deps.repo.activity.findOne({ _id: activityId, appId });
+    if (!activity || !activity.event.startsWith('payment.')) throw AppsErrors.NOT_REPLAYABLE();
+    if (!(await this.deps.webhooks.replay(appId, activity.deliveryId))) throw AppsErrors.NOT_REPLAYABLE({ message: 'This delivery is still being tried, or was not queued' });
+  }
+
+  /** The activity list as CSV (RFC 4180: a header row, CRLF, fields quoted when they need it), newest first, read in a stream. */
+  async activityCsv(principal: Principal, appId: string): Promise<AsyncIterable<string>> {
+    await this.owned(principal, appId);
+    const cursor = this.deps.repo.activity.find({ appId }).sort({ createdAt: -1, _id: -1 });
+    return (async function* () {
+      yield `${CSV_COLUMNS.join(',')}\r\n`;
+      for await (const doc of cursor) {
+        const row = presentActivity(doc);
+        yield `${CSV_COLUMNS.map((column) => csvField(row[column])).join(',')}\r\n`;
+      }
+    })();
   }
 
   async activity(principal: Principal, appId: string, pageSize: number, currentPage: number): Promise<Page<ActivityView>> {

@@ -83,7 +83,17 @@ export interface WebhookReply {
   /** The parsed JSON reply when the contract holds. */
   json: unknown;
   failure: FailureKind | null;
+  /** The reply's Retry-After, in seconds, when it gave one. */
+  retryAfterSeconds: number | null;
   ms: number;
+}
+
+/** Retry-After as seconds: a number of seconds or an HTTP date. */
+function retryAfterOf(header: string | undefined, now: number): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? null : Math.max(0, Math.round((at - now) / 1000));
 }
 
 /**
@@ -93,9 +103,19 @@ export interface WebhookReply {
  * `okStatus` (200, or any 2xx for payment events) with a JSON content type and a JSON body is a reply;
  * anything else is one of the failure kinds.
  */
-export function postWebhook(call: { url: string; headers: Record<string, string>; body: Buffer; timeoutMs: number; allowPrivate: boolean; okStatus: (status: number) => boolean }): Promise<WebhookReply> {
+export function postWebhook(call: {
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer;
+  timeoutMs: number;
+  allowPrivate: boolean;
+  okStatus: (status: number) => boolean;
+  /** False for payment events: any 2xx is an answer, with or without a JSON body. */
+  jsonRequired?: boolean;
+}): Promise<WebhookReply> {
   const started = performance.now();
-  const done = (reply: Omit<WebhookReply, 'ms'>): WebhookReply => ({ ...reply, ms: Math.round(performance.now() - started) });
+  let retryAfterSeconds: number | null = null;
+  const done = (reply: Omit<WebhookReply, 'ms' | 'retryAfterSeconds'>): WebhookReply => ({ ...reply, retryAfterSeconds, ms: Math.round(performance.now() - started) });
   const failed = (failure: FailureKind, status: number | null = null, body: Buffer | null = null) => done({ status, body, json: null, failure });
   const problem = webhookUrlProblem(call.url, call.allowPrivate);
   if (problem) return Promise.resolve(failed('ADDRESS_REFUSED'));
@@ -126,6 +146,7 @@ export function postWebhook(call: { url: string; headers: Record<string, string>
     request.on('error', (error) => finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || (error as { cause?: unknown }).cause instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED')));
     request.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
+      retryAfterSeconds = retryAfterOf(response.headers['retry-after'], Date.now());
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
@@ -145,6 +166,8 @@ export function postWebhook(call: { url: string; headers: Record<string, string>
         if (status >= 400 && status < 500) return finish(failed('CLIENT_ERROR', status, body));
         if (status >= 500) return finish(failed('SERVER_ERROR', status, body));
         if (!call.okStatus(status)) return finish(failed('CONTRACT', status, body));
+        const isJson = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(response.headers['content-type'] ?? '');
+        if (call.jsonRequired === false && (!isJson || body.length === 0)) return finish(done({ status, body, json: null, failure: null }));
         if (!/^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(response.headers['content-type'] ?? '')) return finish(failed('NOT_JSON', status, body));
         try {
           finish(done({ status, body, json: JSON.parse(body.toString('utf8')), failure: null }));

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { Clock } from '../platform/clock.js';
 import type { ActivityDtoSchema } from './apps.schemas.js';
-import type { ActivityDoc, AppDoc, AppsRepo } from './apps.repo.js';
+import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc } from './apps.repo.js';
+import type { WebhookJob } from '../platform/queues.js';
+import { BREAKER_OPEN_MS } from './call-gate.js';
 import { openSecret, signatureHeader } from './secrets.js';
 import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
@@ -28,9 +30,11 @@ export const presentActivity = (doc: ActivityDoc): ActivityView => ({
 });
 
 export interface CallResult {
-  activity: ActivityDoc;
+  /** Null only for a queued delivery that found 8 calls in flight: it waits in the queue instead (see deliver). */
+  activity: ActivityDoc | null;
   /** The app's JSON reply when the call succeeded and the reply keeps the contract. */
   reply: unknown;
+  retryAfterSeconds: number | null;
 }
 
 /**
@@ -45,6 +49,10 @@ export class WebhooksService {
     private readonly deps: {
       repo: AppsRepo;
       gate: CallGate;
+      /** Adds a delivery attempt to the `webhooks` queue, after `delayMs`. */
+      enqueue: (job: WebhookJob, delayMs: number) => Promise<void>;
+      /** Seconds between a payment event's attempts. */
+      retrySchedule: number[];
       secretKey: Buffer;
       allowPrivate: boolean;
       clock: Clock;
@@ -61,7 +69,7 @@ export class WebhooksService {
     app: AppDoc,
     event: string,
     payload: object,
-    options: { deliveryId?: string; okStatus?: (status: number) => boolean; keepsContract?: (reply: unknown) => boolean } = {},
+    options: { deliveryId?: string; okStatus?: (status: number) => boolean; jsonRequired?: boolean; keepsContract?: (reply: unknown) => boolean; waitWhenBusy?: boolean } = {},
   ): Promise<CallResult> {
     const deliveryId = options.deliveryId ?? randomUUID();
     const now = this.deps.clock();
@@ -78,12 +86,21 @@ export class WebhooksService {
     const callId = randomUUID();
     const admission = await this.deps.gate.admit(app._id, callId, now.getTime(), app.timeoutMs);
     let failure: CallFailure | null;
-    let reply = { status: null as number | null, body: null as Buffer | null, json: null as unknown, ms: 0 };
+    let reply = { status: null as number | null, body: null as Buffer | null, json: null as unknown, ms: 0, retryAfterSeconds: null as number | null };
+    if (admission === 'BUSY' && options.waitWhenBusy) return { activity: null, reply: null, retryAfterSeconds: null };
     if (admission === 'OPEN' || admission === 'BUSY') {
       // Not called: the breaker is open, or the app already has 8 calls in flight (refused, not queued).
       failure = admission === 'OPEN' ? 'BREAKER_OPEN' : 'TOO_MANY_CONCURRENT';
     } else {
-      const answered = await postWebhook({ url: app.webhookUrl, headers, body, timeoutMs: app.timeoutMs, allowPrivate: this.deps.allowPrivate, okStatus: options.okStatus ?? ((status) => status === 200) });
+      const answered = await postWebhook({
+        url: app.webhookUrl,
+        headers,
+        body,
+        timeoutMs: app.timeoutMs,
+        allowPrivate: this.deps.allowPrivate,
+        okStatus: options.okStatus ?? ((status) => status === 200),
+        ...(options.jsonRequired === undefined ? {} : { jsonRequired: options.jsonRequired }),
+      });
       reply = answered;
       failure = answered.failure;
       if (!failure && options.keepsContract && !options.keepsContract(answered.json)) failure = 'CONTRACT';
@@ -104,7 +121,92 @@ export class WebhooksService {
       createdAt: now,
     };
     await this.deps.repo.activity.insertOne(activity);
-    return { activity, reply: failure === null ? reply.json : null };
+    if (event !== 'ping' && admission !== 'OPEN' && admission !== 'BUSY') await this.deps.repo.apps.updateOne({ _id: app._id }, { $set: { lastUsedAt: now } });
+    return { activity, reply: failure === null ? reply.json : null, retryAfterSeconds: reply.retryAfterSeconds };
+  }
+
+  /**
+   * Sends a call through the delivery queue (worker role). `retry` (payment events): a failed
+   * attempt is tried again on the schedule with the same delivery id, any 2xx answering it.
+   */
+  async enqueue(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<string> {
+    const now = this.deps.clock();
+    const doc: DeliveryDoc = {
+      _id: options.deliveryId ?? randomUUID(),
+      appId,
+      event,
+      payload: JSON.stringify(payload),
+      retry: options.retry,
+      attempts: 0,
+      round: 0,
+      status: 'PENDING',
+      nextAttemptAt: now,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.repo.deliveries.insertOne(doc);
+    await this.deps.enqueue({ deliveryId: doc._id, attempt: 0, round: 0 }, 0);
+    return doc._id;
+  }
+
+  /**
+   * One attempt of a queued delivery (the worker's job). While the app's breaker is open, a payment
+   * event is held (the attempt waits until the breaker's minute is over) rather than spent. A failed
+   * retried attempt schedules the next one: the app's Retry-After when it gave one (1 s to 24 h), else
+   * the schedule's step, with ±10 % jitter; after the last step the delivery is GAVE_UP.
+   */
+  async deliver(job: WebhookJob): Promise<DeliveryDoc['status'] | 'STALE'> {
+    const { repo } = this.deps;
+    const delivery = await repo.deliveries.findOne({ _id: job.deliveryId });
+    if (!delivery || delivery.status !== 'PENDING' || delivery.attempts !== job.attempt || delivery.round !== job.round) return 'STALE';
+    const app = await repo.apps.findOne({ _id: delivery.appId });
+    if (!app) return this.finishDelivery(delivery, 'FAILED');
+    const now = this.deps.clock().getTime();
+    if (delivery.retry && (await this.deps.gate.isOpen(app._id, now))) {
+      const held = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, round: delivery.round }, { $inc: { round: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
+      if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: delivery.attempts, round: held.round }, BREAKER_OPEN_MS);
+      return 'PENDING';
+    }
+    const claimed = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, status: 'PENDING', attempts: job.attempt, round: job.round }, { $inc: { attempts: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
+    if (!claimed) return 'STALE';
+    const result = await this.call(app, delivery.event, JSON.parse(delivery.payload) as object, {
+      deliveryId: delivery._id,
+      waitWhenBusy: true,
+      ...(delivery.retry ? { okStatus: (status: number) => status >= 200 && status < 300, jsonRequired: false } : {}),
+    });
+    if (!result.activity) {
+      // Eight calls to this app are in flight: the delivery waits its turn in the queue, its attempt unspent.
+      const waiting = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+      if (waiting) await this.deps.enqueue({ deliveryId: delivery._id, attempt: waiting.attempts, round: waiting.round }, 10 + Math.floor(Math.random() * 40));
+      return 'PENDING';
+    }
+    if (result.activity.outcome === 'OK') return this.finishDelivery(claimed, 'DELIVERED');
+    if (!delivery.retry) return this.finishDelivery(claimed, 'FAILED');
+    const step = this.deps.retrySchedule[claimed.attempts - 1];
+    if (step === undefined) return this.finishDelivery(claimed, 'GAVE_UP');
+    const seconds = result.retryAfterSeconds !== null ? Math.min(Math.max(result.retryAfterSeconds, 1), 86_400) : step * (0.9 + Math.random() * 0.2);
+    const delayMs = Math.round(seconds * 1000);
+    await repo.deliveries.updateOne({ _id: delivery._id }, { $set: { nextAttemptAt: new Date(now + delayMs) } });
+    await this.deps.enqueue({ deliveryId: delivery._id, attempt: claimed.attempts, round: claimed.round }, delayMs);
+    return 'PENDING';
+  }
+
+  /** Sends a recorded delivery again with its original delivery id (the app deduplicates on it). */
+  async replay(appId: string, deliveryId: string): Promise<boolean> {
+    const now = this.deps.clock();
+    const reset = await this.deps.repo.deliveries.findOneAndUpdate(
+      { _id: deliveryId, appId, status: { $ne: 'PENDING' } },
+      { $set: { status: 'PENDING', attempts: 0, nextAttemptAt: now, updatedAt: now }, $inc: { round: 1 } },
+      { returnDocument: 'after' },
+    );
+    if (!reset) return false;
+    await this.deps.enqueue({ deliveryId, attempt: 0, round: reset.round }, 0);
+    return true;
+  }
+
+  private async finishDelivery(delivery: DeliveryDoc, status: DeliveryDoc['status']): Promise<DeliveryDoc['status']> {
+    await this.deps.repo.deliveries.updateOne({ _id: delivery._id }, { $set: { status, nextAttemptAt: null, updatedAt: this.deps.clock() } });
+    return status;
   }
 
   /** Removes activity rows older than 30 days (spec, "Limits"); how many. */
@@ -113,9 +215,33 @@ export class WebhooksService {
     return removed.deletedCount;
   }
 
-  /** A health check: a signed `{type: "ping", ts}`, answered `{type: "pong"}`. */
-  ping(app: AppDoc): Promise<CallResult> {
+  /**
+   * A health check: a signed `{type: "ping", ts}`, answered `{type: "pong"}`. A pong marks the app UP;
+   * two failed checks in a row mark it DOWN (a check refused for 8 calls in flight counts as neither).
+   */
+  async ping(app: AppDoc): Promise<CallResult> {
     const ts = Math.floor(this.deps.clock().getTime() / 1000);
-    return this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => (reply as { type?: unknown } | null)?.type === 'pong' });
+    const result = await this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => (reply as { type?: unknown } | null)?.type === 'pong' });
+    // Without waitWhenBusy every call is recorded, so its activity is there.
+    const activity = result.activity!;
+    const { apps } = this.deps.repo;
+    if (activity.outcome === 'OK') {
+      await apps.updateOne({ _id: app._id }, { $set: { health: 'UP', pingFailures: 0 } });
+    } else if (activity.failure !== 'TOO_MANY_CONCURRENT') {
+      const after = await apps.findOneAndUpdate({ _id: app._id }, { $inc: { pingFailures: 1 } }, { returnDocument: 'after' });
+      if (after && after.pingFailures >= 2 && after.health !== 'DOWN') await apps.updateOne({ _id: app._id }, { $set: { health: 'DOWN' } });
+    }
+    return result;
+  }
+
+  /** The scheduled health check (every 5 minutes, once across all workers): every app used in the last 24 hours. */
+  async pingRecentlyUsed(): Promise<{ pinged: number; down: number }> {
+    const since = new Date(this.deps.clock().getTime() - 24 * 3600 * 1000);
+    let pinged = 0;
+    for (const app of await this.deps.repo.apps.find({ lastUsedAt: { $gte: since } }).toArray()) {
+      await this.ping(app);
+      pinged++;
+    }
+    return { pinged, down: await this.deps.repo.apps.countDocuments({ lastUsedAt: { $gte: since }, health: 'DOWN' }) };
   }
 }

@@ -145,6 +145,12 @@ const EnvSchema = z
       .refine((value) => Buffer.from(value, 'base64').length === 32, 'expected base64 of 32 bytes')
       .optional(),
     WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    // Seconds between a payment event's attempts (Standard Webhooks' schedule; each with ±10 % jitter).
+    WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .default('5,300,1800,7200,18000,36000,50400,72000,86400')
+      .transform((value) => value.split(',').map((step) => Number(step.trim())))
+      .pipe(z.array(z.number().positive().max(7 * 86_400)).min(1).max(20)),
 
     // End-to-end encryption (README, "End-to-end encryption"): per-device budgets of key calls (share
     // uploads and key requests together) and of encrypted uploads per minute; the largest encrypted

@@ -20,6 +20,12 @@ export interface SummaryJob {
   language: string;
 }
 export type CleanupJob = Record<string, never>;
+/** Ids only: the delivery record round the body (a payment event's amounts never ride in Redis). */
+export interface WebhookJob {
+  deliveryId: string;
+  attempt: number;
+  round: number;
+}
 /** Ids only: the worker reads the withdrawal (no addresses or amounts in job data). */
 export interface WithdrawalJob {
   withdrawalId: string;
@@ -55,6 +61,10 @@ export const QUEUES = {
   paymentRequests: defineQueue<CleanupJob>({ queue: 'payment-requests', job: 'sweep-payment-requests', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 30_000 }),
   deposits: defineQueue<CleanupJob>({ queue: 'deposits', job: 'scan-deposits', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 2_000 }),
   wallets: defineQueue<CleanupJob>({ queue: 'wallets', job: 'reconcile', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
+  // Calls to apps' webhooks: one attempt per job; the service schedules the next attempt itself.
+  webhooks: defineQueue<WebhookJob>({ queue: 'webhooks', job: 'deliver', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 64, jobId: (data) => `${data.deliveryId}-${data.attempt}-${data.round}` }),
+  // Health checks of apps used in the last 24 hours (spec, "Limits": every 5 minutes).
+  appHealth: defineQueue<CleanupJob>({ queue: 'app-health', job: 'ping-apps', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 300_000 }),
   maintenance: defineQueue<CleanupJob>({ queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   push: defineQueue<PushJob>({
     queue: 'push',

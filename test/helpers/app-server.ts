@@ -5,6 +5,8 @@ export interface ReceivedCall {
   headers: IncomingHttpHeaders;
   /** The body exactly as received, before any parsing (what the signature covers). */
   raw: Buffer;
+  /** When it arrived (ms since 1970). */
+  at: number;
 }
 
 export interface AppServer {
@@ -24,7 +26,7 @@ export async function startAppServer(respond: (call: ReceivedCall, res: ServerRe
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const call = { headers: req.headers, raw: Buffer.concat(chunks) };
+      const call = { headers: req.headers, raw: Buffer.concat(chunks), at: Date.now() };
       calls.push(call);
       void Promise.resolve(respond(call, res)).catch(() => res.destroy());
     });

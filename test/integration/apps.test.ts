@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash, createHmac, generateKeyPairSync, timingSafeEqual } from 'node:crypto';
 import os from 'node:os';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
 import { startAppServer, json, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 
@@ -36,12 +38,15 @@ function sortedJson(value: unknown): string {
 
 describe('apps: the console, credentials, signed webhook calls and their failures', () => {
   let t: TestApp;
+  let workers: Workers;
   const servers: AppServer[] = [];
   const api = httpAs(() => t);
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3' });
+    workers = await startTestWorkers(t);
   });
   after(async () => {
+    await workers.close();
     await Promise.all(servers.map((server) => server.close()));
     await t.close();
   });
@@ -201,6 +206,148 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     for (const release of waiting) release();
     assert.deepEqual(new Set((await Promise.all(eight)).map((r) => r.outcome)), new Set(['OK']));
     assert.equal((await apps.pingNow(principal, id)).outcome, 'OK', 'room again once they ended');
+  });
+
+  it('pings apps used in the last 24 hours: two failed checks in a row mark one DOWN until a pong', async () => {
+    let answering = true;
+    const app = await server((_c, res) => (answering ? json(res, { type: 'pong' }) : json(res, { error: 'down' }, 500)));
+    const owner = await makeUser(t);
+    const { id } = await createApp(owner, app.url);
+    const webhooks = t.ctx.services.appWebhooks;
+    const health = async () => (await api(owner, 'GET', `/api/apps/${id}`)).json().health;
+    await webhooks.pingRecentlyUsed();
+    assert.equal(app.calls.length, 0, 'an app nobody used is not pinged');
+    // A member's call (any call that is not a health check) makes the app "used".
+    const stored = (await t.ctx.repos.apps.apps.findOne({ _id: id }))!;
+    await webhooks.call(stored, 'invocation', { type: 'invocation', id: 'x', ts: 0 });
+    await webhooks.pingRecentlyUsed();
+    assert.equal(await health(), 'UP');
+    answering = false;
+    await webhooks.pingRecentlyUsed();
+    assert.equal(await health(), 'UP', 'one failed check is not enough');
+    await webhooks.pingRecentlyUsed();
+    assert.equal(await health(), 'DOWN');
+    answering = true;
+    await webhooks.pingRecentlyUsed();
+    assert.equal(await health(), 'UP', 'a pong brings it back');
+    assert.equal(app.calls.filter((c) => JSON.parse(c.raw.toString()).type === 'ping').length, 4);
+    // A day after its last use it is no longer pinged.
+    t.clock.advance(24 * 3600 * 1000 + 1000);
+    try {
+      const before = app.calls.length;
+      await webhooks.pingRecentlyUsed();
+      assert.equal(app.calls.length, before);
+    } finally {
+      t.clock.advance(-(24 * 3600 * 1000 + 1000));
+    }
+  });
+
+  it('downloads the activity list as CSV that a CSV library reads back', async () => {
+    const quoting = await server((_c, res) => json(res, { type: 'pong' }));
+    const owner = await makeUser(t);
+    const { id } = await createApp(owner, quoting.url);
+    for (let i = 0; i < 3; i++) await api(owner, 'POST', `/api/apps/${id}/ping`);
+    // An event name with a comma, a quote and a line break, to check the quoting.
+    const stored = (await t.ctx.repos.apps.apps.findOne({ _id: id }))!;
+    await t.ctx.services.appWebhooks.call(stored, 'odd, "event"\nname', { type: 'odd' });
+    const res = await api(owner, 'GET', `/api/apps/${id}/activity.csv`);
+    assert.equal(res.statusCode, 200);
+    assert.match(String(res.headers['content-type']), /^text\/csv/);
+    const rows = parseCsv(res.body, { columns: true }) as Record<string, string>[];
+    const listed = (await api(owner, 'GET', `/api/apps/${id}/activity`)).json().items as { id: string; event: string; outcome: string; ms: number }[];
+    assert.equal(rows.length, 4);
+    assert.deepEqual(rows.map((r) => [r.id, r.event, r.outcome, Number(r.ms)]), listed.map((a) => [a.id, a.event, a.outcome, a.ms]));
+    assert.equal(rows[0]!.event, 'odd, "event"\nname');
+    assert.equal((await api(await makeUser(t), 'GET', `/api/apps/${id}/activity.csv`)).json().code, 'APP_NOT_FOUND');
+  });
+
+  it('installs: per-app ids stable until forgotten, unlinkable, a tester id apart, manifest versions kept', async () => {
+    const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const first = await createApp(owner, 'http://127.0.0.1:9/webhook');
+    const second = await createApp(owner, 'http://127.0.0.1:9/webhook');
+    const manifest = (version: string) => ({ version, scopes: [], commands: [{ id: 'menu', title: 'Menu' }], flows: [] });
+    assert.equal((await api(member, 'POST', `/api/apps/${first.id}/install`)).json().code, 'APP_NOT_FOUND', 'not public yet');
+    assert.equal((await api(owner, 'POST', `/api/apps/${first.id}/install`)).json().code, 'APP_HAS_NO_MANIFEST');
+    for (const app of [first, second]) {
+      assert.equal((await api(owner, 'PUT', `/api/apps/${app.id}/manifest`, manifest('1.0.0'))).statusCode, 200);
+      assert.equal((await api(owner, 'PATCH', `/api/apps/${app.id}`, { public: true, name: `Pizza ${app === first ? 'Express' : 'Planet'}` })).statusCode, 200);
+    }
+    const found = (await api(member, 'GET', '/api/apps/directory?q=express')).json();
+    assert.deepEqual(found.items.map((a: { id: string }) => a.id), [first.id]);
+
+    // The owner, testing before installing, is a tester with an id of their own.
+    const storedFirst = (await t.ctx.repos.apps.apps.findOne({ _id: first.id }))!;
+    const { appInstalls } = t.ctx.services;
+    const tester = await appInstalls.caller(storedFirst, owner.userId);
+    assert.equal(tester?.tester, true);
+    const ownerInstall = (await api(owner, 'POST', `/api/apps/${first.id}/install`)).json();
+    assert.notEqual(ownerInstall.appUserId, tester?.appUserId, 'a tester has another id before installing than after');
+
+    const install = (await api(member, 'POST', `/api/apps/${first.id}/install`)).json();
+    assert.match(install.appUserId, /^u_[A-Za-z0-9_-]{22}$/);
+    assert.ok(!install.appUserId.includes(member.userId));
+    const other = (await api(member, 'POST', `/api/apps/${second.id}/install`)).json();
+    assert.notEqual(other.appUserId, install.appUserId, 'each app its own id');
+    assert.equal((await api(member, 'DELETE', `/api/apps/${first.id}/install`)).statusCode, 204);
+    assert.equal((await api(member, 'POST', `/api/apps/${first.id}/install`)).json().appUserId, install.appUserId, 'the same after removing and installing again');
+    assert.equal((await api(member, 'DELETE', `/api/apps/${first.id}/install?forget=true`)).statusCode, 204);
+    const fresh = (await api(member, 'POST', `/api/apps/${first.id}/install`)).json();
+    assert.notEqual(fresh.appUserId, install.appUserId, 'a new id only after forget');
+
+    // A new manifest version: the member stays on 1.0.0 until they install again.
+    assert.equal((await api(owner, 'PUT', `/api/apps/${first.id}/manifest`, manifest('1.1.0'))).statusCode, 200);
+    const mine = (await api(member, 'GET', '/api/apps/installed')).json().find((i: { appId: string }) => i.appId === first.id);
+    assert.deepEqual([mine.manifestVersion, mine.currentVersion], ['1.0.0', '1.1.0']);
+    assert.equal((await appInstalls.caller(storedFirst, member.userId))?.manifestVersion, '1.0.0');
+    assert.equal((await api(member, 'POST', `/api/apps/${first.id}/install`)).json().manifestVersion, '1.1.0');
+  });
+
+  it('retries payment events on the schedule with the same delivery id, honours Retry-After, gives up, and replays', async () => {
+    const plan = [500, 503, 204];
+    const app = await server((_c, res) => {
+      const status = plan.shift() ?? 204;
+      if (status === 503) res.writeHead(503, { 'retry-after': '1' }).end();
+      else if (status === 204) res.writeHead(204).end();
+      else json(res, { error: 'later' }, status);
+    });
+    const owner = await makeUser(t);
+    const created = await createApp(owner, app.url);
+    const webhooks = t.ctx.services.appWebhooks;
+    const { deliveries } = t.ctx.repos.apps;
+    const until = async (id: string, status: string) => {
+      const deadline = Date.now() + 10_000;
+      while ((await deliveries.findOne({ _id: id }))?.status !== status && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      return deliveries.findOne({ _id: id });
+    };
+    const event = { type: 'payment.completed', id: 'evt-1', ts: 1, app: { id: created.id }, payment: { id: 'pay-1', kind: 'charge', status: 'completed', amount: '4.50', currency: 'USDT' }, user: { id: 'u_x' } };
+    const deliveryId = await webhooks.enqueue(created.id, 'payment.completed', event, { retry: true });
+    assert.equal((await until(deliveryId, 'DELIVERED'))?.attempts, 3);
+    assert.deepEqual(app.calls.map((c) => c.headers['x-service-delivery']), [deliveryId, deliveryId, deliveryId], 'every attempt carries the same delivery id');
+    assert.ok(app.calls[1]!.at - app.calls[0]!.at >= 250, 'the schedule\'s step');
+    assert.ok(app.calls[2]!.at - app.calls[1]!.at >= 990, 'the app\'s Retry-After (1 s) instead');
+    assert.deepEqual(new Set(app.calls.map((c) => c.raw.toString())).size, 1, 'the same body each time');
+    const activity = (await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json().items as { id: string; deliveryId: string; outcome: string; failure: string | null }[];
+    assert.deepEqual(activity.map((a) => [a.deliveryId, a.outcome]).reverse(), [[deliveryId, 'FAILED'], [deliveryId, 'FAILED'], [deliveryId, 'OK']]);
+
+    // Replayed from the activity list: the same delivery id again.
+    assert.equal((await api(owner, 'POST', `/api/apps/${created.id}/activity/${activity[0]!.id}/replay`)).statusCode, 202);
+    await until(deliveryId, 'DELIVERED');
+    const deadline = Date.now() + 5_000;
+    while (app.calls.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(app.calls[3]?.headers['x-service-delivery'], deliveryId);
+    const pinged = await ping(owner, created.id);
+    const pingRow = (await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json().items.find((a: { deliveryId: string }) => a.deliveryId === pinged.deliveryId);
+    assert.equal((await api(owner, 'POST', `/api/apps/${created.id}/activity/${pingRow.id}/replay`)).json().code, 'NOT_REPLAYABLE');
+
+    // An app that never answers: one attempt per step, then the delivery gives up.
+    const down = await server((_c, res) => json(res, { error: 'down' }, 500));
+    const other = await createApp(owner, down.url);
+    const lost = await webhooks.enqueue(other.id, 'payment.declined', { ...event, type: 'payment.declined' }, { retry: true });
+    assert.equal((await until(lost, 'GAVE_UP'))?.attempts, 3);
+    assert.equal(down.calls.length, 3);
+    // An invocation through the queue is tried once.
+    const once = await webhooks.enqueue(other.id, 'invocation', { type: 'invocation', id: 'i-1', ts: 1 }, { retry: false });
+    assert.equal((await until(once, 'FAILED'))?.attempts, 1);
   });
 
   it('checks manifests against their own declarations and hashes them as uploaded', async () => {

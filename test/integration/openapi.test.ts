@@ -69,6 +69,8 @@ describe('OpenAPI document', () => {
     assert.equal(op('/api/speech-to-text', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AudioUploadForm');
     assert.equal(op('/api/messages/{roomId}/attachments', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/AttachmentsUploadForm');
     assert.equal(op('/api/e2ee/rooms/{roomId}/attachments', 'post').requestBody?.content['multipart/form-data']?.schema.$ref, '#/components/schemas/EncryptedAttachmentUploadForm');
+    const csv = (doc.paths['/api/apps/{appId}/activity.csv'] as unknown as Record<string, { responses: Record<string, { content: Record<string, unknown> }> }>).get!;
+    assert.deepEqual([Object.keys(csv.responses['200']!.content), Object.keys(csv.responses['400']!.content)], [['text/csv'], ['application/json']], 'a download, with JSON errors');
     const muted = op('/api/rooms/{roomId}/muted', 'post').parameters?.find((p) => p.name === 'muted');
     assert.equal(muted?.schema.type, 'boolean');
     const pageSize = op('/api/rooms', 'get').parameters?.find((p) => p.name === 'pageSize');

@@ -1,0 +1,102 @@
+// `npm run bench:webhooks`: signed webhook deliveries through the queue to local healthy apps. One
+// worker process sends; this process enqueues (the delivery record and the BullMQ job, as the service
+// does) and runs the apps' HTTP servers, noting when each call arrives. Phase 1: BURST deliveries at
+// once, spread over APPS apps (each app takes at most 8 calls at a time): deliveries per second from
+// the first enqueue to the last arrival. Phase 2: RATE deliveries per second for SECONDS seconds:
+// p50/p99 from enqueue to arrival.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../dist/src/platform/config.js';
+import { createContext } from '../dist/src/composition.js';
+import { createLogger } from '../dist/src/platform/logger.js';
+import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
+import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+
+const APPS = Number(process.env.APPS ?? 8);
+const BURST = Number(process.env.BURST ?? 5000);
+const RATE = Number(process.env.RATE ?? 500);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-webhooks-'));
+const stack = await startStack({ dataDir: tmp, persistent: false });
+const id = randomUUID().slice(0, 8);
+const env = {
+  ...process.env,
+  ...stackEnv(stack),
+  MONGODB_DB: `benchhooks_${id}`,
+  REDIS_PREFIX: `benchhooks:${id}:`,
+  JWT_SECRET: `bench-${randomUUID()}`,
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  NODE_ENV: 'test',
+  HTTP_PORT: String(await freePort()),
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+};
+const ctx = await createContext(loadConfig(env), createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+const children = [];
+stopAllOnSignal(children, stack, tmp);
+
+/** Arrival times by delivery id, and a waiter for a count of arrivals. */
+const arrived = new Map();
+let wake = null;
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    arrived.set(req.headers['x-service-delivery'], performance.now());
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"ack","message":"ok"}');
+    if (wake && arrived.size >= wake.count) wake.resolve();
+  });
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const url = `http://127.0.0.1:${server.address().port}/webhook`;
+const arrivals = (count) => (arrived.size >= count ? Promise.resolve() : new Promise((resolve) => (wake = { count, resolve })));
+
+try {
+  const owner = { userId: 'bench-owner', deviceId: 'bench-device' };
+  const apps = [];
+  for (let i = 0; i < APPS; i++) apps.push((await ctx.services.apps.create(owner, { name: `Bench ${i}`, webhookUrl: url })).id);
+  await spawnRole('worker', env, children);
+  const webhooks = ctx.services.appWebhooks;
+  const sentAt = new Map();
+  const enqueue = async (i) => {
+    const started = performance.now();
+    const deliveryId = await webhooks.enqueue(apps[i % apps.length], 'invocation', { type: 'invocation', id: `b-${i}`, ts: Math.floor(Date.now() / 1000), command: 'bench', values: { n: i } }, { retry: false });
+    sentAt.set(deliveryId, started);
+  };
+  // Warm-up.
+  for (let i = 0; i < 50; i++) await enqueue(i);
+  await arrivals(50);
+
+  arrived.clear();
+  sentAt.clear();
+  const burstStarted = performance.now();
+  for (let start = 0; start < BURST; start += 200) await Promise.all(Array.from({ length: Math.min(200, BURST - start) }, (_, k) => enqueue(start + k)));
+  await arrivals(BURST);
+  const burstSeconds = (performance.now() - burstStarted) / 1000;
+
+  arrived.clear();
+  sentAt.clear();
+  const total = RATE * SECONDS;
+  const paceStarted = performance.now();
+  const pending = [];
+  for (let i = 0; i < total; i++) {
+    const due = paceStarted + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(enqueue(i));
+  }
+  await Promise.all(pending);
+  await arrivals(total);
+  const latencies = [...sentAt].map(([deliveryId, at]) => arrived.get(deliveryId) - at).sort((a, b) => a - b);
+  const failed = await ctx.repos.apps.deliveries.countDocuments({ status: { $ne: 'DELIVERED' } });
+
+  console.log(`signed webhook deliveries through the queue, one worker process, ${APPS} local apps (8 calls at a time each), mongo-java-server (memory):`);
+  console.log(`  burst of ${BURST}: ${(BURST / burstSeconds).toFixed(0)} deliveries/s (${burstSeconds.toFixed(2)} s from the first enqueue to the last arrival)`);
+  console.log(`  ${RATE}/s for ${SECONDS} s: enqueue to arrival p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; ${failed} not delivered`);
+} finally {
+  server.closeAllConnections();
+  server.close();
+  await stopAll(children, stack, tmp, ctx);
+}

@@ -1,0 +1,13 @@
+import type { Job } from 'bullmq';
+import type { WebhooksService } from '../../src/apps/webhooks.service.js';
+import type { WebhookJob } from '../../src/platform/queues.js';
+
+/** Pings every app used in the last 24 hours; two failed checks in a row mark an app DOWN (WebhooksService.ping). */
+export function appHealthProcessor(webhooks: WebhooksService) {
+  return async () => webhooks.pingRecentlyUsed();
+}
+
+/** One attempt of a queued webhook delivery; the service schedules any next attempt. */
+export function webhookProcessor(webhooks: WebhooksService) {
+  return async (job: Job<WebhookJob>) => webhooks.deliver(job.data);
+}
