@@ -17,6 +17,7 @@ import {
   InstallDtoSchema,
   ManifestResultSchema,
   ManifestSchema,
+  ReplyTimeoutSchema,
   WebhookSecretSchema,
 } from '../../src/apps/apps.schemas.js';
 import { AppsErrors } from '../../src/apps/apps.errors.js';
@@ -225,6 +226,18 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
     },
   });
 
+  app.put('/api/admin/apps/:appId/reply-timeout', {
+    schema: {
+      tags,
+      security,
+      summary: 'Site administrators: how long an app may take to reply (1 to 120 seconds; 5 by default)',
+      params: appParam,
+      body: ReplyTimeoutSchema,
+      response: { 200: AppDtoSchema, ...authedErrors(AppsErrors.APP_TIMEOUT_ADMIN_ONLY, AppsErrors.APP_NOT_FOUND, ...BODY_ERRORS) },
+    },
+    handler: async (request) => apps.grantReplyTime(principalOf(request), request.params.appId, request.body.seconds),
+  });
+
   const roomApp = z.object({ roomId: IdParam, appId: IdParam });
   app.post('/api/rooms/:roomId/apps/:appId', {
     schema: {
@@ -252,5 +265,13 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       await apps.removeFromRoom(principalOf(request), request.params.roomId, request.params.appId);
       return reply.code(204).send();
     },
+  });
+};
+
+/** The keys apps verify the service's signatures with (cards, session tokens): public, no Authorization header. */
+export const appKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=300');
+    return services.appSigner.jwks();
   });
 };

@@ -1,4 +1,5 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
+import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 
 /** One webhook secret, encrypted at rest; a rotated-out one keeps signing until `retiresAt`. */
 export interface StoredSecret {
@@ -106,14 +107,28 @@ export class AppsRepo {
   readonly roomApps: Collection<RoomAppDoc>;
   readonly activity: Collection<ActivityDoc>;
   readonly deliveries: Collection<DeliveryDoc>;
+  private readonly recent: SharedCache<AppDoc | null>;
 
-  constructor(db: Db) {
+  constructor(db: Db, bus?: CacheBus) {
+    this.recent = sharedCache<AppDoc | null>(bus, 'app', 5_000);
     this.apps = db.collection<AppDoc>('apps');
     this.manifests = db.collection<ManifestDoc>('app_manifests');
     this.credentials = db.collection<CredentialDoc>('app_credentials');
     this.roomApps = db.collection<RoomAppDoc>('room_apps');
     this.activity = db.collection<ActivityDoc>('app_activity');
     this.deliveries = db.collection<DeliveryDoc>('app_deliveries');
+  }
+
+  /** The app from a 5-second cache that every write through `updateApp` clears in every process (the delivery path reads it per call). */
+  appCached(id: string): Promise<AppDoc | null> {
+    return this.recent.get(id, () => this.apps.findOne({ _id: id }));
+  }
+
+  /** Changes an app (the only way apps are changed after creation), clearing it from every process's cache; the app after. */
+  async updateApp(id: string, update: UpdateFilter<AppDoc>): Promise<AppDoc | null> {
+    const after = await this.apps.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+    await this.recent.clear(id);
+    return after;
   }
 
   async ensureIndexes(): Promise<void> {

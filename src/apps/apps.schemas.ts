@@ -65,6 +65,7 @@ export const AppDtoSchema = z
     manifestHash: z.string().nullable(),
     health: z.enum(['UNKNOWN', 'UP', 'DOWN']),
     public: z.boolean(),
+    replyTimeoutSeconds: z.number().describe('How long the app may take to reply: 5, or up to 120 granted by a site administrator'),
     secretRotating: z.boolean().describe('True for 24 hours after a rotation: calls carry the old secret\'s signature too'),
     createdAt: IsoDateTime,
   })
@@ -109,3 +110,5 @@ export const InstallDtoSchema = z
     installedAt: IsoDateTime,
   })
   .meta({ id: 'AppInstallDto' });
+
+export const ReplyTimeoutSchema = z.object({ seconds: z.number().int().min(1).max(120) }).strict().meta({ id: 'AppReplyTimeoutRequest' });

@@ -44,6 +44,7 @@ export class AppsService {
       repo: AppsRepo;
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
+      isSiteAdmin: (userId: string) => Promise<boolean>;
       secretKey: Buffer;
       allowPrivate: boolean;
       clock: Clock;
@@ -60,6 +61,7 @@ export class AppsService {
       manifestHash: app.manifestHash,
       health: app.health,
       public: app.public,
+      replyTimeoutSeconds: app.timeoutMs / 1000,
       secretRotating: app.secrets.some((s) => s.retiresAt !== null && s.retiresAt.getTime() > now),
       createdAt: app.createdAt.toISOString(),
     };
@@ -113,7 +115,7 @@ export class AppsService {
     if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOfName(input.name) });
     if (input.public !== undefined) set.public = input.public;
     if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
-    return this.present((await this.deps.repo.apps.findOneAndUpdate({ _id: appId }, { $set: set }, { returnDocument: 'after' }))!);
+    return this.present((await this.deps.repo.updateApp(appId, { $set: set }))!);
   }
 
   /** Checks a manifest and makes it the app's current version; a version uploaded before must come with the same content. */
@@ -128,7 +130,7 @@ export class AppsService {
       const earlier = await this.deps.repo.manifests.findOne({ _id: `${appId}:${manifest.version}` });
       if (earlier?.hash !== hash) throw AppsErrors.MANIFEST_VERSION_EXISTS();
     }
-    await this.deps.repo.apps.updateOne({ _id: appId }, { $set: { manifestVersion: manifest.version, manifestHash: hash, updatedAt: this.deps.clock() } });
+    await this.deps.repo.updateApp(appId, { $set: { manifestVersion: manifest.version, manifestHash: hash, updatedAt: this.deps.clock() } });
     return { version: manifest.version, manifestHash: hash };
   }
 
@@ -140,7 +142,7 @@ export class AppsService {
     const secret = newSecret('whsec_');
     const current = app.secrets.find((s) => s.retiresAt === null);
     const secrets = [{ sealed: sealSecret(this.deps.secretKey, secret), createdAt: now, retiresAt: null }, ...(current ? [{ ...current, retiresAt }] : [])];
-    await this.deps.repo.apps.updateOne({ _id: appId }, { $set: { secrets, updatedAt: now } });
+    await this.deps.repo.updateApp(appId, { $set: { secrets, updatedAt: now } });
     return { webhookSecret: secret, previousValidUntil: retiresAt.toISOString() };
   }
 
@@ -190,6 +192,14 @@ export class AppsService {
     await this.deps.rooms.managedRoom(principal, roomId);
     await this.deps.repo.roomApps.deleteOne({ _id: `${roomId}:${appId}` });
     await this.deps.repo.credentials.updateMany({ appId, roomId, kind: 'BOT_TOKEN', revokedAt: null }, { $set: { revokedAt: this.deps.clock() } });
+  }
+
+  /** A site administrator grants an app up to 120 s to reply (5 s otherwise; spec, "Limits"). */
+  async grantReplyTime(principal: Principal, appId: string, seconds: number): Promise<AppView> {
+    if (!(await this.deps.isSiteAdmin(principal.userId))) throw AppsErrors.APP_TIMEOUT_ADMIN_ONLY();
+    const app = await this.deps.repo.updateApp(appId, { $set: { timeoutMs: seconds * 1000, updatedAt: this.deps.clock() } });
+    if (!app) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    return this.present(app);
   }
 
   /** The owner's "send a ping now": the call's activity row. */

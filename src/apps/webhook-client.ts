@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Resolver, lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
@@ -47,16 +47,31 @@ export function isForbiddenAddress(address: string): boolean {
 class AddressRefused extends Error {}
 class TimedOut extends Error {}
 
-/** DNS answers filtered to allowed addresses: a name that resolves only to forbidden ones fails, so none is ever dialled. */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const allowed = addresses.filter((a) => !isForbiddenAddress(a.address));
-    if (allowed.length === 0) return callback(new AddressRefused(`${hostname} resolves only to addresses webhooks may not reach`), '', 0);
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
-    callback(null, allowed[0]!.address, allowed[0]!.family);
+/** The addresses of a name: the system's resolver, or the DNS server given (WEBHOOK_DNS_SERVER, host:port). */
+function resolveAll(hostname: string, server: string | undefined, callback: (error: Error | null, addresses: LookupAddress[]) => void): void {
+  if (!server) return dnsLookup(hostname, { all: true }, (error, addresses) => callback(error, addresses ?? []));
+  const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+  resolver.setServers([server]);
+  resolver.resolve4(hostname, (error4, v4) => {
+    resolver.resolve6(hostname, (_error6, v6) => {
+      const addresses = [...(v4 ?? []).map((address) => ({ address, family: 4 })), ...(v6 ?? []).map((address) => ({ address, family: 6 }))];
+      callback(addresses.length === 0 ? (error4 ?? new Error(`${hostname} has no address`)) : null, addresses);
+    });
   });
-};
+}
+
+/** DNS answers filtered to allowed addresses: a name that resolves only to forbidden ones fails, so none is ever dialled. */
+const guardedLookup =
+  (server: string | undefined): LookupFunction =>
+  (hostname, options, callback) => {
+    resolveAll(hostname, server, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const allowed = addresses.filter((a) => !isForbiddenAddress(a.address) && (!options.family || a.family === options.family));
+      if (allowed.length === 0) return callback(new AddressRefused(`${hostname} resolves only to addresses webhooks may not reach`), '', 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+      callback(null, allowed[0]!.address, allowed[0]!.family);
+    });
+  };
 
 // Connections are kept for the next call to the same app; cookies are never stored or sent.
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
@@ -112,6 +127,8 @@ export function postWebhook(call: {
   okStatus: (status: number) => boolean;
   /** False for payment events: any 2xx is an answer, with or without a JSON body. */
   jsonRequired?: boolean;
+  /** A DNS server to ask instead of the system's resolver (host:port). */
+  dnsServer?: string | undefined;
 }): Promise<WebhookReply> {
   const started = performance.now();
   let retryAfterSeconds: number | null = null;
@@ -133,7 +150,7 @@ export function postWebhook(call: {
       method: 'POST',
       headers: { ...call.headers, 'content-length': String(call.body.length) },
       agent: url.protocol === 'https:' ? agents.https : agents.http,
-      ...(call.allowPrivate ? {} : { lookup: guardedLookup }),
+      ...(call.allowPrivate ? {} : { lookup: guardedLookup(call.dnsServer) }),
     });
     const timer = setTimeout(() => request.destroy(new TimedOut()), call.timeoutMs);
     request.on('socket', (socket) => {

@@ -55,6 +55,7 @@ export class WebhooksService {
       retrySchedule: number[];
       secretKey: Buffer;
       allowPrivate: boolean;
+      dnsServer?: string | undefined;
       clock: Clock;
     },
   ) {}
@@ -98,6 +99,7 @@ export class WebhooksService {
         body,
         timeoutMs: app.timeoutMs,
         allowPrivate: this.deps.allowPrivate,
+        dnsServer: this.deps.dnsServer,
         okStatus: options.okStatus ?? ((status) => status === 200),
         ...(options.jsonRequired === undefined ? {} : { jsonRequired: options.jsonRequired }),
       });
@@ -121,7 +123,9 @@ export class WebhooksService {
       createdAt: now,
     };
     await this.deps.repo.activity.insertOne(activity);
-    if (event !== 'ping' && admission !== 'OPEN' && admission !== 'BUSY') await this.deps.repo.apps.updateOne({ _id: app._id }, { $set: { lastUsedAt: now } });
+    // "Used in the last 24 hours" needs no more than a minute's precision: one write a minute at most.
+    const used = event !== 'ping' && admission !== 'OPEN' && admission !== 'BUSY';
+    if (used && (app.lastUsedAt === null || now.getTime() - app.lastUsedAt.getTime() > 60_000)) await this.deps.repo.updateApp(app._id, { $set: { lastUsedAt: now } });
     return { activity, reply: failure === null ? reply.json : null, retryAfterSeconds: reply.retryAfterSeconds };
   }
 
@@ -157,18 +161,19 @@ export class WebhooksService {
    */
   async deliver(job: WebhookJob): Promise<DeliveryDoc['status'] | 'STALE'> {
     const { repo } = this.deps;
-    const delivery = await repo.deliveries.findOne({ _id: job.deliveryId });
-    if (!delivery || delivery.status !== 'PENDING' || delivery.attempts !== job.attempt || delivery.round !== job.round) return 'STALE';
-    const app = await repo.apps.findOne({ _id: delivery.appId });
-    if (!app) return this.finishDelivery(delivery, 'FAILED');
     const now = this.deps.clock().getTime();
+    // The claim is the read: only the job whose attempt and round are current goes on.
+    const claimed = await repo.deliveries.findOneAndUpdate({ _id: job.deliveryId, status: 'PENDING', attempts: job.attempt, round: job.round }, { $inc: { attempts: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
+    if (!claimed) return 'STALE';
+    const delivery = claimed;
+    const app = await repo.appCached(delivery.appId);
+    if (!app) return this.finishDelivery(delivery, 'FAILED');
     if (delivery.retry && (await this.deps.gate.isOpen(app._id, now))) {
-      const held = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, round: delivery.round }, { $inc: { round: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
-      if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: delivery.attempts, round: held.round }, BREAKER_OPEN_MS);
+      // Held while the breaker is open: the attempt is given back and tried when its minute is over.
+      const held = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+      if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: held.attempts, round: held.round }, BREAKER_OPEN_MS);
       return 'PENDING';
     }
-    const claimed = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, status: 'PENDING', attempts: job.attempt, round: job.round }, { $inc: { attempts: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
-    if (!claimed) return 'STALE';
     const result = await this.call(app, delivery.event, JSON.parse(delivery.payload) as object, {
       deliveryId: delivery._id,
       waitWhenBusy: true,
@@ -224,12 +229,12 @@ export class WebhooksService {
     const result = await this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => (reply as { type?: unknown } | null)?.type === 'pong' });
     // Without waitWhenBusy every call is recorded, so its activity is there.
     const activity = result.activity!;
-    const { apps } = this.deps.repo;
+    const { repo } = this.deps;
     if (activity.outcome === 'OK') {
-      await apps.updateOne({ _id: app._id }, { $set: { health: 'UP', pingFailures: 0 } });
+      await repo.updateApp(app._id, { $set: { health: 'UP', pingFailures: 0 } });
     } else if (activity.failure !== 'TOO_MANY_CONCURRENT') {
-      const after = await apps.findOneAndUpdate({ _id: app._id }, { $inc: { pingFailures: 1 } }, { returnDocument: 'after' });
-      if (after && after.pingFailures >= 2 && after.health !== 'DOWN') await apps.updateOne({ _id: app._id }, { $set: { health: 'DOWN' } });
+      const after = await repo.updateApp(app._id, { $inc: { pingFailures: 1 } });
+      if (after && after.pingFailures >= 2 && after.health !== 'DOWN') await repo.updateApp(app._id, { $set: { health: 'DOWN' } });
     }
     return result;
   }

@@ -21,6 +21,8 @@ const decimalString = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'expected a de
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
 
 const DEV_JWT_SECRET = 'development-only-jwt-secret-do-not-use-in-production';
+/** Development only: the seed of the key that signs what apps verify (32 bytes, base64). */
+const DEV_APPS_SIGNING_KEY = Buffer.from('development-only-apps-signing-ke').toString('base64');
 /** Development only: the key apps' webhook secrets are encrypted with at rest (32 bytes, base64). */
 const DEV_APPS_SECRET_KEY = Buffer.from('development-only-apps-secret-key').toString('base64');
 const DEV_TURN_SECRET = 'development-only-turn-secret';
@@ -144,7 +146,15 @@ const EnvSchema = z
       .string()
       .refine((value) => Buffer.from(value, 'base64').length === 32, 'expected base64 of 32 bytes')
       .optional(),
+    // The seed (base64 of 32 bytes; required in production) of the Ed25519 key that signs cards and
+    // session tokens for apps, published at /.well-known/jwks.json.
+    APPS_SIGNING_KEY: z
+      .string()
+      .refine((value) => Buffer.from(value, 'base64').length === 32, 'expected base64 of 32 bytes')
+      .optional(),
     WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    // A DNS server (host:port) webhooks' names are resolved with, instead of the system's resolver.
+    WEBHOOK_DNS_SERVER: z.string().regex(/^[\w.:-]+:\d+$/, 'expected host:port').optional(),
     // Seconds between a payment event's attempts (Standard Webhooks' schedule; each with ±10 % jitter).
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
@@ -199,7 +209,7 @@ const EnvSchema = z
     if (env.NODE_ENV === 'production' && (env.CODE_HASH_MEMORY_KIB < 19_456 || env.CODE_HASH_PASSES < 2)) {
       ctx.addIssue({ code: 'custom', path: ['CODE_HASH_MEMORY_KIB'], message: 'must be at least 19456 KiB with at least 2 passes in production' });
     }
-    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET', 'HOT_WALLET_PRIVATE_KEY', 'DEPOSIT_MNEMONIC', 'USDT_TOKEN_ADDRESS', 'APPS_SECRET_KEY'] as const) {
+    for (const key of ['JWT_SECRET', 'TURN_SECRET', 'SFU_SECRET', 'HOT_WALLET_PRIVATE_KEY', 'DEPOSIT_MNEMONIC', 'USDT_TOKEN_ADDRESS', 'APPS_SECRET_KEY', 'APPS_SIGNING_KEY'] as const) {
       if (env.NODE_ENV === 'production' && !env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required in production' });
     }
     for (const key of ['TURN_URLS', 'STUN_URLS'] as const) {
@@ -235,6 +245,7 @@ const EnvSchema = z
     TURN_SECRET: env.TURN_SECRET ?? DEV_TURN_SECRET,
     SFU_SECRET: env.SFU_SECRET ?? DEV_SFU_SECRET,
     APPS_SECRET_KEY: env.APPS_SECRET_KEY ?? DEV_APPS_SECRET_KEY,
+    APPS_SIGNING_KEY: env.APPS_SIGNING_KEY ?? DEV_APPS_SIGNING_KEY,
     // Hardhat's public development account #0 and mnemonic: funded only on development chains.
     HOT_WALLET_PRIVATE_KEY: env.HOT_WALLET_PRIVATE_KEY ?? DEV_HOT_WALLET_KEY,
     DEPOSIT_MNEMONIC: env.DEPOSIT_MNEMONIC ?? DEV_MNEMONIC,

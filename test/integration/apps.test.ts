@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
-import { createHash, createHmac, generateKeyPairSync, timingSafeEqual } from 'node:crypto';
-import os from 'node:os';
+import { createHash, createHmac, createPublicKey, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+
+const ADMIN_PHONE = '+4915100000077';
 import type { Workers } from '../../workers/main.js';
 import { startAppServer, json, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
+import { startDnsServer } from '../helpers/dns-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 
 /**
@@ -39,10 +41,12 @@ function sortedJson(value: unknown): string {
 describe('apps: the console, credentials, signed webhook calls and their failures', () => {
   let t: TestApp;
   let workers: Workers;
+  let admin: Session;
   const servers: AppServer[] = [];
   const api = httpAs(() => t);
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3' });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3', ADMIN_PHONES: ADMIN_PHONE });
+    admin = await signIn(t, ADMIN_PHONE);
     workers = await startTestWorkers(t);
   });
   after(async () => {
@@ -124,17 +128,19 @@ describe('apps: the console, credentials, signed webhook calls and their failure
       ['40 KB reply', (_c, res) => json(res, { type: 'pong', padding: 'x'.repeat(40_000) }), ['FAILED', 200, 'TOO_LARGE']],
       ['contract broken', (_c, res) => json(res, { type: 'card' }), ['FAILED', 200, 'CONTRACT']],
       ['201', (_c, res) => json(res, { type: 'pong' }, 201), ['FAILED', 201, 'CONTRACT']],
-      ['slow', (_c, res) => void setTimeout(() => json(res, { type: 'pong' }), 1500), ['FAILED', null, 'TIMEOUT']],
+      ['slow', (_c, res) => void setTimeout(() => json(res, { type: 'pong' }), 1600), ['FAILED', null, 'TIMEOUT']],
     ];
     for (const [name, respond, expected] of behaviours) {
       const app = await server(respond);
       const created = await createApp(owner, app.url);
-      // A site administrator's grant sets the reply time; here it is shortened, so the slow app times out quickly.
-      await t.ctx.repos.apps.apps.updateOne({ _id: created.id }, { $set: { timeoutMs: 800 } });
+      // A site administrator's grant sets the reply time (5 s by default); here 1 s, so the slow app times out quickly.
+      assert.equal((await api(owner, 'PUT', `/api/admin/apps/${created.id}/reply-timeout`, { seconds: 1 })).json().code, 'APP_TIMEOUT_ADMIN_ONLY');
+      const granted = await api(admin, 'PUT', `/api/admin/apps/${created.id}/reply-timeout`, { seconds: 1 });
+      assert.equal(granted.json().replyTimeoutSeconds, 1, granted.body);
       const result = await ping(owner, created.id);
       assert.deepEqual([result.outcome, result.status, result.failure], expected, name);
       if (name === '40 KB reply') assert.equal(result.replyBytes, 32_768, 'read up to 32768 bytes, then cut off');
-      if (name === 'slow') assert.ok(result.ms >= 800 && result.ms < 1400, `timed out at the grant (${result.ms} ms)`);
+      if (name === 'slow') assert.ok(result.ms >= 1000 && result.ms < 1500, `timed out at the grant (${result.ms} ms)`);
       if (name === 'redirect') assert.equal(app.calls.length, 1, 'the redirect is not followed');
       const activity = (await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json();
       assert.equal(activity.totalItems, 1);
@@ -143,6 +149,9 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     // Nobody listening: a connection failure.
     const gone = await server((_c, res) => json(res, {}));
     const created = await createApp(owner, gone.url);
+    // The grant's bounds: at most 120 seconds.
+    assert.equal((await api(admin, 'PUT', `/api/admin/apps/${created.id}/reply-timeout`, { seconds: 121 })).statusCode, 400);
+    assert.equal((await api(admin, 'PUT', `/api/admin/apps/${created.id}/reply-timeout`, { seconds: 120 })).json().replyTimeoutSeconds, 120);
     await gone.close();
     assert.equal((await ping(owner, created.id)).failure, 'CONNECTION_FAILED');
     // Old activity rows go with the clean-up after 30 days.
@@ -350,6 +359,19 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     assert.equal((await until(once, 'FAILED'))?.attempts, 1);
   });
 
+  it('publishes its signing key as a JWKS that checks what it signs for apps', async () => {
+    const res = await t.app.inject({ url: '/.well-known/jwks.json' });
+    assert.equal(res.statusCode, 200);
+    const { keys } = res.json() as { keys: { kid: string; kty: string; crv: string; x: string; alg: string }[] };
+    assert.deepEqual([keys.length, keys[0]!.kty, keys[0]!.crv, keys[0]!.alg], [1, 'OKP', 'Ed25519', 'EdDSA']);
+    const token = t.ctx.services.appSigner.sign({ iss: 'chat-platform', aud: 'app-1', sub: 'u_test' });
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const kid = JSON.parse(Buffer.from(header, 'base64url').toString()).kid;
+    const key = createPublicKey({ key: keys.find((k) => k.kid === kid)!, format: 'jwk' });
+    assert.ok(verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url')), 'an app checks it with the published key');
+    assert.equal(verify(null, Buffer.from(`${header}.${payload}x`), key, Buffer.from(signature, 'base64url')), false);
+  });
+
   it('checks manifests against their own declarations and hashes them as uploaded', async () => {
     const owner = await makeUser(t);
     const { id } = await createApp(owner, 'http://127.0.0.1:9/webhook');
@@ -428,13 +450,16 @@ describe('apps: the console, credentials, signed webhook calls and their failure
 describe('apps: webhooks never reach private addresses (WEBHOOK_ALLOW_PRIVATE off)', () => {
   let t: TestApp;
   let listening: AppServer;
+  let dns: Awaited<ReturnType<typeof startDnsServer>>;
   const api = httpAs(() => t);
   before(async () => {
-    t = await startTestApp();
+    dns = await startDnsServer({ 'metadata.attacker.test': '169.254.169.254', 'intranet.attacker.test': '10.0.0.5', 'loopback.attacker.test': '127.0.0.1' });
+    t = await startTestApp({ WEBHOOK_DNS_SERVER: dns.address });
     listening = await startAppServer((_c, res) => json(res, { type: 'pong' }));
   });
   after(async () => {
     await listening.close();
+    await dns.close();
     await t.close();
   });
 
@@ -444,11 +469,16 @@ describe('apps: webhooks never reach private addresses (WEBHOOK_ALLOW_PRIVATE of
       const res = await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: url });
       assert.deepEqual([res.statusCode, res.json().code], [400, 'WEBHOOK_URL_INVALID'], url);
     }
-    // This machine's own name resolves to 127.0.0.1: accepted as a URL, refused on the DNS answer, never dialled.
-    const name = os.hostname();
-    const created = (await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: `https://${name}:${listening.port}/webhook` })).json();
-    const result = (await api(owner, 'POST', `/api/apps/${created.id}/ping`)).json();
-    assert.deepEqual([result.outcome, result.failure], ['FAILED', 'ADDRESS_REFUSED']);
-    assert.equal(listening.calls.length, 0);
+    // Names whose DNS answers are a metadata or private address (from this test's DNS server): accepted as
+    // URLs, refused on the answer, never dialled.
+    for (const name of ['metadata.attacker.test', 'intranet.attacker.test', `loopback.attacker.test:${listening.port}`]) {
+      const created = (await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: `https://${name}/latest/meta-data` })).json();
+      const result = (await api(owner, 'POST', `/api/apps/${created.id}/ping`)).json();
+      assert.deepEqual([result.outcome, result.failure], ['FAILED', 'ADDRESS_REFUSED'], name);
+    }
+    assert.equal(listening.calls.length, 0, 'the app server behind 127.0.0.1 was never reached');
+    // A name the DNS server does not know: it fails to connect, which is not the same refusal.
+    const unknown = (await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: 'https://nowhere.attacker.test/' })).json();
+    assert.equal((await api(owner, 'POST', `/api/apps/${unknown.id}/ping`)).json().failure, 'CONNECTION_FAILED');
   });
 });
