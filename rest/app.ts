@@ -28,7 +28,7 @@ import { avatarFileRoutes, avatarRoutes } from './routes/avatar.routes.js';
 import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { walletsRoutes } from './routes/wallets.routes.js';
 import { e2eeRoutes } from './routes/e2ee.routes.js';
-import { appKeysRoutes, appsRoutes } from './routes/apps.routes.js';
+import { appKeysRoutes, appsRoutes, botApiRoutes } from './routes/apps.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -138,6 +138,7 @@ export async function buildApp({ services, config, logger }: { services: Service
   await app.register(mediaRoutes, routeOptions);
   await app.register(avatarFileRoutes, routeOptions);
   await app.register(appKeysRoutes, routeOptions);
+  await app.register(botApiRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
     await authed.register(sessionRoutes, routeOptions);

@@ -52,7 +52,7 @@ async function composeAreas(p: Platform) {
   });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee: E2eeArea = e2eeArea(p, { rooms, events, attachments: attachments.repos.attachments });
-  const apps = appsArea(p, { rooms, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
+  const apps = appsArea(p, { rooms, messages, users: users.repos.users, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos };
@@ -81,6 +81,8 @@ async function composeAreas(p: Platform) {
       appWebhooks: apps.webhooks,
       appInstalls: apps.installs,
       appSigner: apps.signer,
+      appInvocations: apps.invocations,
+      bot: apps.bot,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

@@ -22,13 +22,17 @@ import {
 } from '../../src/apps/apps.schemas.js';
 import { AppsErrors } from '../../src/apps/apps.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
+import { MessagesErrors } from '../../src/messages/messages.errors.js';
+import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
+import { InvocationResultSchema, InvokeSchema } from '../../src/apps/invocations.service.js';
+import { CardSchema } from '../../src/apps/cards.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { SUCCESS_CONTENT_TYPE } from '../openapi.js';
 
 /** The developer console and room admins' app settings (DESIGN.md, "App platform"). */
 export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { apps, appInstalls } = services;
+  const { apps, appInstalls, appInvocations } = services;
   const tags = ['Apps'];
   const security = [{ bearerAuth: [] }];
   const appParam = z.object({ appId: IdParam });
@@ -238,6 +242,48 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
     handler: async (request) => apps.grantReplyTime(principalOf(request), request.params.appId, request.body.seconds),
   });
 
+  const invocationErrors = [
+    AppsErrors.APP_NOT_FOUND,
+    AppsErrors.APP_NOT_INSTALLED,
+    AppsErrors.APP_HAS_NO_MANIFEST,
+    AppsErrors.APP_NOT_IN_ROOM,
+    AppsErrors.INVOCATION_INVALID,
+    AppsErrors.INVOCATION_VALUES_INVALID,
+    AppsErrors.INVOCATION_NOT_FOUND,
+    AppsErrors.INVOCATION_STEP_LIMIT,
+    RoomsErrors.ROOM_NOT_FOUND,
+    RoomsErrors.NOT_A_MEMBER,
+    MessagesErrors.PUBLISH_NOT_ALLOWED,
+    MessagesErrors.MESSAGE_NOT_FOUND,
+    ContactsErrors.BLOCKED,
+    ...BODY_ERRORS,
+  ] as const;
+  app.post('/api/apps/:appId/invocations', {
+    schema: {
+      tags,
+      security,
+      summary: 'Invoke an app: a command, a form step, or a card\'s submit button; the answer is what the phone shows',
+      description:
+        'The answers are checked against the manifest version the caller installed (400 naming the input) before anything is sent. The app\'s reply comes back as `outcome`: card (posted into the room, or private), ack, error, view (the next step of a dynamic form: answer it with this invocationId and step), or failed with the message to show. A form has at most 8 steps.',
+      params: appParam,
+      body: InvokeSchema,
+      response: { 200: InvocationResultSchema, ...authedErrors(...invocationErrors) },
+    },
+    handler: async (request) => appInvocations.invoke(principalOf(request), request.params.appId, request.body, { ip: request.ip, testConsole: false }),
+  });
+
+  app.post('/api/apps/:appId/test-invocations', {
+    schema: {
+      tags,
+      security,
+      summary: 'The test console: the app\'s owner invokes it with no room (as a tester until they install it)',
+      params: appParam,
+      body: InvokeSchema,
+      response: { 200: InvocationResultSchema, ...authedErrors(...invocationErrors) },
+    },
+    handler: async (request) => appInvocations.invoke(principalOf(request), request.params.appId, request.body, { ip: request.ip, testConsole: true }),
+  });
+
   const roomApp = z.object({ roomId: IdParam, appId: IdParam });
   app.post('/api/rooms/:roomId/apps/:appId', {
     schema: {
@@ -245,7 +291,7 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       security,
       summary: 'Add an app to a room (the room\'s creator or admins)',
       params: roomApp,
-      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, AppsErrors.APP_NOT_FOUND) },
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, AppsErrors.APP_NOT_FOUND, AppsErrors.APP_NOT_FOR_E2EE) },
     },
     handler: async (request, reply) => {
       await apps.addToRoom(principalOf(request), request.params.roomId, request.params.appId);
@@ -273,5 +319,19 @@ export const appKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
   app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     return services.appSigner.jwks();
+  });
+};
+
+/**
+ * The bot interface, versioned (`/bot-api/v1`): its own credential (a room bot token), not an access
+ * token, so it sits outside `/api`'s authentication; documented in the README, not the `/api` document.
+ */
+export const botApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  app.post('/bot-api/v1/rooms/:roomId/cards', {
+    schema: { hide: true, params: z.object({ roomId: IdParam }), body: CardSchema },
+    handler: async (request, reply) => {
+      const posted = await services.bot.postCard(request.headers.authorization, request.params.roomId, request.body);
+      return reply.code(201).send(posted);
+    },
   });
 };

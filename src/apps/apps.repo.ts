@@ -97,6 +97,8 @@ export interface ActivityDoc {
   requestBytes: number;
   replyBytes: number;
   failure: string | null;
+  /** An `error` reply's code: for the app's own logs, never shown to members. */
+  appErrorCode?: string;
   createdAt: Date;
 }
 

@@ -178,7 +178,8 @@ export class AppsService {
 
   /** Room admins add an app to their room (any app; the directory comes with installs). */
   async addToRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
-    await this.deps.rooms.managedRoom(principal, roomId);
+    const room = await this.deps.rooms.managedRoom(principal, roomId);
+    if (room.type === 'E2EE') throw AppsErrors.APP_NOT_FOR_E2EE();
     if (!(await this.deps.repo.apps.findOne({ _id: appId }, { projection: { _id: 1 } }))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     try {
       await this.deps.repo.roomApps.insertOne({ _id: `${roomId}:${appId}`, roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });

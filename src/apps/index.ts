@@ -7,9 +7,15 @@ import { WebhooksService } from './webhooks.service.js';
 import { CallGate } from './call-gate.js';
 import { InstallsService } from './installs.service.js';
 import { AppSigner } from './signing.js';
+import { InvocationsService } from './invocations.service.js';
+import { BotService } from './bot.service.js';
+import { AppsErrors } from './apps.errors.js';
+import type { MessagesArea } from '../messages/index.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import type { Card } from './cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
-export function appsArea(p: Platform, deps: { rooms: RoomsArea; isSiteAdmin: (userId: string) => Promise<boolean> }) {
+export function appsArea(p: Platform, deps: { rooms: RoomsArea; messages: MessagesArea; users: UsersRepo; isSiteAdmin: (userId: string) => Promise<boolean> }) {
   const repo = new AppsRepo(p.db, p.cache);
   const secretKey = Buffer.from(p.config.APPS_SECRET_KEY, 'base64');
   const webhooks = new WebhooksService({
@@ -24,6 +30,29 @@ export function appsArea(p: Platform, deps: { rooms: RoomsArea; isSiteAdmin: (us
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
   const installs = new InstallsService(p.db, { repo, clock: p.clock });
-  return { repos: { apps: repo, appInstalls: installs }, apps, webhooks, installs, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  const invocations = new InvocationsService(p.db, {
+    repo,
+    installs,
+    webhooks,
+    rooms: deps.rooms.policy,
+    users: deps.users,
+    geo: p.geo,
+    postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
+    findCardMessage: async (principal, messageId) => {
+      const { message } = await deps.messages.policy.forReader(principal, messageId);
+      return { roomId: message.roomId, appId: message.appId ?? null, card: (message.card as Card | undefined) ?? null };
+    },
+    clock: p.clock,
+  });
+  const bot = new BotService({
+    apps,
+    repo,
+    postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
+    countCard: async (credentialId) => {
+      const hit = await p.ephemeral.hit(p.keys.apps.botCards(credentialId), p.config.BOT_CARDS_PER_MINUTE, 60);
+      if (!hit.allowed) throw AppsErrors.TOO_MANY_BOT_CARDS({ retryAfter: hit.retryAfter });
+    },
+  });
+  return { repos: { apps: repo, appInstalls: installs }, apps, webhooks, installs, invocations, bot, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;

@@ -24,6 +24,9 @@ export interface MessageDoc {
   translations: Record<string, string>;
   /** Number in the room's timeline (1, 2, …); absent on comments and on messages from before it was kept. */
   seq?: number;
+  /** A card posted by an app (its author is `app:<appId>`, the text empty). */
+  appId?: string;
+  card?: Record<string, unknown>;
   createdAt: Date;
 }
 

@@ -31,6 +31,8 @@ export const MessageDtoSchema = z
     attachmentIds: z.array(z.string()),
     parentId: z.string().nullable().describe('The message this one comments on'),
     language: z.string().describe('Language the post was written in'),
+    appId: z.string().nullable().describe('Set when an app posted the message (its userId is then app:<appId>)'),
+    card: z.record(z.string(), z.unknown()).nullable().describe('The AppCard an app posted: blocks of title, text, fields, image, divider, context and actions'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'MessageDto' });

@@ -43,6 +43,8 @@ export function presentMessage(message: MessageDoc): MessageView {
     attachmentIds: message.attachmentIds,
     parentId: message.parentId,
     language: message.language,
+    appId: message.appId ?? null,
+    card: message.card ?? null,
     createdAt: message.createdAt.toISOString(),
   };
 }
@@ -107,6 +109,34 @@ export class MessagesService {
     if (input && input.roomId !== room._id) throw MessagesErrors.ROOM_ID_MISMATCH({ message: 'The payload\'s roomId must equal the path\'s' });
     if ((input?.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
     return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
+  }
+
+  /**
+   * A card an app posts into a room it was added to (an invocation's reply, or the bot interface): a
+   * message of the room's timeline whose author is `app:<appId>`, broadcast like any other.
+   */
+  async postAppCard(roomId: string, appId: string, card: Record<string, unknown>): Promise<MessageView> {
+    const doc: MessageDoc = {
+      _id: new ObjectId().toHexString(),
+      roomId,
+      userId: `app:${appId}`,
+      message: '',
+      encrypted: false,
+      geoLocation: null,
+      attachmentIds: [],
+      parentId: null,
+      language: 'und',
+      translations: {},
+      appId,
+      card,
+      createdAt: this.deps.clock?.() ?? new Date(),
+    };
+    doc.seq = await this.deps.activity.nextSeq(roomId);
+    await this.deps.messages.insert(doc);
+    await this.deps.activity.recordLast(roomId, doc.seq, { id: doc._id, userId: doc.userId, message: '', encrypted: false, attachmentCount: 0, createdAt: doc.createdAt });
+    const view = presentMessage(doc);
+    this.deps.events.toRoom(roomId, 'message.new', { ...view, messageId: view.id });
+    return view;
   }
 
   /** A comment on a message, where the room has comments enabled; any enabled member may comment. */

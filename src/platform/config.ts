@@ -153,6 +153,8 @@ const EnvSchema = z
       .refine((value) => Buffer.from(value, 'base64').length === 32, 'expected base64 of 32 bytes')
       .optional(),
     WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    // Cards one room bot token may post per minute (/bot-api/v1).
+    BOT_CARDS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
     // A DNS server (host:port) webhooks' names are resolved with, instead of the system's resolver.
     WEBHOOK_DNS_SERVER: z.string().regex(/^[\w.:-]+:\d+$/, 'expected host:port').optional(),
     // Seconds between a payment event's attempts (Standard Webhooks' schedule; each with ±10 % jitter).

@@ -46,6 +46,8 @@ export function keyspace(prefix: string) {
       breakerProbe: (appId: string) => `${prefix}apps:breaker:probe:${appId}`,
       breakerFailures: (appId: string) => `${prefix}apps:breaker:failures:${appId}`,
       inflight: (appId: string) => `${prefix}apps:inflight:${appId}`,
+      /** Cards a bot token posted this minute. */
+      botCards: (credentialId: string) => `${prefix}rl:bot-cards:${credentialId}`,
     },
     e2ee: {
       /** Per-device windows of key calls (share uploads, key requests) and of encrypted uploads. */

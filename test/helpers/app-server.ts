@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -50,4 +51,25 @@ export function json(res: ServerResponse, body: unknown, status = 200): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(text);
+}
+
+/**
+ * What an app does with each call, coded from the spec's four steps ("Authentication", 4): the HMAC
+ * over `<timestamp>.<raw body>` equals one of the `v1=` values (constant time), the timestamp is
+ * within 300 seconds of now, and the delivery id was not accepted in the last 10 minutes.
+ */
+export function verifyAsAnApp(secret: string, call: ReceivedCall, nowSeconds: number, accepted: Set<string>): boolean {
+  const timestamp = String(call.headers['x-service-timestamp']);
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.`).update(call.raw).digest('hex'));
+  const values = String(call.headers['x-service-signature'])
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v.startsWith('v1='))
+    .map((v) => Buffer.from(v.slice(3)));
+  if (!values.some((v) => v.length === expected.length && timingSafeEqual(v, expected))) return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
+  const delivery = String(call.headers['x-service-delivery']);
+  if (accepted.has(delivery)) return false;
+  accepted.add(delivery);
+  return true;
 }

@@ -1,35 +1,14 @@
 import assert from 'node:assert/strict';
-import { createHash, createHmac, createPublicKey, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 
 const ADMIN_PHONE = '+4915100000077';
 import type { Workers } from '../../workers/main.js';
-import { startAppServer, json, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
+import { startAppServer, json, verifyAsAnApp, type AppServer } from '../helpers/app-server.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
-
-/**
- * What an app does with each call, coded from the spec's four steps ("Authentication", 4): the HMAC
- * over `<timestamp>.<raw body>` equals one of the `v1=` values (constant time), the timestamp is
- * within 300 seconds of now, and the delivery id was not accepted in the last 10 minutes.
- */
-function verifyAsAnApp(secret: string, call: ReceivedCall, nowSeconds: number, accepted: Set<string>): boolean {
-  const timestamp = String(call.headers['x-service-timestamp']);
-  const expected = Buffer.from(createHmac('sha256', secret).update(`${timestamp}.`).update(call.raw).digest('hex'));
-  const values = String(call.headers['x-service-signature'])
-    .split(',')
-    .map((v) => v.trim())
-    .filter((v) => v.startsWith('v1='))
-    .map((v) => Buffer.from(v.slice(3)));
-  if (!values.some((v) => v.length === expected.length && timingSafeEqual(v, expected))) return false;
-  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
-  const delivery = String(call.headers['x-service-delivery']);
-  if (accepted.has(delivery)) return false;
-  accepted.add(delivery);
-  return true;
-}
 
 /** The manifest hash as DESIGN.md defines it, computed here independently: keys sorted at every level, no whitespace. */
 function sortedJson(value: unknown): string {

@@ -1,0 +1,31 @@
+import type { AppsService } from './apps.service.js';
+import type { AppsRepo } from './apps.repo.js';
+import { AppsErrors } from './apps.errors.js';
+import type { Card } from './cards.js';
+
+/**
+ * The bot interface (`/bot-api/v1`): an app's server posts cards into a room with the room's bot
+ * token (`bbt_…`, found by its id and compared with its hash in constant time). A token opens only
+ * its own room, while the app is still in it; each token has a budget of cards per minute.
+ */
+export class BotService {
+  constructor(
+    private readonly deps: {
+      apps: Pick<AppsService, 'verifyCredential'>;
+      repo: AppsRepo;
+      postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string; createdAt: string }>;
+      /** Counts one card of the token; throws 429 past its budget. */
+      countCard: (credentialId: string) => Promise<void>;
+    },
+  ) {}
+
+  async postCard(authorization: string | undefined, roomId: string, card: Card): Promise<{ messageId: string; roomId: string; createdAt: string }> {
+    const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
+    const credential = presented ? await this.deps.apps.verifyCredential(presented, 'BOT_TOKEN') : null;
+    if (!credential) throw AppsErrors.BOT_TOKEN_INVALID();
+    if (credential.roomId !== roomId || !(await this.deps.repo.roomApps.findOne({ _id: `${roomId}:${credential.appId}` }))) throw AppsErrors.BOT_TOKEN_OTHER_ROOM();
+    await this.deps.countCard(credential._id);
+    const posted = await this.deps.postCard(roomId, credential.appId, card);
+    return { messageId: posted.id, roomId, createdAt: posted.createdAt };
+  }
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { Collection, Db } from 'mongodb';
+import { z } from 'zod';
+import type { Clock } from '../platform/clock.js';
+import type { GeoLocator } from '../platform/geoip.js';
+import type { Principal } from '../platform/principal.js';
+import type { RoomsPolicy } from '../rooms/rooms.policy.js';
+import type { UsersRepo } from '../users/users.repo.js';
+import { AppsErrors } from './apps.errors.js';
+import type { AppsRepo } from './apps.repo.js';
+import { ReplySchema, type Card, type Reply, type View } from './cards.js';
+import type { InstallsService } from './installs.service.js';
+import type { Manifest } from './manifest.js';
+import type { CallFailure, WebhooksService } from './webhooks.service.js';
+
+export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
+export const MAX_STEPS = 8;
+const MAX_PAYLOAD_BYTES = 4096;
+const Decl = z.string().min(1).max(64);
+
+export const InvokeSchema = z
+  .object({
+    roomId: z.string().min(1).max(64).optional().describe('The room the member invokes from (the app must have been added to it)'),
+    command: Decl.optional().describe('A command of the manifest'),
+    flow: Decl.optional().describe('A flow an open_flow button started'),
+    action: z.object({ messageId: z.string().min(1).max(64), id: Decl }).strict().optional().describe('A submit button of a card message: the message and the button id'),
+    invocationId: z.string().min(1).max(64).optional().describe('The invocation a dynamic flow\'s next step belongs to'),
+    step: Decl.optional().describe('In a dynamic flow: the view the answers come from'),
+    values: z.record(z.string(), z.unknown()).optional().describe('Answers by input id'),
+    sealed: z.object({ alg: z.literal(SEALED_ALG), value: z.string().min(1).max(200_000) }).strict().optional().describe('Sealed answers, when the manifest has a sealing key'),
+    payload: z.record(z.string(), z.unknown()).optional().describe('With flow: the open_flow button\'s payload (at most 4 KB)'),
+  })
+  .strict()
+  .meta({ id: 'AppInvocationRequest' });
+export type InvokeInput = z.infer<typeof InvokeSchema>;
+
+export const InvocationResultSchema = z
+  .object({
+    invocationId: z.string(),
+    outcome: z.enum(['card', 'ack', 'error', 'view', 'payment', 'failed']),
+    card: z.record(z.string(), z.unknown()).nullable().describe('outcome card: the card'),
+    visibility: z.enum(['room', 'private']).nullable().describe('outcome card: posted into the room (messageId), or shown to the caller only'),
+    messageId: z.string().nullable(),
+    message: z.string().nullable().describe('outcome ack: the notice; outcome failed: what the member is told'),
+    userMessage: z.string().nullable().describe('outcome error: the app\'s message, shown as is'),
+    view: z.record(z.string(), z.unknown()).nullable().describe('outcome view: the next step of the form; answer it with this invocationId and step = view.id'),
+  })
+  .meta({ id: 'AppInvocationResult' });
+export type InvocationResult = z.infer<typeof InvocationResultSchema>;
+
+/** A form under way (dynamic flows): which view the next answers must come from, and how many steps were taken. */
+interface InvocationDoc {
+  _id: string;
+  appId: string;
+  userId: string;
+  roomId: string | null;
+  command: string | null;
+  flow: string | null;
+  payload: Record<string, unknown> | null;
+  manifestVersion: string;
+  steps: number;
+  expectedView: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type Input = Manifest['flows'][number]['views'][number]['inputs'][number];
+type Flow = Manifest['flows'][number];
+
+/** Checks answers against the inputs' declarations: known ids, required ones present, types and rules. Problems by input. */
+export function checkValues(inputs: Input[], values: Record<string, unknown>): { input: string; message: string }[] {
+  const problems: { input: string; message: string }[] = [];
+  const declared = new Map(inputs.map((input) => [input.id, input]));
+  for (const key of Object.keys(values)) if (!declared.has(key)) problems.push({ input: key, message: 'not an input of this form' });
+  for (const input of inputs) {
+    const value = values[input.id];
+    const rules = input.rules ?? {};
+    if (value === undefined || value === null || value === '') {
+      if (input.required) problems.push({ input: input.id, message: 'required' });
+      continue;
+    }
+    const fail = (message: string) => problems.push({ input: input.id, message });
+    switch (input.type) {
+      case 'text':
+        if (typeof value !== 'string') fail('expected text');
+        else {
+          if (rules.minLength !== undefined && value.length < rules.minLength) fail(`at least ${rules.minLength} characters`);
+          if (rules.maxLength !== undefined && value.length > rules.maxLength) fail(`at most ${rules.maxLength} characters`);
+          if (rules.pattern !== undefined && !new RegExp(`^(?:${rules.pattern})$`, 'u').test(value)) fail('does not match the pattern');
+        }
+        break;
+      case 'number':
+        if (typeof value !== 'number' || !Number.isFinite(value)) fail('expected a number');
+        else {
+          if (rules.min !== undefined && value < rules.min) fail(`at least ${rules.min}`);
+          if (rules.max !== undefined && value > rules.max) fail(`at most ${rules.max}`);
+        }
+        break;
+      case 'select':
+        if (typeof value !== 'string' || !(rules.options ?? []).some((option) => option.value === value)) fail('not one of the options');
+        break;
+      case 'date':
+        if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) fail('expected a date (YYYY-MM-DD)');
+        break;
+      case 'boolean':
+        if (typeof value !== 'boolean') fail('expected true or false');
+        break;
+    }
+  }
+  return problems;
+}
+
+/** Whether a view an app returns keeps to its flow: declared there, the same inputs with the same rules (title, texts and defaults may change). */
+function viewKeepsFlow(view: View, flow: Flow): boolean {
+  const declared = flow.views.find((v) => v.id === view.id);
+  if (!declared) return false;
+  const inputs = view.blocks.filter((block): block is Extract<View['blocks'][number], { type: 'input' }> => block.type === 'input');
+  if (inputs.length !== declared.inputs.length) return false;
+  return inputs.every((block) => {
+    const input = declared.inputs.find((i) => i.id === block.id);
+    return input !== undefined && (block.rules === undefined || isDeepStrictEqual(block.rules, input.rules ?? {}));
+  });
+}
+
+const NOT_ANSWERING: CallFailure[] = ['TIMEOUT', 'SERVER_ERROR', 'CONNECTION_FAILED', 'REDIRECT', 'ADDRESS_REFUSED', 'BREAKER_OPEN'];
+
+/** What the member is told when a call brings no reply to show (spec, "Webhook failures"). */
+function failedMessage(failure: CallFailure): string {
+  if (failure === 'TOO_MANY_CONCURRENT') return 'The app is busy; try again in a moment';
+  if (NOT_ANSWERING.includes(failure)) return 'The app is not answering';
+  return 'The app\'s reply could not be shown';
+}
+
+const empty = { card: null, visibility: null, messageId: null, message: null, userMessage: null, view: null } as const;
+
+/**
+ * A member's phone invoking an app (DESIGN.md, "App platform"): a command, a form step, or a card's
+ * submit button. The answers are checked against the manifest version the member has before anything
+ * is sent; the app gets exactly the spec's invocation body, signed; its reply is checked against its
+ * bounds and the flow (a breach is a contract failure) and turned into what the phone shows. Calls go
+ * straight from the api process (the member is waiting), through the same breaker and in-flight limit
+ * as every other call.
+ */
+export class InvocationsService {
+  readonly invocations: Collection<InvocationDoc>;
+
+  constructor(
+    db: Db,
+    private readonly deps: {
+      repo: AppsRepo;
+      installs: InstallsService;
+      webhooks: WebhooksService;
+      rooms: RoomsPolicy;
+      users: UsersRepo;
+      geo: GeoLocator;
+      postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string }>;
+      findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
+      clock: Clock;
+    },
+  ) {
+    this.invocations = db.collection<InvocationDoc>('app_invocations');
+  }
+
+  async invoke(principal: Principal, appId: string, input: InvokeInput, context: { ip: string; testConsole: boolean }): Promise<InvocationResult> {
+    const { repo } = this.deps;
+    const app = await repo.apps.findOne({ _id: appId });
+    if (!app || (context.testConsole && app.ownerId !== principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const caller = await this.deps.installs.caller(app, principal.userId);
+    if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
+    const manifestDoc = await repo.manifests.findOne({ _id: `${appId}:${caller.manifestVersion}` });
+    if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
+    const manifest = JSON.parse(manifestDoc.manifest) as Manifest;
+    const invalid = (message: string) => AppsErrors.INVOCATION_INVALID({ message });
+
+    // Where: a room the member may post in and the app was added to; none from the test console.
+    let room = null;
+    if (context.testConsole && input.roomId) throw invalid('The test console calls with no room');
+    if (input.roomId) {
+      room = await this.deps.rooms.mayPost(principal, input.roomId);
+      if (!(await repo.roomApps.findOne({ _id: `${input.roomId}:${appId}` }))) throw AppsErrors.APP_NOT_IN_ROOM();
+    }
+
+    // What: a new invocation (exactly one of command, flow, action), or the next step of one under way.
+    let doc: InvocationDoc | null = null;
+    if (input.invocationId) {
+      doc = await this.invocations.findOne({ _id: input.invocationId, appId, userId: principal.userId });
+      if (!doc || doc.expectedView === null) throw AppsErrors.INVOCATION_NOT_FOUND();
+      if (doc.steps >= MAX_STEPS) throw AppsErrors.INVOCATION_STEP_LIMIT();
+      if ((doc.roomId ?? undefined) !== input.roomId) throw invalid('The next step comes from the same room');
+    } else if ([input.command, input.flow, input.action].filter((v) => v !== undefined).length !== 1) {
+      throw invalid('Send exactly one of command, flow and action');
+    }
+    const commandId = doc ? doc.command : (input.command ?? null);
+    const flowId = doc ? doc.flow : (input.flow ?? null);
+    const command = commandId === null ? null : manifest.commands.find((c) => c.id === commandId);
+    if (command === undefined) throw invalid(`The manifest (version ${manifest.version}) has no command ${commandId}`);
+    const flowName = flowId ?? command?.flow ?? null;
+    const flow = flowName === null ? null : manifest.flows.find((f) => f.id === flowName);
+    if (flow === undefined) throw invalid(`The manifest has no flow ${flowName}`);
+
+    let action: { id: string; payload: Record<string, unknown> } | null = null;
+    if (input.action && !doc) {
+      const message = await this.deps.findCardMessage(principal, input.action.messageId);
+      const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === input.action!.id && b.kind === 'submit') : undefined;
+      if (!button) throw invalid('No such submit button on a card of this app');
+      action = { id: button.id, payload: button.payload ?? {} };
+      if (input.values || input.sealed) throw invalid('A card action carries no answers');
+    }
+
+    // The answers: which inputs this call answers, then the values checked, or the sealed answers forwarded unread.
+    let inputs: Input[] = [];
+    let step: string | null = null;
+    if (flow) {
+      if (flow.mode === 'static') inputs = flow.views.flatMap((v) => v.inputs);
+      else {
+        step = input.step ?? null;
+        const expected = doc ? doc.expectedView : flow.views[0]!.id;
+        if (step !== expected) throw invalid(`This step answers the view ${expected}`);
+        inputs = flow.views.find((v) => v.id === step)!.inputs;
+      }
+    } else if (input.step !== undefined) throw invalid('Only a dynamic flow has steps');
+    if (manifest.sealing) {
+      if (input.values !== undefined) throw invalid('This app takes sealed answers: send sealed, not values');
+      if (inputs.length > 0 && !input.sealed) throw invalid('Seal the answers with the app\'s sealing key');
+    } else {
+      if (input.sealed) throw invalid('This app has no sealing key: send values');
+      const problems = checkValues(inputs, input.values ?? {});
+      if (problems.length > 0) throw AppsErrors.INVOCATION_VALUES_INVALID({ message: problems.map((p) => `${p.input}: ${p.message}`).join('; '), details: problems });
+    }
+    const payload = doc ? doc.payload : (input.payload ?? null);
+    if (input.payload && (!flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
+
+    // Who: the per-app id always; name, language and location only under their scopes; the room's ref under conversation.ref.
+    const scopes = new Set(manifest.scopes);
+    const user: Record<string, unknown> = { id: caller.appUserId };
+    if (scopes.has('user.name') || scopes.has('user.language')) {
+      const profile = await this.deps.users.findById(principal.userId);
+      if (scopes.has('user.name')) user.name = profile?.displayName ?? null;
+      if (scopes.has('user.language')) user.language = profile?.language ?? null;
+    }
+    if (scopes.has('user.location')) user.location = this.deps.geo.locate(context.ip);
+    const conversation = room ? { roomType: room.type, ...(scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null;
+
+    const invocationId = doc?._id ?? randomUUID();
+    const now = this.deps.clock();
+    const body = {
+      type: 'invocation',
+      id: invocationId,
+      ts: Math.floor(now.getTime() / 1000),
+      app: { id: appId, version: caller.manifestVersion, manifestHash: manifestDoc.hash },
+      command: flowId === null ? commandId : null,
+      flow: flowId,
+      step,
+      values: manifest.sealing ? null : action ? {} : (input.values ?? {}),
+      sealed: input.sealed ?? null,
+      payload,
+      action,
+      user,
+      conversation,
+    };
+    const keepsContract = (reply: unknown): boolean => {
+      const parsed = ReplySchema.safeParse(reply);
+      if (!parsed.success) return false;
+      if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
+      // Payments come with in-chat payments (issue 15, next part): until then a payment reply cannot be shown.
+      if (parsed.data.type === 'payment') return false;
+      return true;
+    };
+    const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract });
+    const outcome = activity!;
+
+    // A form moves on with a view, and ends with anything else.
+    const nextView = outcome.outcome === 'OK' && (reply as Reply).type === 'view' ? (reply as Extract<Reply, { type: 'view' }>).view.id : null;
+    if (doc) await this.invocations.updateOne({ _id: doc._id }, { $inc: { steps: 1 }, $set: { expectedView: nextView, updatedAt: now } });
+    else if (nextView) {
+      await this.invocations.insertOne({ _id: invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, command: commandId, flow: flowId, payload, manifestVersion: caller.manifestVersion, steps: 1, expectedView: nextView, createdAt: now, updatedAt: now });
+    }
+
+    if (outcome.outcome !== 'OK') return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
+    const answer = reply as Reply;
+    switch (answer.type) {
+      case 'card': {
+        if (answer.visibility !== 'private' && room) {
+          const posted = await this.deps.postCard(room._id, appId, answer.card);
+          return { invocationId, outcome: 'card', ...empty, card: answer.card, visibility: 'room', messageId: posted.id };
+        }
+        return { invocationId, outcome: 'card', ...empty, card: answer.card, visibility: 'private' };
+      }
+      case 'ack':
+        return { invocationId, outcome: 'ack', ...empty, message: answer.message };
+      case 'error':
+        // The code is for the app's logs: kept on the activity row, not shown.
+        if (answer.code) await this.deps.repo.activity.updateOne({ _id: outcome._id }, { $set: { appErrorCode: answer.code } });
+        return { invocationId, outcome: 'error', ...empty, userMessage: answer.userMessage };
+      case 'view':
+        return { invocationId, outcome: 'view', ...empty, view: answer.view };
+      default:
+        return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
+    }
+  }
+}

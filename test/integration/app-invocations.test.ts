@@ -1,0 +1,267 @@
+import assert from 'node:assert/strict';
+import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { json, startAppServer, verifyAsAnApp, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
+import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
+
+const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
+const INFO = 'service-apps/sealed/v1';
+
+/** The phone's side of sealed answers, exactly as the spec builds them. */
+function seal(appPublicKey: string, appId: string, values: Record<string, unknown>): string {
+  const ephemeral = generateKeyPairSync('x25519');
+  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: createPublicKey({ key: Buffer.concat([X25519_SPKI, Buffer.from(appPublicKey, 'base64')]), format: 'der', type: 'spki' }) });
+  const key = Buffer.from(hkdfSync('sha256', shared, Buffer.alloc(0), INFO, 32));
+  const nonce = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce);
+  cipher.setAAD(Buffer.from(appId));
+  const body = Buffer.concat([cipher.update(JSON.stringify({ values })), cipher.final(), cipher.getAuthTag()]);
+  return Buffer.concat([ephemeral.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32), nonce, body]).toString('base64url');
+}
+
+/** The app's side: opens what the phone sealed with its private key. */
+function unseal(privateKey: ReturnType<typeof createPrivateKey>, appId: string, value: string): Record<string, unknown> {
+  const bytes = Buffer.from(value, 'base64url');
+  const shared = diffieHellman({ privateKey, publicKey: createPublicKey({ key: Buffer.concat([X25519_SPKI, bytes.subarray(0, 32)]), format: 'der', type: 'spki' }) });
+  const key = Buffer.from(hkdfSync('sha256', shared, Buffer.alloc(0), INFO, 32));
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(32, 44));
+  decipher.setAAD(Buffer.from(appId));
+  decipher.setAuthTag(bytes.subarray(-16));
+  return (JSON.parse(Buffer.concat([decipher.update(bytes.subarray(44, -16)), decipher.final()]).toString()) as { values: Record<string, unknown> }).values;
+}
+
+type Body = Record<string, unknown> & { command: string | null; flow: string | null; step: string | null; values: Record<string, unknown> | null; action: { id: string; payload: Record<string, unknown> } | null; user: Record<string, unknown>; conversation: Record<string, unknown> | null; sealed: { alg: string; value: string } | null };
+
+describe('app invocations: commands, forms, cards and their buttons, sealed answers', () => {
+  let t: TestApp;
+  let appServer: AppServer;
+  let reply: (body: Body) => unknown = () => ({ type: 'ack', message: 'ok' });
+  const api = httpAs(() => t);
+  const sealing = generateKeyPairSync('x25519');
+  before(async () => {
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3' });
+    appServer = await startAppServer((call: ReceivedCall, res) => json(res, reply(JSON.parse(call.raw.toString()) as Body)));
+  });
+  after(async () => {
+    await appServer.close();
+    await t.close();
+  });
+
+  const manifest = (scopes: string[] = [], sealingKey?: string) => ({
+    version: '1.0.0',
+    scopes,
+    commands: [
+      { id: 'hello', title: 'Hello' },
+      { id: 'order', title: 'Order', flow: 'order-form' },
+      { id: 'survey', title: 'Survey', flow: 'survey' },
+    ],
+    flows: [
+      {
+        id: 'order-form',
+        mode: 'dynamic',
+        views: [
+          { id: 'size', title: 'Size', inputs: [{ id: 'size', type: 'select', label: 'Size', required: true, rules: { options: [{ value: 's', label: 'S' }, { value: 'l', label: 'L' }] } }] },
+          { id: 'details', title: 'Details', inputs: [{ id: 'count', type: 'number', label: 'How many', required: true, rules: { min: 1, max: 10 } }, { id: 'note', type: 'text', label: 'Note', rules: { maxLength: 20 } }] },
+        ],
+      },
+      { id: 'survey', mode: 'static', views: [{ id: 'q', title: 'Q', inputs: [{ id: 'when', type: 'date', label: 'When', required: true }, { id: 'ok', type: 'boolean', label: 'OK' }] }] },
+    ],
+    ...(sealingKey ? { sealing: { publicKey: sealingKey } } : {}),
+  });
+
+  /** An app with a manifest, added to a room of the owner's, installed by the owner and `member`. */
+  async function setUp(options: { scopes?: string[]; sealed?: boolean } = {}) {
+    const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const created = (await api(owner, 'POST', '/api/apps', { name: 'Pizza', webhookUrl: appServer.url })).json() as { id: string; webhookSecret: string };
+    const key = options.sealed ? sealing.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64') : undefined;
+    const uploaded = await api(owner, 'PUT', `/api/apps/${created.id}/manifest`, manifest(options.scopes, key));
+    assert.equal(uploaded.statusCode, 200, uploaded.body);
+    const manifestHash = uploaded.json().manifestHash as string;
+    await api(owner, 'PATCH', `/api/apps/${created.id}`, { public: true });
+    const room = await makeRoom(t, owner, { members: [member] });
+    assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}/apps/${created.id}`)).statusCode, 204);
+    const ids: Record<string, string> = {};
+    for (const [name, s] of [['owner', owner], ['member', member]] as const) ids[name] = (await api(s, 'POST', `/api/apps/${created.id}/install`)).json().appUserId;
+    return { owner, member, appId: created.id, secret: created.webhookSecret, manifestHash, roomId: room.id, ids };
+  }
+  const invoke = (s: Session, appId: string, body: object) => api(s, 'POST', `/api/apps/${appId}/invocations`, body);
+  const lastBody = () => JSON.parse(appServer.calls.at(-1)!.raw.toString()) as Body;
+
+  it('sends exactly the spec\'s invocation body, signed, with the user and conversation fields its scopes allow', async () => {
+    const plain = await setUp();
+    reply = () => ({ type: 'ack', message: 'Hi!' });
+    const res = await invoke(plain.member, plain.appId, { roomId: plain.roomId, command: 'hello' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual([res.json().outcome, res.json().message], ['ack', 'Hi!']);
+    const body = lastBody();
+    assert.deepEqual(Object.keys(body).sort(), ['action', 'app', 'command', 'conversation', 'flow', 'id', 'payload', 'sealed', 'step', 'ts', 'type', 'user', 'values']);
+    assert.deepEqual(
+      [body.type, body.id, body.app, body.command, body.flow, body.step, body.values, body.sealed, body.payload, body.action],
+      ['invocation', res.json().invocationId, { id: plain.appId, version: '1.0.0', manifestHash: plain.manifestHash }, 'hello', null, null, {}, null, null, null],
+    );
+    assert.deepEqual(body.user, { id: plain.ids.member }, 'only the per-app id without scopes');
+    assert.deepEqual(body.conversation, { roomType: 'PRIVATE_GROUP' }, 'no ref without its scope');
+    assert.ok(verifyAsAnApp(plain.secret, appServer.calls.at(-1)!, Math.floor(Date.now() / 1000), new Set()));
+
+    const scoped = await setUp({ scopes: ['user.name', 'user.language', 'conversation.ref'] });
+    await api(scoped.member, 'PATCH', '/api/users/me', { displayName: 'Mia' });
+    await invoke(scoped.member, scoped.appId, { roomId: scoped.roomId, command: 'hello' });
+    const withScopes = lastBody();
+    assert.deepEqual(withScopes.user, { id: scoped.ids.member, name: 'Mia', language: 'en' });
+    assert.deepEqual(withScopes.conversation, { roomType: 'PRIVATE_GROUP', ref: scoped.roomId });
+
+    // The test console: no room, and the owner before installing is a tester with another id.
+    const tester = await setUp();
+    await api(tester.owner, 'DELETE', `/api/apps/${tester.appId}/install`);
+    const consoleCall = await api(tester.owner, 'POST', `/api/apps/${tester.appId}/test-invocations`, { command: 'hello' });
+    assert.equal(consoleCall.json().outcome, 'ack', consoleCall.body);
+    assert.equal(lastBody().conversation, null);
+    assert.notEqual(lastBody().user.id, tester.ids.owner);
+    assert.equal((await api(tester.member, 'POST', `/api/apps/${tester.appId}/test-invocations`, { command: 'hello' })).json().code, 'APP_NOT_FOUND', 'the owner\'s console only');
+    assert.equal((await invoke(await makeUser(t), tester.appId, { command: 'hello' })).json().code, 'APP_NOT_INSTALLED');
+  });
+
+  it('checks every reply against its bounds, at the edge: ack, error, card in the room or private', async () => {
+    const s = await setUp();
+    const outcome = async (answer: unknown, on = s) => {
+      reply = () => answer;
+      return (await invoke(on.member, on.appId, { roomId: on.roomId, command: 'hello' })).json();
+    };
+    assert.equal((await outcome({ type: 'ack', message: 'x'.repeat(120) })).outcome, 'ack');
+    const error = await outcome({ type: 'error', userMessage: 'y'.repeat(200), code: 'c'.repeat(64) });
+    assert.deepEqual([error.outcome, error.userMessage], ['error', 'y'.repeat(200)]);
+    const logged = await t.ctx.repos.apps.activity.find({ appId: s.appId }).sort({ createdAt: -1 }).limit(1).next();
+    assert.equal(logged?.appErrorCode, 'c'.repeat(64), 'the code only in the activity log');
+    // Each breach is a contract failure (on an app of its own: five failures in a minute would open its breaker).
+    for (const breach of [
+      { type: 'ack', message: 'x'.repeat(121) },
+      { type: 'error', userMessage: 'y'.repeat(201) },
+      { type: 'error', userMessage: 'y', code: 'c'.repeat(65) },
+      { type: 'view', view: { id: 'size', title: 'Size', blocks: [] } },
+      { type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'r', description: 'd', expiresIn: 600 } },
+      { type: 'card', card: { blocks: [{ type: 'title', text: 't'.repeat(151) }] } },
+      { type: 'card', card: { blocks: [{ type: 'sparkles' }] } },
+    ]) {
+      const fresh = await setUp();
+      const answer = await outcome(breach, fresh);
+      assert.deepEqual([answer.outcome, answer.message], ['failed', 'The app\'s reply could not be shown'], JSON.stringify(breach));
+      const row = await t.ctx.repos.apps.activity.find({ appId: fresh.appId }).sort({ createdAt: -1 }).limit(1).next();
+      assert.equal(row?.failure, 'CONTRACT');
+    }
+
+    const card = { blocks: [{ type: 'title', text: 'Margherita' }, { type: 'fields', fields: [{ label: 'Price', value: '9.50' }] }, { type: 'actions', buttons: [{ id: 'buy', label: 'Buy', kind: 'submit', payload: { sku: 'm1' } }] }] };
+    const inRoom = await outcome({ type: 'card', card });
+    assert.deepEqual([inRoom.outcome, inRoom.visibility], ['card', 'room']);
+    const messages = (await api(s.owner, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; appId: string | null; userId: string; card: unknown }[];
+    assert.deepEqual([messages[0]!.id, messages[0]!.appId, messages[0]!.userId, messages[0]!.card], [inRoom.messageId, s.appId, `app:${s.appId}`, card]);
+    const privately = await outcome({ type: 'card', visibility: 'private', card });
+    assert.deepEqual([privately.visibility, privately.messageId], ['private', null]);
+    assert.equal((await api(s.owner, 'GET', `/api/messages/${s.roomId}`)).json().items.length, messages.length, 'a private card is not posted');
+
+    // Another member taps the card's submit button: the app is called as the tapper.
+    reply = () => ({ type: 'ack', message: 'Bought' });
+    const tapped = await invoke(s.owner, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'buy' } });
+    assert.equal(tapped.json().outcome, 'ack', tapped.body);
+    const tap = lastBody();
+    assert.deepEqual([tap.command, tap.flow, tap.values, tap.action, tap.user.id], [null, null, {}, { id: 'buy', payload: { sku: 'm1' } }, s.ids.owner]);
+    assert.equal((await invoke(s.owner, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'sell' } })).json().code, 'INVOCATION_INVALID');
+  });
+
+  it('checks answers against the manifest before sending, and runs a dynamic form of at most 8 steps', async () => {
+    const s = await setUp();
+    const bad: [object, string][] = [
+      [{ command: 'order', step: 'size', values: {} }, 'size'],
+      [{ command: 'order', step: 'size', values: { size: 'xl' } }, 'size'],
+      [{ command: 'order', step: 'size', values: { size: 's', colour: 'red' } }, 'colour'],
+      [{ command: 'survey', values: { when: '2026-13-45' } }, 'when'],
+      [{ command: 'survey', values: { when: '2026-12-01', ok: 'yes' } }, 'ok'],
+    ];
+    const before = appServer.calls.length;
+    for (const [body, inputId] of bad) {
+      const res = await invoke(s.member, s.appId, { roomId: s.roomId, ...body });
+      assert.deepEqual([res.statusCode, res.json().code], [400, 'INVOCATION_VALUES_INVALID'], res.body);
+      assert.ok(JSON.stringify(res.json().details).includes(inputId), res.body);
+    }
+    assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'order', step: 'details', values: { count: 1 } })).json().code, 'INVOCATION_INVALID', 'a form starts at its first view');
+    assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'nope' })).json().code, 'INVOCATION_INVALID');
+    assert.equal(appServer.calls.length, before, 'nothing was sent');
+
+    // The app answers with views: size, then details, again and again (titles and defaults may change).
+    const views = {
+      size: { id: 'size', title: 'Pick a size', blocks: [{ type: 'text', text: 'Which one?' }, { type: 'input', id: 'size', default: 'l' }] },
+      details: { id: 'details', title: 'Details', blocks: [{ type: 'input', id: 'count', rules: { min: 1, max: 10 } }, { type: 'input', id: 'note' }] },
+    };
+    reply = (body) => ({ type: 'view', view: body.step === 'size' ? views.details : views.size });
+    let invocationId: string | undefined;
+    let step = 'size';
+    for (let n = 1; n <= 8; n++) {
+      const values = step === 'size' ? { size: 's' } : { count: n, note: 'extra cheese' };
+      const res = await invoke(s.member, s.appId, { roomId: s.roomId, ...(invocationId ? { invocationId } : { command: 'order' }), step, values });
+      assert.equal(res.json().outcome, 'view', `step ${n}: ${res.body}`);
+      assert.equal(lastBody().id, invocationId ?? res.json().invocationId, 'one invocation id for every step');
+      assert.deepEqual([lastBody().step, lastBody().values, lastBody().command], [step, values, 'order']);
+      invocationId = res.json().invocationId;
+      step = res.json().view.id;
+    }
+    const ninth = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: step === 'size' ? { size: 's' } : { count: 1 } });
+    assert.deepEqual([ninth.statusCode, ninth.json().code], [400, 'INVOCATION_STEP_LIMIT']);
+
+    // A view not in the flow, or one whose input rules changed, breaks the contract.
+    for (const view of [{ id: 'payment', title: 'Pay', blocks: [] }, { ...views.details, blocks: [{ type: 'input', id: 'count', rules: { min: 0, max: 100 } }, { type: 'input', id: 'note' }] }]) {
+      reply = () => ({ type: 'view', view });
+      assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'order', step: 'size', values: { size: 'l' } })).json().outcome, 'failed');
+    }
+  });
+
+  it('forwards sealed answers unread, which only the app can open', async () => {
+    const s = await setUp({ sealed: true });
+    let opened: Record<string, unknown> | null = null;
+    reply = (body) => {
+      opened = unseal(sealing.privateKey, s.appId, body.sealed!.value);
+      return { type: 'ack', message: 'Got it' };
+    };
+    const answers = { when: '2026-12-24', ok: true };
+    const res = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'survey', sealed: { alg: 'x25519-hkdf-sha256-aes256gcm/v1', value: seal(sealing.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64'), s.appId, answers) } });
+    assert.equal(res.json().outcome, 'ack', res.body);
+    assert.deepEqual(opened, answers);
+    assert.deepEqual([lastBody().values, lastBody().sealed?.alg], [null, 'x25519-hkdf-sha256-aes256gcm/v1']);
+    assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'survey', values: answers })).json().code, 'INVOCATION_INVALID', 'plain answers are refused when the app seals');
+  });
+
+  it('the bot interface posts cards into the token\'s room only, with 401, 403, 400 and 429 as documented', async () => {
+    const s = await setUp();
+    const other = await makeRoom(t, s.owner, { members: [s.member] });
+    assert.equal((await api(s.owner, 'POST', `/api/rooms/${other.id}/apps/${s.appId}`)).statusCode, 204);
+    const token = (await api(s.owner, 'POST', `/api/apps/${s.appId}/bot-tokens`, { roomId: s.roomId })).json().token as string;
+    const post = (roomId: string, body: object, authorization?: string) =>
+      t.app.inject({ method: 'POST', url: `/bot-api/v1/rooms/${roomId}/cards`, headers: authorization ? { authorization } : {}, payload: body });
+    const card = { blocks: [{ type: 'title', text: 'Lunch is here' }, { type: 'text', text: 'Come to the kitchen.' }] };
+
+    const posted = await post(s.roomId, card, `Bearer ${token}`);
+    assert.equal(posted.statusCode, 201, posted.body);
+    const messages = (await api(s.member, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; card: unknown; appId: string }[];
+    assert.deepEqual([messages[0]!.id, messages[0]!.card, messages[0]!.appId], [posted.json().messageId, card, s.appId]);
+
+    for (const authorization of [undefined, 'Bearer bbt_nope', `Bearer ${s.owner.accessToken}`, `Bearer ${token}x`]) {
+      const res = await post(s.roomId, card, authorization);
+      assert.deepEqual([res.statusCode, res.json().code], [401, 'BOT_TOKEN_INVALID'], String(authorization));
+    }
+    const elsewhere = await post(other.id, card, `Bearer ${token}`);
+    assert.deepEqual([elsewhere.statusCode, elsewhere.json().code], [403, 'BOT_TOKEN_OTHER_ROOM']);
+    const badBlocks = await post(s.roomId, { blocks: [{ type: 'title' }] }, `Bearer ${token}`);
+    assert.deepEqual([badBlocks.statusCode, badBlocks.json().code], [400, 'VALIDATION_FAILED']);
+    assert.equal((await api(s.member, 'GET', `/api/messages/${other.id}`)).json().items.length, 0, 'nothing reached the other room');
+
+    // Three cards a minute per token here: the budget passes, one more is 429.
+    assert.equal((await post(s.roomId, card, `Bearer ${token}`)).statusCode, 201);
+    assert.equal((await post(s.roomId, card, `Bearer ${token}`)).statusCode, 201);
+    const over = await post(s.roomId, card, `Bearer ${token}`);
+    assert.deepEqual([over.statusCode, over.json().code], [429, 'TOO_MANY_BOT_CARDS']);
+    assert.ok(Number(over.headers['retry-after']) >= 1);
+
+    // Removing the app from the room ends the token.
+    await api(s.owner, 'DELETE', `/api/rooms/${s.roomId}/apps/${s.appId}`);
+    assert.equal((await post(s.roomId, card, `Bearer ${token}`)).statusCode, 401);
+  });
+});
