@@ -52,7 +52,7 @@ async function composeAreas(p: Platform) {
   });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee: E2eeArea = e2eeArea(p, { rooms, events, attachments: attachments.repos.attachments });
-  const apps = appsArea(p, { rooms, messages, users: users.repos.users, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
+  const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos };
@@ -83,6 +83,7 @@ async function composeAreas(p: Platform) {
       appSigner: apps.signer,
       appInvocations: apps.invocations,
       bot: apps.bot,
+      appPayments: apps.payments,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

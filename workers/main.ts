@@ -4,7 +4,7 @@ import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
-import { appHealthProcessor, webhookProcessor } from './processors/webhooks.processor.js';
+import { appHealthProcessor, appPaymentsProcessor, webhookProcessor } from './processors/webhooks.processor.js';
 import { reconcileProcessor } from './processors/reconcile.processor.js';
 import { withdrawalProcessor, withdrawalSweepProcessor } from './processors/withdrawal.processor.js';
 import { depositScanProcessor, paymentRequestSweepProcessor, swapFillProcessor } from './processors/deposit.processor.js';
@@ -55,6 +55,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     maintenance: await start(QUEUES.maintenance, cleanupProcessor(services.maintenance)),
     appHealth: await start(QUEUES.appHealth, appHealthProcessor(services.appWebhooks)),
     webhooks: await start(QUEUES.webhooks, webhookProcessor(services.appWebhooks)),
+    appPayments: await start(QUEUES.appPayments, appPaymentsProcessor(services.appPayments)),
     wallets: await start(QUEUES.wallets, reconcileProcessor(services.walletsReconciler)),
     withdrawals: await start(QUEUES.withdrawals, withdrawalProcessor(services.withdrawals)),
     withdrawalSweep: await start(QUEUES.withdrawalSweep, withdrawalSweepProcessor(services.withdrawals)),

@@ -26,6 +26,9 @@ import { MessagesErrors } from '../../src/messages/messages.errors.js';
 import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
 import { InvocationResultSchema, InvokeSchema } from '../../src/apps/invocations.service.js';
 import { CardSchema } from '../../src/apps/cards.js';
+import { AppPaymentConfirmSchema, AppPaymentDtoSchema, AppPaymentResultSchema } from '../../src/apps/payments.service.js';
+import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
+import { DevicesErrors } from '../../src/devices/devices.errors.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { SUCCESS_CONTENT_TYPE } from '../openapi.js';
@@ -282,6 +285,34 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       response: { 200: InvocationResultSchema, ...authedErrors(...invocationErrors) },
     },
     handler: async (request) => appInvocations.invoke(principalOf(request), request.params.appId, request.body, { ip: request.ip, testConsole: true }),
+  });
+
+  const payment = z.object({ paymentId: IdParam });
+  const paymentErrors = [AppsErrors.APP_PAYMENT_NOT_FOUND, AppsErrors.APP_PAYMENT_CLOSED] as const;
+  app.get('/api/app-payments/:paymentId', {
+    schema: { tags, security, summary: 'A payment an app asked the caller for', params: payment, response: { 200: AppPaymentDtoSchema, ...authedErrors(AppsErrors.APP_PAYMENT_NOT_FOUND) } },
+    handler: async (request) => services.appPayments.get(principalOf(request), request.params.paymentId),
+  });
+
+  app.post('/api/app-payments/:paymentId/confirm', {
+    schema: {
+      tags,
+      security,
+      summary: 'Pay what an app asked for, from a wallet of its currency (biometric confirmation when the device has a key)',
+      description: 'The money moves from the wallet to the app\'s balance once; the app is sent payment.completed, and its answer (a private card, an ack or an error) comes back as `reply` when the first delivery brings one.',
+      params: payment,
+      body: AppPaymentConfirmSchema,
+      response: {
+        200: AppPaymentResultSchema,
+        ...authedErrors(...paymentErrors, AppsErrors.APP_PAYMENT_CURRENCY, WalletsErrors.WALLET_NOT_FOUND, WalletsErrors.INSUFFICIENT_FUNDS, DevicesErrors.BIOMETRIC_CONFIRMATION_REQUIRED, DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID, ...BODY_ERRORS),
+      },
+    },
+    handler: async (request) => services.appPayments.confirm(principalOf(request), request.params.paymentId, request.body),
+  });
+
+  app.post('/api/app-payments/:paymentId/decline', {
+    schema: { tags, security, summary: 'Decline what an app asked for (the app is told)', params: payment, response: { 200: AppPaymentDtoSchema, ...authedErrors(...paymentErrors) } },
+    handler: async (request) => services.appPayments.decline(principalOf(request), request.params.paymentId),
   });
 
   const roomApp = z.object({ roomId: IdParam, appId: IdParam });

@@ -18,5 +18,8 @@ export const AppsErrors = defineErrors('apps', {
   BOT_TOKEN_INVALID: { status: 401, message: 'A valid room bot token (Authorization: Bearer bbt_…) is required' },
   BOT_TOKEN_OTHER_ROOM: { status: 403, message: 'This bot token is for another room, or the app was removed from this one' },
   TOO_MANY_BOT_CARDS: { status: 429, message: 'Too many cards from this bot token; try again shortly' },
+  APP_PAYMENT_NOT_FOUND: { status: 400, message: 'No such payment of yours' },
+  APP_PAYMENT_CLOSED: { status: 400, message: 'This payment is no longer open (paid, declined or expired)' },
+  APP_PAYMENT_CURRENCY: { status: 400, message: 'Pay from a wallet in the payment\'s currency' },
   APP_NOT_IN_ROOM: { status: 400, message: 'The app was not added to this room' },
 });

@@ -9,13 +9,20 @@ import { InstallsService } from './installs.service.js';
 import { AppSigner } from './signing.js';
 import { InvocationsService } from './invocations.service.js';
 import { BotService } from './bot.service.js';
+import { AppPaymentsService } from './payments.service.js';
+import type { WalletsArea } from '../wallets/index.js';
+import type { BiometricService } from '../devices/biometric.service.js';
+import { Ledger } from '../wallets/ledger.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import type { Card } from './cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
-export function appsArea(p: Platform, deps: { rooms: RoomsArea; messages: MessagesArea; users: UsersRepo; isSiteAdmin: (userId: string) => Promise<boolean> }) {
+export function appsArea(
+  p: Platform,
+  deps: { rooms: RoomsArea; messages: MessagesArea; users: UsersRepo; wallets: WalletsArea; biometric: BiometricService; isSiteAdmin: (userId: string) => Promise<boolean> },
+) {
   const repo = new AppsRepo(p.db, p.cache);
   const secretKey = Buffer.from(p.config.APPS_SECRET_KEY, 'base64');
   const webhooks = new WebhooksService({
@@ -30,7 +37,15 @@ export function appsArea(p: Platform, deps: { rooms: RoomsArea; messages: Messag
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
   const installs = new InstallsService(p.db, { repo, clock: p.clock });
+  const payments = new AppPaymentsService(p.db, {
+    ledger: new Ledger({ repo: deps.wallets.repos.ledger, clock: p.clock, logger: p.logger }),
+    wallets: deps.wallets.wallets,
+    biometric: deps.biometric,
+    webhooks,
+    clock: p.clock,
+  });
   const invocations = new InvocationsService(p.db, {
+    payments,
     repo,
     installs,
     webhooks,
@@ -53,6 +68,6 @@ export function appsArea(p: Platform, deps: { rooms: RoomsArea; messages: Messag
       if (!hit.allowed) throw AppsErrors.TOO_MANY_BOT_CARDS({ retryAfter: hit.retryAfter });
     },
   });
-  return { repos: { apps: repo, appInstalls: installs }, apps, webhooks, installs, invocations, bot, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  return { repos: { apps: repo, appInstalls: installs, appPayments: payments }, apps, webhooks, installs, invocations, bot, payments, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;

@@ -13,6 +13,7 @@ import { ReplySchema, type Card, type Reply, type View } from './cards.js';
 import type { InstallsService } from './installs.service.js';
 import type { Manifest } from './manifest.js';
 import type { CallFailure, WebhooksService } from './webhooks.service.js';
+import { AppPaymentDtoSchema, type AppPaymentsService } from './payments.service.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
 export const MAX_STEPS = 8;
@@ -45,6 +46,7 @@ export const InvocationResultSchema = z
     message: z.string().nullable().describe('outcome ack: the notice; outcome failed: what the member is told'),
     userMessage: z.string().nullable().describe('outcome error: the app\'s message, shown as is'),
     view: z.record(z.string(), z.unknown()).nullable().describe('outcome view: the next step of the form; answer it with this invocationId and step = view.id'),
+    payment: AppPaymentDtoSchema.nullable().describe('outcome payment: the payment sheet; answer it with POST /api/app-payments/{id}/confirm or /decline'),
   })
   .meta({ id: 'AppInvocationResult' });
 export type InvocationResult = z.infer<typeof InvocationResultSchema>;
@@ -132,7 +134,7 @@ function failedMessage(failure: CallFailure): string {
   return 'The app\'s reply could not be shown';
 }
 
-const empty = { card: null, visibility: null, messageId: null, message: null, userMessage: null, view: null } as const;
+const empty = { card: null, visibility: null, messageId: null, message: null, userMessage: null, view: null, payment: null } as const;
 
 /**
  * A member's phone invoking an app (DESIGN.md, "App platform"): a command, a form step, or a card's
@@ -149,6 +151,7 @@ export class InvocationsService {
     db: Db,
     private readonly deps: {
       repo: AppsRepo;
+      payments: Pick<AppPaymentsService, 'open' | 'present'>;
       installs: InstallsService;
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
@@ -263,8 +266,8 @@ export class InvocationsService {
       const parsed = ReplySchema.safeParse(reply);
       if (!parsed.success) return false;
       if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
-      // Payments come with in-chat payments (issue 15, next part): until then a payment reply cannot be shown.
-      if (parsed.data.type === 'payment') return false;
+      // A payment needs the payments scope.
+      if (parsed.data.type === 'payment') return scopes.has('payments');
       return true;
     };
     const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract });
@@ -295,8 +298,11 @@ export class InvocationsService {
         return { invocationId, outcome: 'error', ...empty, userMessage: answer.userMessage };
       case 'view':
         return { invocationId, outcome: 'view', ...empty, view: answer.view };
-      default:
-        return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
+      case 'payment': {
+        const opened = await this.deps.payments.open({ appId, userId: principal.userId, appUserId: caller.appUserId, invocationId, payment: answer.payment });
+        if (!opened) return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
+        return { invocationId, outcome: 'payment', ...empty, payment: this.deps.payments.present(opened) };
+      }
     }
   }
 }

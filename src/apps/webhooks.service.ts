@@ -134,6 +134,23 @@ export class WebhooksService {
    * attempt is tried again on the schedule with the same delivery id, any 2xx answering it.
    */
   async enqueue(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<string> {
+    const doc = await this.record(appId, event, payload, options);
+    await this.deps.enqueue({ deliveryId: doc._id, attempt: 0, round: 0 }, 0);
+    return doc._id;
+  }
+
+  /**
+   * Like enqueue, but the first attempt is made now, here (the member waits for it: a reply to
+   * `payment.completed` is shown to the payer when the first attempt brings one); later attempts go
+   * through the queue. The app's reply when the first attempt was answered.
+   */
+  async sendNow(appId: string, event: string, payload: object, options: { retry: boolean }): Promise<{ deliveryId: string; reply: unknown }> {
+    const doc = await this.record(appId, event, payload, options);
+    const { reply } = await this.deliver({ deliveryId: doc._id, attempt: 0, round: 0 });
+    return { deliveryId: doc._id, reply };
+  }
+
+  private async record(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<DeliveryDoc> {
     const now = this.deps.clock();
     const doc: DeliveryDoc = {
       _id: options.deliveryId ?? randomUUID(),
@@ -149,8 +166,7 @@ export class WebhooksService {
       updatedAt: now,
     };
     await this.deps.repo.deliveries.insertOne(doc);
-    await this.deps.enqueue({ deliveryId: doc._id, attempt: 0, round: 0 }, 0);
-    return doc._id;
+    return doc;
   }
 
   /**
@@ -159,20 +175,20 @@ export class WebhooksService {
    * retried attempt schedules the next one: the app's Retry-After when it gave one (1 s to 24 h), else
    * the schedule's step, with ±10 % jitter; after the last step the delivery is GAVE_UP.
    */
-  async deliver(job: WebhookJob): Promise<DeliveryDoc['status'] | 'STALE'> {
+  async deliver(job: WebhookJob): Promise<{ status: DeliveryDoc['status'] | 'STALE'; reply: unknown }> {
     const { repo } = this.deps;
     const now = this.deps.clock().getTime();
     // The claim is the read: only the job whose attempt and round are current goes on.
     const claimed = await repo.deliveries.findOneAndUpdate({ _id: job.deliveryId, status: 'PENDING', attempts: job.attempt, round: job.round }, { $inc: { attempts: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
-    if (!claimed) return 'STALE';
+    if (!claimed) return { status: 'STALE', reply: null };
     const delivery = claimed;
     const app = await repo.appCached(delivery.appId);
-    if (!app) return this.finishDelivery(delivery, 'FAILED');
+    if (!app) return { status: await this.finishDelivery(delivery, 'FAILED'), reply: null };
     if (delivery.retry && (await this.deps.gate.isOpen(app._id, now))) {
       // Held while the breaker is open: the attempt is given back and tried when its minute is over.
       const held = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
       if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: held.attempts, round: held.round }, BREAKER_OPEN_MS);
-      return 'PENDING';
+      return { status: 'PENDING', reply: null };
     }
     const result = await this.call(app, delivery.event, JSON.parse(delivery.payload) as object, {
       deliveryId: delivery._id,
@@ -183,17 +199,17 @@ export class WebhooksService {
       // Eight calls to this app are in flight: the delivery waits its turn in the queue, its attempt unspent.
       const waiting = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
       if (waiting) await this.deps.enqueue({ deliveryId: delivery._id, attempt: waiting.attempts, round: waiting.round }, 10 + Math.floor(Math.random() * 40));
-      return 'PENDING';
+      return { status: 'PENDING', reply: null };
     }
-    if (result.activity.outcome === 'OK') return this.finishDelivery(claimed, 'DELIVERED');
-    if (!delivery.retry) return this.finishDelivery(claimed, 'FAILED');
+    if (result.activity.outcome === 'OK') return { status: await this.finishDelivery(claimed, 'DELIVERED'), reply: result.reply };
+    if (!delivery.retry) return { status: await this.finishDelivery(claimed, 'FAILED'), reply: null };
     const step = this.deps.retrySchedule[claimed.attempts - 1];
-    if (step === undefined) return this.finishDelivery(claimed, 'GAVE_UP');
+    if (step === undefined) return { status: await this.finishDelivery(claimed, 'GAVE_UP'), reply: null };
     const seconds = result.retryAfterSeconds !== null ? Math.min(Math.max(result.retryAfterSeconds, 1), 86_400) : step * (0.9 + Math.random() * 0.2);
     const delayMs = Math.round(seconds * 1000);
     await repo.deliveries.updateOne({ _id: delivery._id }, { $set: { nextAttemptAt: new Date(now + delayMs) } });
     await this.deps.enqueue({ deliveryId: delivery._id, attempt: claimed.attempts, round: claimed.round }, delayMs);
-    return 'PENDING';
+    return { status: 'PENDING', reply: null };
   }
 
   /** Sends a recorded delivery again with its original delivery id (the app deduplicates on it). */

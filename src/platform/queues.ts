@@ -63,6 +63,8 @@ export const QUEUES = {
   wallets: defineQueue<CleanupJob>({ queue: 'wallets', job: 'reconcile', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   // Calls to apps' webhooks: one attempt per job; the service schedules the next attempt itself.
   webhooks: defineQueue<WebhookJob>({ queue: 'webhooks', job: 'deliver', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 64, jobId: (data) => `${data.deliveryId}-${data.attempt}-${data.round}` }),
+  // In-chat payments: expiry, and payments a crash left between their steps.
+  appPayments: defineQueue<CleanupJob>({ queue: 'app-payments', job: 'sweep-app-payments', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 15_000 }),
   // Health checks of apps used in the last 24 hours (spec, "Limits": every 5 minutes).
   appHealth: defineQueue<CleanupJob>({ queue: 'app-health', job: 'ping-apps', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 300_000 }),
   maintenance: defineQueue<CleanupJob>({ queue: 'maintenance', job: 'cleanup-expired', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),

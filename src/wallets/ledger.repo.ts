@@ -3,13 +3,14 @@ import { isDuplicateKey } from '../platform/mongo.js';
 import type { Currency } from './money.js';
 
 /**
- * One account of the double-entry ledger: a member's wallet, or a system account (`system:<name>:<currency>`:
- * the chain, the house's liquidity, fees). Balances change only by single-document conditional updates
+ * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
+ * what members paid it in chat), or a system account (`system:<name>:<currency>`: the chain, the
+ * house's liquidity, fees). Balances change only by single-document conditional updates
  * that also mark the journal entry as applied here (`pending`), so each step runs once.
  */
 export interface AccountDoc {
   _id: string;
-  kind: 'WALLET' | 'SYSTEM';
+  kind: 'WALLET' | 'APP' | 'SYSTEM';
   currency: Currency;
   /** The owner of a wallet; null for system accounts. */
   userId: string | null;

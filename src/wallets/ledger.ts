@@ -201,6 +201,14 @@ export class Ledger {
     }
   }
 
+  /** An app's balance in a currency (what members paid it), made on first use; never below zero. */
+  async ensureAppAccount(appId: string, currency: Currency): Promise<string> {
+    const id = `app:${appId}:${currency}`;
+    const now = this.deps.clock();
+    await this.deps.repo.ensureAccount({ _id: id, kind: 'APP', currency, userId: null, name: appId, available: toStored(0n), held: toStored(0n), pending: [], overdraft: false, createdAt: now, updatedAt: now });
+    return id;
+  }
+
   /** Makes a system account on first use. */
   async ensureSystemAccount(name: SystemAccount, currency: Currency): Promise<string> {
     const id = systemAccountId(name, currency);

@@ -15,7 +15,7 @@ export interface BooksReport {
   negativeWallets: string[];
   entriesChecked: number;
   /**
-   * Per currency: what members are owed (their wallets and withdrawals on their way out) against what
+   * Per currency: what members and apps are owed (wallets, apps' balances, withdrawals on their way out) against what
    * the service's addresses hold on chain (the hot wallet and the deposit addresses). Null when the
    * chain did not answer.
    */
@@ -114,7 +114,7 @@ export class Reconciler {
       const balance = fromStored(account.available) + fromStored(account.held);
       totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balance);
       balances.set(account._id, balance);
-      if (account.kind === 'WALLET' && fromStored(account.available) < 0n) negativeWallets.push(account._id);
+      if ((account.kind === 'WALLET' || account.kind === 'APP') && fromStored(account.available) < 0n) negativeWallets.push(account._id);
       if (account.pending.length > 0) inFlight.add(account._id);
     }
     // Every account against its lines, summed by the database.
@@ -137,7 +137,7 @@ export class Reconciler {
     for (const currency of CURRENCY_CODES) {
       let owed = 0n;
       const addresses: string[] = [];
-      for await (const account of repo.accounts.find({ currency, $or: [{ kind: 'WALLET' }, { _id: systemAccountId('outgoing', currency) }] }, { projection: { available: 1, held: 1, depositAddress: 1 } })) {
+      for await (const account of repo.accounts.find({ currency, $or: [{ kind: 'WALLET' }, { kind: 'APP' }, { _id: systemAccountId('outgoing', currency) }] }, { projection: { available: 1, held: 1, depositAddress: 1 } })) {
         owed += fromStored(account.available) + fromStored(account.held);
         if (account.depositAddress) addresses.push(account.depositAddress);
       }

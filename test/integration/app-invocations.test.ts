@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { walletWith } from '../helpers/wallets.js';
 import { json, startAppServer, verifyAsAnApp, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 
@@ -36,14 +38,22 @@ type Body = Record<string, unknown> & { command: string | null; flow: string | n
 describe('app invocations: commands, forms, cards and their buttons, sealed answers', () => {
   let t: TestApp;
   let appServer: AppServer;
+  let workers: Workers;
   let reply: (body: Body) => unknown = () => ({ type: 'ack', message: 'ok' });
   const api = httpAs(() => t);
   const sealing = generateKeyPairSync('x25519');
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3' });
-    appServer = await startAppServer((call: ReceivedCall, res) => json(res, reply(JSON.parse(call.raw.toString()) as Body)));
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3' });
+    workers = await startTestWorkers(t);
+    appServer = await startAppServer((call: ReceivedCall, res) => {
+      const answer = reply(JSON.parse(call.raw.toString()) as Body) as { status?: number };
+      // `{status: 500}` stands for an app that fails.
+      if (answer && typeof answer.status === 'number') json(res, { error: 'failing' }, answer.status);
+      else json(res, answer);
+    });
   });
   after(async () => {
+    await workers.close();
     await appServer.close();
     await t.close();
   });
@@ -263,5 +273,81 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     // Removing the app from the room ends the token.
     await api(s.owner, 'DELETE', `/api/rooms/${s.roomId}/apps/${s.appId}`);
     assert.equal((await post(s.roomId, card, `Bearer ${token}`)).statusCode, 401);
+  });
+
+  it('in-chat payments: a payment reply opens a sheet; confirmed, declined and expired, each told to the app with retries', async () => {
+    const s = await setUp({ scopes: ['payments'] });
+    const usdt = await walletWith(t, s.member, 'USDT', 10_000_000n);
+    const eth = await walletWith(t, s.member, 'ETH', 10n ** 18n);
+    let n = 0;
+    let failCompleted = 0;
+    const events: Body[] = [];
+    reply = (body) => {
+      if (String(body.type).startsWith('payment.')) {
+        events.push(body);
+        if (body.type === 'payment.completed' && failCompleted-- > 0) return { status: 500 };
+        return { type: 'ack', message: 'Thanks, your pizza is on its way' };
+      }
+      return { type: 'payment', payment: { amount: '2.5', currency: 'USDT', reference: `order-${++n}`, description: 'Margherita', expiresIn: 600 } };
+    };
+    const ask = async () => {
+      const res = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' });
+      assert.equal(res.json().outcome, 'payment', res.body);
+      return res.json().payment as { id: string; amount: string; currency: string; reference: string; status: string };
+    };
+    const sheet = await ask();
+    assert.deepEqual([sheet.amount, sheet.currency, sheet.reference, sheet.status], ['2.5', 'USDT', 'order-1', 'PENDING']);
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: eth })).json().code, 'APP_PAYMENT_CURRENCY');
+    assert.equal((await api(s.owner, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt })).json().code, 'APP_PAYMENT_NOT_FOUND', 'only the payer');
+
+    const paid = await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt });
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.deepEqual([paid.json().payment.status, paid.json().reply], ['COMPLETED', { outcome: 'ack', card: null, message: 'Thanks, your pizza is on its way', userMessage: null }]);
+    assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '7.5');
+    const appAccount = await t.ctx.repos.ledger.accounts.findOne({ _id: `app:${s.appId}:USDT` });
+    assert.equal(appAccount?.available.toString(), '2500000');
+    const completed = events.at(-1)!;
+    assert.deepEqual(Object.keys(completed).sort(), ['app', 'id', 'payment', 'ts', 'type', 'user']);
+    assert.deepEqual([completed.type, completed.app, completed.user], ['payment.completed', { id: s.appId }, { id: s.ids.member }]);
+    const body = completed.payment as Record<string, unknown>;
+    assert.deepEqual([body.id, body.kind, body.status, body.amount, body.currency, body.reference, body.description, typeof body.createdAt, typeof body.completedAt], [sheet.id, 'charge', 'completed', '2.5', 'USDT', 'order-1', 'Margherita', 'number', 'number']);
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt })).json().code, 'APP_PAYMENT_CLOSED', 'paid once');
+
+    // The app does not answer the first payment.completed: retried with the same delivery id, no reply shown.
+    failCompleted = 1;
+    const second = await ask();
+    const late = await api(s.member, 'POST', `/api/app-payments/${second.id}/confirm`, { walletId: usdt });
+    assert.deepEqual([late.json().payment.status, late.json().reply], ['COMPLETED', null]);
+    const deadline = Date.now() + 5_000;
+    const deliveriesOf = () => appServer.calls.filter((c) => (JSON.parse(c.raw.toString()) as Body).type === 'payment.completed' && ((JSON.parse(c.raw.toString()) as Body).payment as { id: string }).id === second.id);
+    while (deliveriesOf().length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(deliveriesOf().length, 2);
+    assert.equal(deliveriesOf()[0]!.headers['x-service-delivery'], deliveriesOf()[1]!.headers['x-service-delivery']);
+
+    // Declined, and expired: nothing moves; the app is told through the queue.
+    const third = await ask();
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${third.id}/decline`)).json().status, 'DECLINED');
+    const fourth = await ask();
+    t.clock.advance(601_000);
+    try {
+      assert.deepEqual(await t.ctx.services.appPayments.sweep(), { expired: 1, finished: 0 });
+      assert.equal((await api(s.member, 'POST', `/api/app-payments/${fourth.id}/confirm`, { walletId: usdt })).json().code, 'APP_PAYMENT_CLOSED');
+    } finally {
+      t.clock.advance(-601_000);
+    }
+    const told = Date.now() + 5_000;
+    while (!(events.some((e) => e.type === 'payment.declined') && events.some((e) => e.type === 'payment.expired')) && Date.now() < told) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(events.filter((e) => e.type !== 'payment.completed').map((e) => [e.type, (e.payment as { id: string; status: string }).id, (e.payment as { status: string }).status]), [
+      ['payment.declined', third.id, 'declined'],
+      ['payment.expired', fourth.id, 'expired'],
+    ]);
+    assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '5');
+    const books = await t.ctx.services.walletsReconciler.run();
+    assert.deepEqual([books.mismatchedAccounts, books.negativeWallets, books.totals.USDT], [[], [], '0']);
+
+    // Without the payments scope, a payment reply is a contract failure.
+    const noScope = await setUp();
+    reply = () => ({ type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'x', description: 'd', expiresIn: 600 } });
+    assert.equal((await invoke(noScope.member, noScope.appId, { roomId: noScope.roomId, command: 'hello' })).json().outcome, 'failed');
   });
 });

@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import type { WebhooksService } from '../../src/apps/webhooks.service.js';
+import type { AppPaymentsService } from '../../src/apps/payments.service.js';
 import type { WebhookJob } from '../../src/platform/queues.js';
 
 /** Pings every app used in the last 24 hours; two failed checks in a row mark an app DOWN (WebhooksService.ping). */
@@ -10,4 +11,9 @@ export function appHealthProcessor(webhooks: WebhooksService) {
 /** One attempt of a queued webhook delivery; the service schedules any next attempt. */
 export function webhookProcessor(webhooks: WebhooksService) {
   return async (job: Job<WebhookJob>) => webhooks.deliver(job.data);
+}
+
+/** Expires in-chat payments past their time and finishes those a crash interrupted. */
+export function appPaymentsProcessor(payments: AppPaymentsService) {
+  return async () => payments.sweep();
 }

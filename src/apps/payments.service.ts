@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db, Decimal128 } from 'mongodb';
+import { z } from 'zod';
+import type { BiometricService } from '../devices/biometric.service.js';
+import type { Clock } from '../platform/clock.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import type { Principal } from '../platform/principal.js';
+import { InsufficientFunds, type Ledger } from '../wallets/ledger.js';
+import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '../wallets/money.js';
+import { WalletsErrors } from '../wallets/wallets.errors.js';
+import type { WalletsService } from '../wallets/wallets.service.js';
+import { AppsErrors } from './apps.errors.js';
+import { ReplySchema, type Reply } from './cards.js';
+import type { WebhooksService } from './webhooks.service.js';
+
+export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
+
+/** A payment an app asked a member for in chat (a `payment` reply), and what became of it. */
+export interface AppPaymentDoc {
+  _id: string;
+  appId: string;
+  /** The payer, and the id the app knows them by. */
+  userId: string;
+  appUserId: string;
+  invocationId: string;
+  kind: 'charge';
+  /** `<appId>:<reference>`: an app's references are unique. */
+  referenceKey: string;
+  reference: string;
+  description: string;
+  currency: Currency;
+  amount: Decimal128;
+  /** Given back by refunds so far (the payments interface). */
+  refunded: Decimal128;
+  status: AppPaymentStatus;
+  walletId: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+  updatedAt: Date;
+}
+
+export const AppPaymentDtoSchema = z
+  .object({
+    id: z.string(),
+    appId: z.string(),
+    amount: z.string().describe('A decimal string'),
+    currency: z.enum(['ETH', 'USDT']),
+    reference: z.string(),
+    description: z.string(),
+    status: z.enum(['PENDING', 'PAYING', 'COMPLETED', 'DECLINED', 'EXPIRED']),
+    expiresAt: z.string(),
+    createdAt: z.string(),
+    completedAt: z.string().nullable(),
+  })
+  .meta({ id: 'AppPaymentDto' });
+export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
+
+export const AppPaymentConfirmSchema = z
+  .object({
+    walletId: z.string().min(1).max(64),
+    biometric: z.object({ nonce: z.string().min(1).max(128), signature: z.string().min(1).max(512) }).strict().nullish().describe('Required when the device has a biometric key: over BIOMETRIC_CONFIRM_V1|<nonce>|APP_PAYMENT|<paymentId>|<walletId>|<amount>'),
+  })
+  .strict()
+  .meta({ id: 'AppPaymentConfirmRequest' });
+
+export const AppPaymentResultSchema = z
+  .object({
+    payment: AppPaymentDtoSchema,
+    reply: z
+      .object({ outcome: z.enum(['card', 'ack', 'error']), card: z.record(z.string(), z.unknown()).nullable(), message: z.string().nullable(), userMessage: z.string().nullable() })
+      .nullable()
+      .describe('What the app answered payment.completed with, when its first delivery brought an answer in time'),
+  })
+  .meta({ id: 'AppPaymentResult' });
+
+export const paymentSigned = (nonce: string, paymentId: string, walletId: string, amount: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|APP_PAYMENT|${paymentId}|${walletId}|${amount}`;
+
+const seconds = (date: Date | null) => (date === null ? null : Math.floor(date.getTime() / 1000));
+
+/**
+ * In-chat payments (spec, "Webhook replies" and "Payment event body"): an app's `payment` reply opens
+ * a payment sheet for the member; confirming it from a wallet of that currency (with the biometric
+ * confirmation when the device has a key) moves ledger money from the wallet to the app's balance,
+ * once (the entry's key is the payment's id); declining or letting it expire moves nothing. Each end
+ * is sent to the app as a payment event, retried on the schedule with one delivery id; the first
+ * `payment.completed` attempt is made while the payer waits, and its reply (a private card, an ack or
+ * an error) is shown to them.
+ */
+export class AppPaymentsService {
+  readonly payments: Collection<AppPaymentDoc>;
+
+  constructor(
+    db: Db,
+    private readonly deps: {
+      ledger: Ledger;
+      wallets: Pick<WalletsService, 'owned'>;
+      biometric: Pick<BiometricService, 'confirmAction'>;
+      webhooks: Pick<WebhooksService, 'sendNow' | 'enqueue'>;
+      clock: Clock;
+    },
+  ) {
+    this.payments = db.collection<AppPaymentDoc>('app_payments');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.payments.createIndexes([
+      { key: { referenceKey: 1 }, name: 'reference_once', unique: true },
+      { key: { status: 1, expiresAt: 1 }, name: 'open_by_expiry' },
+    ]);
+  }
+
+  present(doc: AppPaymentDoc): AppPaymentView {
+    return {
+      id: doc._id,
+      appId: doc.appId,
+      amount: formatAmount(fromStored(doc.amount), doc.currency),
+      currency: doc.currency,
+      reference: doc.reference,
+      description: doc.description,
+      status: doc.status,
+      expiresAt: doc.expiresAt.toISOString(),
+      createdAt: doc.createdAt.toISOString(),
+      completedAt: doc.completedAt?.toISOString() ?? null,
+    };
+  }
+
+  /** Opens the payment sheet an app's `payment` reply asks for; null when the reply cannot be honoured (an amount out of bounds, a reference used before). */
+  async open(input: { appId: string; userId: string; appUserId: string; invocationId: string; payment: Extract<Reply, { type: 'payment' }>['payment'] }): Promise<AppPaymentDoc | null> {
+    const currency = input.payment.currency;
+    const amount = parseAmount(input.payment.amount, currency);
+    if (amount === null) return null;
+    const now = this.deps.clock();
+    const doc: AppPaymentDoc = {
+      _id: randomUUID(),
+      appId: input.appId,
+      userId: input.userId,
+      appUserId: input.appUserId,
+      invocationId: input.invocationId,
+      kind: 'charge',
+      referenceKey: `${input.appId}:${input.payment.reference}`,
+      reference: input.payment.reference,
+      description: input.payment.description,
+      currency,
+      amount: toStored(amount),
+      refunded: toStored(0n),
+      status: 'PENDING',
+      walletId: null,
+      expiresAt: new Date(now.getTime() + input.payment.expiresIn * 1000),
+      createdAt: now,
+      completedAt: null,
+      updatedAt: now,
+    };
+    try {
+      await this.payments.insertOne(doc);
+    } catch (error) {
+      if (isDuplicateKey(error)) return null;
+      throw error;
+    }
+    return doc;
+  }
+
+  async get(principal: Principal, paymentId: string): Promise<AppPaymentView> {
+    return this.present(await this.payersOwn(principal, paymentId));
+  }
+
+  private async payersOwn(principal: Principal, paymentId: string): Promise<AppPaymentDoc> {
+    const doc = await this.payments.findOne({ _id: paymentId });
+    if (!doc || doc.userId !== principal.userId) throw AppsErrors.APP_PAYMENT_NOT_FOUND();
+    return doc;
+  }
+
+  async confirm(principal: Principal, paymentId: string, input: z.infer<typeof AppPaymentConfirmSchema>): Promise<z.infer<typeof AppPaymentResultSchema>> {
+    const doc = await this.payersOwn(principal, paymentId);
+    const now = this.deps.clock();
+    if (doc.status !== 'PENDING' || doc.expiresAt <= now) throw AppsErrors.APP_PAYMENT_CLOSED();
+    const wallet = await this.deps.wallets.owned(principal, input.walletId);
+    if (wallet.currency !== doc.currency) throw AppsErrors.APP_PAYMENT_CURRENCY();
+    const amount = fromStored(doc.amount);
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => paymentSigned(nonce, paymentId, input.walletId, formatAmount(amount, doc.currency)));
+    if (fromStored(wallet.available) < amount) throw WalletsErrors.INSUFFICIENT_FUNDS();
+
+    // Claimed first (so a decline or the expiry cannot slip in), then the money moves once, by the payment's key.
+    const claimed = await this.payments.findOneAndUpdate({ _id: paymentId, status: 'PENDING', expiresAt: { $gt: now } }, { $set: { status: 'PAYING', walletId: wallet._id, updatedAt: now } }, { returnDocument: 'after' });
+    if (!claimed) throw AppsErrors.APP_PAYMENT_CLOSED();
+    try {
+      await this.move(claimed);
+    } catch (error) {
+      if (!(error instanceof InsufficientFunds)) throw error;
+      await this.payments.updateOne({ _id: paymentId, status: 'PAYING' }, { $set: { status: 'PENDING', walletId: null, updatedAt: this.deps.clock() } });
+      throw WalletsErrors.INSUFFICIENT_FUNDS();
+    }
+    const completed = await this.complete(claimed);
+    const { reply } = await this.deps.webhooks.sendNow(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true });
+    return { payment: this.present(completed), reply: this.shownReply(reply) };
+  }
+
+  async decline(principal: Principal, paymentId: string): Promise<AppPaymentView> {
+    await this.payersOwn(principal, paymentId);
+    const now = this.deps.clock();
+    const declined = await this.payments.findOneAndUpdate({ _id: paymentId, status: 'PENDING', expiresAt: { $gt: now } }, { $set: { status: 'DECLINED', updatedAt: now } }, { returnDocument: 'after' });
+    if (!declined) throw AppsErrors.APP_PAYMENT_CLOSED();
+    await this.deps.webhooks.enqueue(declined.appId, 'payment.declined', this.eventBody(declined, 'payment.declined'), { retry: true });
+    return this.present(declined);
+  }
+
+  /**
+   * The scheduled sweep: open payments past their time expire (the app is told); a payment a crash left
+   * PAYING for a minute is finished from its ledger entry (completed if the money moved, open again if not).
+   */
+  async sweep(): Promise<{ expired: number; finished: number }> {
+    const now = this.deps.clock();
+    let expired = 0;
+    for (const doc of await this.payments.find({ status: 'PENDING', expiresAt: { $lte: now } }).limit(500).toArray()) {
+      const done = await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PENDING' }, { $set: { status: 'EXPIRED', updatedAt: now } }, { returnDocument: 'after' });
+      if (!done) continue;
+      await this.deps.webhooks.enqueue(done.appId, 'payment.expired', this.eventBody(done, 'payment.expired'), { retry: true });
+      expired++;
+    }
+    let finished = 0;
+    for (const doc of await this.payments.find({ status: 'PAYING', updatedAt: { $lt: new Date(now.getTime() - 60_000) } }).limit(500).toArray()) {
+      const entry = await this.deps.ledger.entry(`app-payment:${doc._id}`);
+      if (entry?.state === 'DONE') {
+        const completed = await this.complete(doc);
+        await this.deps.webhooks.enqueue(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true });
+      } else if (!entry || entry.state === 'FAILED') {
+        await this.payments.updateOne({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'PENDING', walletId: null, updatedAt: now } });
+      }
+      finished++;
+    }
+    return { expired, finished };
+  }
+
+  private async move(doc: AppPaymentDoc): Promise<void> {
+    const { ledger } = this.deps;
+    const appAccount = await ledger.ensureAppAccount(doc.appId, doc.currency);
+    await ledger.post({
+      id: `app-payment:${doc._id}`,
+      kind: 'PAYMENT',
+      currency: doc.currency,
+      amount: fromStored(doc.amount),
+      debit: doc.walletId!,
+      credit: appAccount,
+      fingerprint: doc._id,
+      memo: { userId: doc.userId, note: `${doc.reference}: ${doc.description}` },
+    });
+  }
+
+  private async complete(doc: AppPaymentDoc): Promise<AppPaymentDoc> {
+    const now = this.deps.clock();
+    return (await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'COMPLETED', completedAt: now, updatedAt: now } }, { returnDocument: 'after' })) ?? (await this.payments.findOne({ _id: doc._id }))!;
+  }
+
+  /** The spec's payment event body. */
+  eventBody(doc: AppPaymentDoc, type: 'payment.completed' | 'payment.declined' | 'payment.expired') {
+    return {
+      type,
+      id: randomUUID(),
+      ts: Math.floor(this.deps.clock().getTime() / 1000),
+      app: { id: doc.appId },
+      payment: {
+        id: doc._id,
+        kind: doc.kind,
+        status: doc.status.toLowerCase(),
+        amount: formatAmount(fromStored(doc.amount), doc.currency),
+        currency: doc.currency,
+        reference: doc.reference,
+        description: doc.description,
+        createdAt: seconds(doc.createdAt),
+        completedAt: seconds(doc.completedAt),
+      },
+      user: { id: doc.appUserId },
+    };
+  }
+
+  /** A reply to payment.completed the payer is shown: a private card, an ack or an error; anything else is not shown. */
+  private shownReply(reply: unknown): z.infer<typeof AppPaymentResultSchema>['reply'] {
+    const parsed = ReplySchema.safeParse(reply);
+    if (!parsed.success) return null;
+    const answer = parsed.data;
+    if (answer.type === 'card') return { outcome: 'card', card: answer.card, message: null, userMessage: null };
+    if (answer.type === 'ack') return { outcome: 'ack', card: null, message: answer.message, userMessage: null };
+    if (answer.type === 'error') return { outcome: 'error', card: null, message: null, userMessage: answer.userMessage };
+    return null;
+  }
+}
