@@ -28,7 +28,7 @@ import { avatarFileRoutes, avatarRoutes } from './routes/avatar.routes.js';
 import { chatStatusRoutes } from './routes/chat-status.routes.js';
 import { walletsRoutes } from './routes/wallets.routes.js';
 import { e2eeRoutes } from './routes/e2ee.routes.js';
-import { appKeysRoutes, appsRoutes, botApiRoutes } from './routes/apps.routes.js';
+import { appApiRoutes, appKeysRoutes, appsRoutes, botApiRoutes } from './routes/apps.routes.js';
 import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -127,7 +127,7 @@ export async function buildApp({ services, config, logger }: { services: Service
         version: '1.0.99',
         description: 'The member-facing REST interface. Every error answer is an ErrorResponse.',
       },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, paymentsKey: { type: 'http', scheme: 'bearer', bearerFormat: 'bpk_…' } } },
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => finishDocument(jsonSchemaTransformObject(input)),
@@ -139,6 +139,7 @@ export async function buildApp({ services, config, logger }: { services: Service
   await app.register(avatarFileRoutes, routeOptions);
   await app.register(appKeysRoutes, routeOptions);
   await app.register(botApiRoutes, routeOptions);
+  await app.register(appApiRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
     await authed.register(sessionRoutes, routeOptions);

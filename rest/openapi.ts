@@ -190,3 +190,14 @@ export function finishDocument<T>(input: T): T {
   document.components.schemas = schemas;
   return document as T;
 }
+
+/**
+ * One of the served documents: the paths `select` keeps, under its own title. Every route goes into
+ * one generated document; `/api` and the versioned payments interface are served apart from it.
+ */
+export function documentOf<T>(full: T, select: (path: string) => boolean, info: { title: string; version: string; description: string }): T {
+  const document = structuredClone(full) as Document & { info?: unknown };
+  document.paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => select(path)));
+  document.info = info;
+  return document as T;
+}

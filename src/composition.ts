@@ -84,6 +84,7 @@ async function composeAreas(p: Platform) {
       appInvocations: apps.invocations,
       bot: apps.bot,
       appPayments: apps.payments,
+      appApi: apps.appApi,
       wallets: wallets.wallets,
       walletTransfers: wallets.transfers,
       withdrawals: wallets.withdrawals,

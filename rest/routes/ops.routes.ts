@@ -3,6 +3,13 @@ import type { Registry } from 'prom-client';
 import type { RouteOptions } from '../app.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { sendError } from '../error-handler.js';
+import { documentOf } from '../openapi.js';
+
+/** Made once, on first use. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -21,5 +28,15 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
     return metrics.metrics();
   });
 
-  app.get('/v3/api-docs/api-traffic', { schema: { hide: true } }, async () => app.swagger());
+  const full = () => app.swagger();
+  const api = once(() => documentOf(full(), (path) => !path.startsWith('/app-api/'), full().info as { title: string; version: string; description: string }));
+  const appApi = once(() =>
+    documentOf(full(), (path) => path.startsWith('/app-api/v1/'), {
+      title: 'Chat platform /app-api/v1',
+      version: '1.0.0',
+      description: 'The payments interface for apps\' servers, with a payments key (Authorization: Bearer bpk_…). Every error answer is an ErrorResponse.',
+    }),
+  );
+  app.get('/v3/api-docs/api-traffic', { schema: { hide: true } }, async () => api());
+  app.get('/v3/api-docs/app-api', { schema: { hide: true } }, async () => appApi());
 };

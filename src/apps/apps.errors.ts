@@ -21,5 +21,13 @@ export const AppsErrors = defineErrors('apps', {
   APP_PAYMENT_NOT_FOUND: { status: 400, message: 'No such payment of yours' },
   APP_PAYMENT_CLOSED: { status: 400, message: 'This payment is no longer open (paid, declined or expired)' },
   APP_PAYMENT_CURRENCY: { status: 400, message: 'Pay from a wallet in the payment\'s currency' },
+  PAYMENT_KEY_INVALID: { status: 401, message: 'A valid payments key (Authorization: Bearer bpk_…) is required' },
+  PAYMENT_NOT_REFUNDABLE: { status: 400, message: 'Only a completed payment can be refunded' },
+  REFUND_EXCEEDS_PAYMENT: { status: 400, message: 'Refunds together may not exceed what was paid' },
+  APP_BALANCE_SHORT: { status: 400, message: 'The app\'s balance is too low' },
+  AMOUNT_INVALID_FOR_APP: { status: 400, message: 'The amount is not a positive decimal with at most as many fraction digits as the currency has' },
+  APP_MEMBER_NOT_FOUND: { status: 400, message: 'No member has this id for this app' },
+  APP_MEMBER_HAS_NO_WALLET: { status: 400, message: 'The member has no wallet in this currency' },
+  APP_IDEMPOTENCY_KEY_REUSED: { status: 400, message: 'This idempotency key was used for another request' },
   APP_NOT_IN_ROOM: { status: 400, message: 'The app was not added to this room' },
 });

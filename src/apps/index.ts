@@ -10,6 +10,7 @@ import { AppSigner } from './signing.js';
 import { InvocationsService } from './invocations.service.js';
 import { BotService } from './bot.service.js';
 import { AppPaymentsService } from './payments.service.js';
+import { AppApiService } from './app-api.service.js';
 import type { WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/biometric.service.js';
 import { Ledger } from '../wallets/ledger.js';
@@ -37,8 +38,9 @@ export function appsArea(
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
   const installs = new InstallsService(p.db, { repo, clock: p.clock });
+  const ledger = new Ledger({ repo: deps.wallets.repos.ledger, clock: p.clock, logger: p.logger });
   const payments = new AppPaymentsService(p.db, {
-    ledger: new Ledger({ repo: deps.wallets.repos.ledger, clock: p.clock, logger: p.logger }),
+    ledger,
     wallets: deps.wallets.wallets,
     biometric: deps.biometric,
     webhooks,
@@ -68,6 +70,15 @@ export function appsArea(
       if (!hit.allowed) throw AppsErrors.TOO_MANY_BOT_CARDS({ retryAfter: hit.retryAfter });
     },
   });
-  return { repos: { apps: repo, appInstalls: installs, appPayments: payments }, apps, webhooks, installs, invocations, bot, payments, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  const appApi = new AppApiService(p.db, {
+    apps,
+    payments,
+    installs,
+    wallets: deps.wallets.wallets,
+    ledger,
+    accountOf: (accountId) => deps.wallets.repos.ledger.accounts.findOne({ _id: accountId }, { projection: { available: 1 } }),
+    clock: p.clock,
+  });
+  return { repos: { apps: repo, appInstalls: installs, appPayments: payments }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;

@@ -32,6 +32,8 @@ export interface AppPaymentDoc {
   amount: Decimal128;
   /** Given back by refunds so far (the payments interface). */
   refunded: Decimal128;
+  /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
+  refundable?: Decimal128;
   status: AppPaymentStatus;
   walletId: string | null;
   expiresAt: Date;
@@ -248,7 +250,10 @@ export class AppPaymentsService {
 
   private async complete(doc: AppPaymentDoc): Promise<AppPaymentDoc> {
     const now = this.deps.clock();
-    return (await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'COMPLETED', completedAt: now, updatedAt: now } }, { returnDocument: 'after' })) ?? (await this.payments.findOne({ _id: doc._id }))!;
+    return (
+      (await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'COMPLETED', completedAt: now, refundable: doc.amount, updatedAt: now } }, { returnDocument: 'after' })) ??
+      (await this.payments.findOne({ _id: doc._id }))!
+    );
   }
 
   /** The spec's payment event body. */

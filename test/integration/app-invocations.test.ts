@@ -350,4 +350,61 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     reply = () => ({ type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'x', description: 'd', expiresIn: 600 } });
     assert.equal((await invoke(noScope.member, noScope.appId, { roomId: noScope.roomId, command: 'hello' })).json().outcome, 'failed');
   });
+
+  it('the payments interface: look-ups, refunds never past the payment, payouts from the balance, each idempotent by key', async () => {
+    const s = await setUp({ scopes: ['payments'] });
+    const usdt = await walletWith(t, s.member, 'USDT', 10_000_000n);
+    let n = 0;
+    reply = (body) => (String(body.type).startsWith('payment.') ? { type: 'ack', message: 'ok' } : { type: 'payment', payment: { amount: '4', currency: 'USDT', reference: `ref-${++n}`, description: 'Pizza', expiresIn: 600 } });
+    const pay = async () => {
+      const sheet = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json().payment as { id: string };
+      assert.equal((await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt })).json().payment.status, 'COMPLETED');
+      return sheet.id;
+    };
+    const [first, second] = [await pay(), await pay()];
+    const key = (await api(s.owner, 'POST', `/api/apps/${s.appId}/payment-keys`)).json().token as string;
+    const call = (method: 'GET' | 'POST', url: string, body?: object, idempotencyKey?: string, token = key) =>
+      t.app.inject({ method, url, headers: { authorization: `Bearer ${token}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) }, ...(body ? { payload: body } : {}) });
+
+    const looked = (await call('GET', `/app-api/v1/payments/${first}`)).json();
+    assert.deepEqual([looked.id, looked.status, looked.amount, looked.refunded, looked.reference, looked.userId], [first, 'completed', '4', '0', 'ref-1', s.ids.member]);
+    assert.equal((await call('GET', '/app-api/v1/payments?reference=ref-2')).json().id, second);
+    assert.equal((await call('GET', `/app-api/v1/payments/${first}`, undefined, undefined, 'bpk_nope')).statusCode, 401);
+    const otherApp = await setUp();
+    const otherKey = (await api(otherApp.owner, 'POST', `/api/apps/${otherApp.appId}/payment-keys`)).json().token as string;
+    assert.equal((await call('GET', `/app-api/v1/payments/${first}`, undefined, undefined, otherKey)).json().code, 'APP_PAYMENT_NOT_FOUND', 'another app\'s payment');
+
+    const refund = (amount: string | undefined, idempotencyKey: string, paymentId = first) => call('POST', `/app-api/v1/payments/${paymentId}/refunds`, amount === undefined ? {} : { amount }, idempotencyKey);
+    const partial = await refund('1.5', 'refund-key-1');
+    assert.deepEqual([partial.statusCode, partial.json().status, partial.json().amount], [200, 'DONE', '1.5'], partial.body);
+    assert.deepEqual((await refund('1.5', 'refund-key-1')).json(), partial.json(), 'the same key returns the first result');
+    assert.equal((await refund('2', 'refund-key-1')).json().code, 'APP_IDEMPOTENCY_KEY_REUSED');
+    assert.equal((await refund('2.500001', 'refund-key-2')).json().code, 'REFUND_EXCEEDS_PAYMENT');
+    assert.equal((await refund(undefined, 'refund-key-3')).json().amount, '2.5', 'the rest');
+    assert.equal((await refund('0.000001', 'refund-key-4')).json().code, 'REFUND_EXCEEDS_PAYMENT');
+    assert.equal((await call('POST', `/app-api/v1/payments/${first}/refunds`, {})).statusCode, 400, 'the key is required');
+    assert.equal((await call('GET', `/app-api/v1/payments/${first}`)).json().refunded, '4');
+    assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '6');
+
+    // Payouts from the balance (8 paid, 4 refunded).
+    const payout = (amount: string, idempotencyKey: string, userId = s.ids.member) => call('POST', '/app-api/v1/payouts', { userId, amount, currency: 'USDT' }, idempotencyKey);
+    assert.equal((await payout('1', 'payout-key-1')).json().status, 'DONE');
+    assert.equal((await payout('1', 'payout-key-1')).json().status, 'DONE', 'paid once');
+    assert.equal((await payout('3.000001', 'payout-key-2')).json().code, 'APP_BALANCE_SHORT');
+    assert.equal((await payout('1', 'payout-key-3', 'u_nobody')).json().code, 'APP_MEMBER_NOT_FOUND');
+    assert.deepEqual((await call('GET', '/app-api/v1/balance')).json().balances, [{ currency: 'ETH', available: '0' }, { currency: 'USDT', available: '3' }]);
+    assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '7');
+    // A refund the app's balance cannot cover is refused and takes nothing from what is left to refund.
+    assert.equal((await payout('3', 'payout-key-4')).json().status, 'DONE');
+    assert.equal((await refund('1', 'refund-key-5', second)).json().code, 'APP_BALANCE_SHORT');
+    assert.equal((await call('GET', `/app-api/v1/payments/${second}`)).json().refunded, '0');
+    const books = await t.ctx.services.walletsReconciler.run();
+    assert.deepEqual([books.mismatchedAccounts, books.negativeWallets, books.totals.USDT], [[], [], '0']);
+
+    // Its own OpenAPI document, apart from /api's.
+    const appApiDoc = (await t.app.inject({ url: '/v3/api-docs/app-api' })).json() as { paths: Record<string, unknown>; info: { title: string } };
+    assert.ok(Object.keys(appApiDoc.paths).length === 5 && Object.keys(appApiDoc.paths).every((path) => path.startsWith('/app-api/v1/')));
+    const apiDoc = (await t.app.inject({ url: '/v3/api-docs/api-traffic' })).json() as { paths: Record<string, unknown> };
+    assert.ok(!Object.keys(apiDoc.paths).some((path) => path.startsWith('/app-api')));
+  });
 });

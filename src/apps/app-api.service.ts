@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import type { Collection, Db, Decimal128 } from 'mongodb';
+import { z } from 'zod';
+import type { Clock } from '../platform/clock.js';
+import { isDuplicateKey } from '../platform/mongo.js';
+import { InsufficientFunds, type Ledger } from '../wallets/ledger.js';
+import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '../wallets/money.js';
+import type { WalletsService } from '../wallets/wallets.service.js';
+import { AppsErrors } from './apps.errors.js';
+import type { CredentialDoc } from './apps.repo.js';
+import type { AppsService } from './apps.service.js';
+import type { InstallsService } from './installs.service.js';
+import type { AppPaymentsService, AppPaymentDoc } from './payments.service.js';
+
+/** A refund or a payout the app asked for, under its idempotency key (`_id` `<appId>:<kind>:<key>`). */
+interface MoneyRequestDoc {
+  _id: string;
+  appId: string;
+  kind: 'REFUND' | 'PAYOUT';
+  /** What the request asked: a repeat of the key must ask the same. */
+  fingerprint: string;
+  paymentId: string | null;
+  userId: string | null;
+  appUserId: string | null;
+  walletId: string;
+  currency: Currency;
+  amount: Decimal128;
+  status: 'PENDING' | 'DONE' | 'FAILED';
+  failure: string | null;
+  /** A refund's amount was taken from what is left to refund (so a retry does not take it again). */
+  taken: boolean;
+  createdAt: Date;
+}
+
+export const IdempotencyKeyHeader = z.string().min(8).max(128).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -');
+export const RefundRequestSchema = z.object({ amount: z.string().max(40).optional().describe('A decimal string; the whole remaining amount when absent') }).strict().meta({ id: 'RefundRequest' });
+export const PayoutRequestSchema = z
+  .object({ userId: z.string().min(1).max(64).describe('The member, by the id this app knows them by'), amount: z.string().max(40), currency: z.enum(['ETH', 'USDT']) })
+  .strict()
+  .meta({ id: 'PayoutRequest' });
+export const MoneyResultSchema = z
+  .object({ id: z.string().describe('The idempotency key'), kind: z.enum(['REFUND', 'PAYOUT']), paymentId: z.string().nullable(), userId: z.string().nullable(), amount: z.string(), currency: z.enum(['ETH', 'USDT']), status: z.enum(['DONE', 'FAILED', 'PENDING']), createdAt: z.string() })
+  .meta({ id: 'MoneyMovementDto' });
+export const AppApiPaymentSchema = z
+  .object({
+    id: z.string(),
+    kind: z.literal('charge'),
+    status: z.string(),
+    amount: z.string(),
+    refunded: z.string(),
+    currency: z.enum(['ETH', 'USDT']),
+    reference: z.string(),
+    description: z.string(),
+    userId: z.string().describe('The payer, by the id this app knows them by'),
+    createdAt: z.number().int().describe('Seconds since 1970'),
+    completedAt: z.number().int().nullable(),
+  })
+  .meta({ id: 'AppApiPayment' });
+export const BalanceSchema = z.object({ balances: z.array(z.object({ currency: z.enum(['ETH', 'USDT']), available: z.string() })) }).meta({ id: 'AppBalance' });
+
+const fingerprintOf = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+
+/**
+ * The payments interface (`/app-api/v1`, a payments key `bpk_…`): an app looks up its payments,
+ * refunds one fully or in part, and pays members out of its balance. Every movement is idempotent by
+ * the app's key (a repeat returns the first result; the same key with other fields is refused) and is
+ * one ledger entry under that key, so a retry after a lost answer finishes what was started and never
+ * moves money twice. A refund first takes its amount from what is left to refund, by a conditional
+ * update, so refunds together never exceed the payment.
+ */
+export class AppApiService {
+  readonly requests: Collection<MoneyRequestDoc>;
+
+  constructor(
+    db: Db,
+    private readonly deps: {
+      apps: Pick<AppsService, 'verifyCredential'>;
+      payments: AppPaymentsService;
+      installs: InstallsService;
+      wallets: Pick<WalletsService, 'primaryWallet'>;
+      ledger: Ledger;
+      /** The app's balance account in a currency, when it has one. */
+      accountOf: (accountId: string) => Promise<{ available: Decimal128 } | null>;
+      clock: Clock;
+    },
+  ) {
+    this.requests = db.collection<MoneyRequestDoc>('app_money_requests');
+  }
+
+  /** The app a presented `bpk_…` key stands for, or 401. */
+  async authenticate(authorization: string | undefined): Promise<CredentialDoc> {
+    const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
+    const credential = presented ? await this.deps.apps.verifyCredential(presented, 'PAYMENT_KEY') : null;
+    if (!credential) throw AppsErrors.PAYMENT_KEY_INVALID();
+    return credential;
+  }
+
+  private present(doc: AppPaymentDoc) {
+    const seconds = (date: Date | null) => (date === null ? null : Math.floor(date.getTime() / 1000));
+    const amount = fromStored(doc.amount);
+    const refundable = fromStored(doc.refundable ?? doc.amount);
+    return {
+      id: doc._id,
+      kind: doc.kind,
+      status: doc.status.toLowerCase(),
+      amount: formatAmount(amount, doc.currency),
+      refunded: formatAmount(doc.status === 'COMPLETED' ? amount - refundable : 0n, doc.currency),
+      currency: doc.currency,
+      reference: doc.reference,
+      description: doc.description,
+      userId: doc.appUserId,
+      createdAt: seconds(doc.createdAt)!,
+      completedAt: seconds(doc.completedAt),
+    };
+  }
+
+  async payment(appId: string, lookup: { paymentId?: string; reference?: string }) {
+    const doc = lookup.paymentId ? await this.deps.payments.payments.findOne({ _id: lookup.paymentId, appId }) : await this.deps.payments.payments.findOne({ referenceKey: `${appId}:${lookup.reference}` });
+    if (!doc) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
+    return this.present(doc);
+  }
+
+  async balance(appId: string) {
+    const accounts = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, account: await this.deps.accountOf(`app:${appId}:${currency}`) })));
+    return { balances: accounts.map(({ currency, account }) => ({ currency, available: formatAmount(account ? fromStored(account.available) : 0n, currency) })) };
+  }
+
+  async refund(appId: string, paymentId: string, key: string, input: z.infer<typeof RefundRequestSchema>) {
+    const payment = await this.deps.payments.payments.findOne({ _id: paymentId, appId });
+    if (!payment) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
+    if (payment.status !== 'COMPLETED' || !payment.walletId) throw AppsErrors.PAYMENT_NOT_REFUNDABLE();
+    const remaining = fromStored(payment.refundable ?? payment.amount);
+    const amount = input.amount === undefined ? remaining : parseAmount(input.amount, payment.currency);
+    if (amount === null || amount <= 0n) throw AppsErrors.AMOUNT_INVALID_FOR_APP();
+    const doc = await this.begin({ _id: `${appId}:REFUND:${key}`, appId, kind: 'REFUND', fingerprint: fingerprintOf(paymentId, input.amount ?? 'all'), paymentId, userId: payment.userId, appUserId: payment.appUserId, walletId: payment.walletId, currency: payment.currency, amount: toStored(amount) });
+    if (doc.status !== 'PENDING') return this.result(doc);
+    if (!doc.taken) {
+      // What is left to refund goes down first, conditionally: refunds together never pass the payment.
+      const taken = await this.deps.payments.payments.updateOne({ _id: paymentId, refundable: { $gte: toStored(amount) } }, { $inc: { refundable: toStored(-amount) } });
+      if (taken.modifiedCount !== 1) return this.fail(doc, 'REFUND_EXCEEDS_PAYMENT');
+      await this.requests.updateOne({ _id: doc._id }, { $set: { taken: true } });
+    }
+    return this.move(doc, `app-refund:${doc._id}`, async () => {
+      await this.deps.payments.payments.updateOne({ _id: paymentId }, { $inc: { refundable: toStored(amount) } });
+    });
+  }
+
+  async payout(appId: string, key: string, input: z.infer<typeof PayoutRequestSchema>) {
+    const currency = input.currency;
+    const amount = parseAmount(input.amount, currency);
+    if (amount === null || amount <= 0n) throw AppsErrors.AMOUNT_INVALID_FOR_APP();
+    const identity = await this.deps.installs.identities.findOne({ _id: input.userId, appId, tester: false, activeKey: { $exists: true } });
+    if (!identity) throw AppsErrors.APP_MEMBER_NOT_FOUND();
+    const wallet = await this.deps.wallets.primaryWallet(identity.userId, currency);
+    if (!wallet) throw AppsErrors.APP_MEMBER_HAS_NO_WALLET();
+    const doc = await this.begin({ _id: `${appId}:PAYOUT:${key}`, appId, kind: 'PAYOUT', fingerprint: fingerprintOf(input.userId, input.amount, currency), paymentId: null, userId: identity.userId, appUserId: input.userId, walletId: wallet._id, currency, amount: toStored(amount) });
+    if (doc.status !== 'PENDING') return this.result(doc);
+    return this.move(doc, `app-payout:${doc._id}`, async () => undefined);
+  }
+
+  /** Records the request under its key, or finds the one recorded before (400 when it asked something else). */
+  private async begin(fields: Omit<MoneyRequestDoc, 'status' | 'failure' | 'taken' | 'createdAt'>): Promise<MoneyRequestDoc> {
+    const doc: MoneyRequestDoc = { ...fields, status: 'PENDING', failure: null, taken: false, createdAt: this.deps.clock() };
+    try {
+      await this.requests.insertOne(doc);
+      return doc;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const earlier = (await this.requests.findOne({ _id: doc._id }))!;
+      if (earlier.fingerprint !== doc.fingerprint) throw AppsErrors.APP_IDEMPOTENCY_KEY_REUSED();
+      return earlier;
+    }
+  }
+
+  /** One ledger entry from the app's balance to the member's wallet, under the request's key; `giveBack` when the balance is short. */
+  private async move(doc: MoneyRequestDoc, entryId: string, giveBack: () => Promise<void>) {
+    const { ledger } = this.deps;
+    const appAccount = await ledger.ensureAppAccount(doc.appId, doc.currency);
+    try {
+      await ledger.post({ id: entryId, kind: 'PAYMENT', currency: doc.currency, amount: fromStored(doc.amount), debit: appAccount, credit: doc.walletId, fingerprint: doc._id, memo: { userId: doc.userId ?? undefined, note: doc.kind === 'REFUND' ? `refund of ${doc.paymentId}` : 'payout' } });
+    } catch (error) {
+      if (!(error instanceof InsufficientFunds)) throw error;
+      await giveBack();
+      return this.fail(doc, 'APP_BALANCE_SHORT');
+    }
+    const done = (await this.requests.findOneAndUpdate({ _id: doc._id }, { $set: { status: 'DONE', failure: null } }, { returnDocument: 'after' }))!;
+    return this.result(done);
+  }
+
+  private async fail(doc: MoneyRequestDoc, failure: 'REFUND_EXCEEDS_PAYMENT' | 'APP_BALANCE_SHORT'): Promise<never> {
+    await this.requests.updateOne({ _id: doc._id }, { $set: { status: 'FAILED', failure } });
+    throw failure === 'REFUND_EXCEEDS_PAYMENT' ? AppsErrors.REFUND_EXCEEDS_PAYMENT() : AppsErrors.APP_BALANCE_SHORT();
+  }
+
+  private result(doc: MoneyRequestDoc) {
+    if (doc.status === 'FAILED') throw doc.failure === 'REFUND_EXCEEDS_PAYMENT' ? AppsErrors.REFUND_EXCEEDS_PAYMENT() : AppsErrors.APP_BALANCE_SHORT();
+    const key = doc._id.split(':').slice(2).join(':');
+    return { id: key, kind: doc.kind, paymentId: doc.paymentId, userId: doc.appUserId, amount: formatAmount(fromStored(doc.amount), doc.currency), currency: doc.currency, status: doc.status, createdAt: doc.createdAt.toISOString() };
+  }
+}
