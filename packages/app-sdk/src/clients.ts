@@ -1,0 +1,92 @@
+import type { Card } from './types.js';
+
+/** An error answer of the service's interfaces: its status and ErrorResponse code. */
+export class ServiceApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServiceApiError';
+  }
+}
+
+async function call<T>(baseUrl: string, credential: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(new URL(path, baseUrl), {
+    method,
+    headers: { authorization: `Bearer ${credential}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  const parsed = text ? (JSON.parse(text) as unknown) : null;
+  if (!res.ok) {
+    const error = parsed as { code?: string; message?: string } | null;
+    throw new ServiceApiError(res.status, error?.code ?? 'UNKNOWN', error?.message ?? res.statusText);
+  }
+  return parsed as T;
+}
+
+/** The bot interface (`/bot-api/v1`) with a room bot token (`bbt_…`). */
+export class BotClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  postCard(roomId: string, card: Card): Promise<{ messageId: string; roomId: string; createdAt: string }> {
+    return call(this.baseUrl, this.token, 'POST', `/bot-api/v1/rooms/${encodeURIComponent(roomId)}/cards`, card);
+  }
+}
+
+export interface Payment {
+  id: string;
+  kind: string;
+  status: string;
+  amount: string;
+  refunded: string;
+  currency: 'ETH' | 'USDT';
+  reference: string;
+  description: string;
+  userId: string;
+  createdAt: number;
+  completedAt: number | null;
+}
+export interface MoneyMovement {
+  id: string;
+  kind: 'REFUND' | 'PAYOUT';
+  paymentId: string | null;
+  userId: string | null;
+  amount: string;
+  currency: 'ETH' | 'USDT';
+  status: 'DONE' | 'FAILED' | 'PENDING';
+  createdAt: string;
+}
+
+/** The payments interface (`/app-api/v1`) with a payments key (`bpk_…`). Refunds and payouts take an idempotency key: retry with the same one. */
+export class PaymentsClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly key: string,
+  ) {}
+
+  payment(paymentId: string): Promise<Payment> {
+    return call(this.baseUrl, this.key, 'GET', `/app-api/v1/payments/${encodeURIComponent(paymentId)}`);
+  }
+
+  paymentByReference(reference: string): Promise<Payment> {
+    return call(this.baseUrl, this.key, 'GET', `/app-api/v1/payments?reference=${encodeURIComponent(reference)}`);
+  }
+
+  balance(): Promise<{ balances: { currency: 'ETH' | 'USDT'; available: string }[] }> {
+    return call(this.baseUrl, this.key, 'GET', '/app-api/v1/balance');
+  }
+
+  refund(paymentId: string, input: { amount?: string; idempotencyKey: string }): Promise<MoneyMovement> {
+    return call(this.baseUrl, this.key, 'POST', `/app-api/v1/payments/${encodeURIComponent(paymentId)}/refunds`, input.amount === undefined ? {} : { amount: input.amount }, { 'idempotency-key': input.idempotencyKey });
+  }
+
+  payout(input: { userId: string; amount: string; currency: 'ETH' | 'USDT'; idempotencyKey: string }): Promise<MoneyMovement> {
+    return call(this.baseUrl, this.key, 'POST', '/app-api/v1/payouts', { userId: input.userId, amount: input.amount, currency: input.currency }, { 'idempotency-key': input.idempotencyKey });
+  }
+}

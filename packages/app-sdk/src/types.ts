@@ -1,0 +1,66 @@
+/** What the service sends to an app's webhook, and what the app may answer (the interface specification's records). */
+
+export type Scope = 'payments' | 'conversation.ref' | 'user.name' | 'user.language' | 'user.location';
+
+export interface InvocationBody {
+  type: 'invocation';
+  /** The invocation id: the same on every step of one form. */
+  id: string;
+  ts: number;
+  app: { id: string; version: string; manifestHash: string };
+  command: string | null;
+  flow: string | null;
+  step: string | null;
+  values: Record<string, unknown> | null;
+  sealed: { alg: 'x25519-hkdf-sha256-aes256gcm/v1'; value: string } | null;
+  payload: Record<string, unknown> | null;
+  action: { id: string; payload: Record<string, unknown> } | null;
+  user: { id: string; name?: string | null; language?: string | null; location?: unknown };
+  conversation: { roomType: string; ref?: string } | null;
+}
+
+export interface PingBody {
+  type: 'ping';
+  ts: number;
+}
+
+export interface PaymentEventBody {
+  type: 'payment.completed' | 'payment.declined' | 'payment.expired';
+  id: string;
+  ts: number;
+  app: { id: string };
+  payment: { id: string; kind: string; status: string; amount: string; currency: string; reference: string; description: string; createdAt: number; completedAt: number | null };
+  user: { id: string };
+}
+
+export type WebhookBody = InvocationBody | PingBody | PaymentEventBody;
+
+export type Button = { id: string; label: string; style?: 'primary' | 'danger' | 'default'; kind: 'submit' | 'open_flow'; flow?: string; payload?: Record<string, unknown> };
+export type Block =
+  | { type: 'title'; text: string }
+  | { type: 'text'; text: string }
+  | { type: 'fields'; fields: { label: string; value: string }[] }
+  | { type: 'image'; url: string; alt: string }
+  | { type: 'divider' }
+  | { type: 'context'; text: string }
+  | { type: 'actions'; buttons: Button[] };
+export interface Card {
+  blocks: Block[];
+}
+export type ViewBlock = Block | { type: 'input'; id: string; label?: string; default?: unknown; rules?: Record<string, unknown> };
+
+export type Reply =
+  | { type: 'card'; visibility?: 'room' | 'private'; card: Card }
+  | { type: 'ack'; message: string }
+  | { type: 'error'; userMessage: string; code?: string }
+  | { type: 'view'; view: { id: string; title: string; blocks: ViewBlock[] } }
+  | { type: 'payment'; payment: { amount: string; currency: 'ETH' | 'USDT'; reference: string; description: string; expiresIn: number; card?: Card } }
+  | { type: 'pong' };
+
+export interface Manifest {
+  version: string;
+  commands: { id: string; title: string; description?: string; flow?: string }[];
+  flows: { id: string; mode: 'static' | 'dynamic'; views: { id: string; title: string; inputs: { id: string; type: 'text' | 'number' | 'select' | 'date' | 'boolean'; label: string; required?: boolean; rules?: Record<string, unknown> }[] }[] }[];
+  scopes: Scope[];
+  sealing?: { publicKey: string };
+}
