@@ -43,6 +43,11 @@ export const ManifestSchema = z
       )
       .max(50),
     scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
+    templates: z
+      .array(z.object({ id: DeclId, card: z.record(z.string(), z.unknown()).describe('An AppCard whose texts may hold {{name}} placeholders') }).strict())
+      .max(20)
+      .optional()
+      .describe('Cards a reply may name instead of sending one: {type: card, template, data}'),
     sealing: z.object({ publicKey: z.string().max(64).describe('Base64 of a 32-byte X25519 public key') }).strict().optional(),
   })
   .strict()

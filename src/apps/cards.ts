@@ -43,7 +43,16 @@ export type View = z.infer<typeof ViewSchema>;
 
 /** Every reply an app may give an invocation, each checked against its bounds. */
 export const ReplySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('card'), visibility: z.enum(['room', 'private']).optional(), card: CardSchema }).strict(),
+  z
+    .object({
+      type: z.literal('card'),
+      visibility: z.enum(['room', 'private']).optional(),
+      card: CardSchema.optional(),
+      template: Text(64).optional().describe('A template of the manifest, instead of card'),
+      data: z.record(z.string(), z.union([z.string().max(3000), z.number()])).optional().describe('Values for the template\'s {{name}} placeholders'),
+    })
+    .strict()
+    .refine((reply) => (reply.card === undefined) !== (reply.template === undefined), 'a card, or a template'),
   z.object({ type: z.literal('ack'), message: Text(120) }).strict(),
   z.object({ type: z.literal('error'), userMessage: Text(200), code: z.string().max(64).optional() }).strict(),
   z.object({ type: z.literal('view'), view: ViewSchema }).strict(),
@@ -64,3 +73,23 @@ export const ReplySchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 export type Reply = z.infer<typeof ReplySchema>;
+
+/**
+ * A manifest template filled with `data`: every `{{name}}` in its texts replaced; null when a name has
+ * no value or the result breaks a card's bounds.
+ */
+export function fillTemplate(template: unknown, data: Record<string, string | number>): Card | null {
+  let missing = false;
+  const fill = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_all, name: string) => {
+        if (!(name in data)) missing = true;
+        return String(data[name] ?? '');
+      });
+    if (Array.isArray(value)) return value.map(fill);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v)]));
+    return value;
+  };
+  const filled = CardSchema.safeParse(fill(template));
+  return missing || !filled.success ? null : filled.data;
+}

@@ -9,7 +9,7 @@ import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { AppsErrors } from './apps.errors.js';
 import type { AppsRepo } from './apps.repo.js';
-import { ReplySchema, type Card, type Reply, type View } from './cards.js';
+import { ReplySchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
 import type { InstallsService } from './installs.service.js';
 import type { Manifest } from './manifest.js';
 import type { CallFailure, WebhooksService } from './webhooks.service.js';
@@ -262,9 +262,16 @@ export class InvocationsService {
       user,
       conversation,
     };
+    /** A card reply's card: sent inline, or a manifest template filled with the reply's data. */
+    const cardOf = (answer: Extract<Reply, { type: 'card' }>): Card | null => {
+      if (answer.card) return answer.card;
+      const template = manifest.templates?.find((t) => t.id === answer.template);
+      return template ? fillTemplate(template.card, answer.data ?? {}) : null;
+    };
     const keepsContract = (reply: unknown): boolean => {
       const parsed = ReplySchema.safeParse(reply);
       if (!parsed.success) return false;
+      if (parsed.data.type === 'card') return cardOf(parsed.data) !== null;
       if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
       // A payment needs the payments scope.
       if (parsed.data.type === 'payment') return scopes.has('payments');
@@ -284,11 +291,12 @@ export class InvocationsService {
     const answer = reply as Reply;
     switch (answer.type) {
       case 'card': {
+        const card = cardOf(answer)!;
         if (answer.visibility !== 'private' && room) {
-          const posted = await this.deps.postCard(room._id, appId, answer.card);
-          return { invocationId, outcome: 'card', ...empty, card: answer.card, visibility: 'room', messageId: posted.id };
+          const posted = await this.deps.postCard(room._id, appId, card);
+          return { invocationId, outcome: 'card', ...empty, card, visibility: 'room', messageId: posted.id };
         }
-        return { invocationId, outcome: 'card', ...empty, card: answer.card, visibility: 'private' };
+        return { invocationId, outcome: 'card', ...empty, card, visibility: 'private' };
       }
       case 'ack':
         return { invocationId, outcome: 'ack', ...empty, message: answer.message };

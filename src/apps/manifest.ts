@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isX25519PublicKey } from '../platform/public-keys.js';
 import { AppsErrors } from './apps.errors.js';
 import { ManifestSchema } from './apps.schemas.js';
+import { CardSchema } from './cards.js';
 import type { z } from 'zod';
 
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -67,6 +68,11 @@ export function parseManifest(uploaded: unknown): Manifest {
   });
   if (manifest.sealing && !isX25519PublicKey(manifest.sealing.publicKey)) problems.push({ path: 'sealing.publicKey', message: 'not base64 of a 32-byte X25519 public key' });
   unique(manifest.scopes.map((s) => s), 'scopes');
+  unique((manifest.templates ?? []).map((t) => t.id), 'templates');
+  (manifest.templates ?? []).forEach((template, i) => {
+    const card = CardSchema.safeParse(template.card);
+    if (!card.success) for (const issue of card.error.issues) problems.push({ path: `templates.${i}.card.${issue.path.join('.')}`, message: issue.message });
+  });
   if (problems.length > 0) throw AppsErrors.MANIFEST_INVALID({ message: `The manifest breaks its own declarations: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, details: problems });
   return manifest;
 }

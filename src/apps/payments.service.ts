@@ -10,7 +10,7 @@ import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '
 import { WalletsErrors } from '../wallets/wallets.errors.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 import { AppsErrors } from './apps.errors.js';
-import { ReplySchema, type Reply } from './cards.js';
+import { ReplySchema, type Card, type Reply } from './cards.js';
 import type { WebhooksService } from './webhooks.service.js';
 
 export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
@@ -34,6 +34,8 @@ export interface AppPaymentDoc {
   refunded: Decimal128;
   /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
   refundable?: Decimal128;
+  /** The card the app's payment reply carried: shown to the payer once the sheet is answered. */
+  card: Card | null;
   status: AppPaymentStatus;
   walletId: string | null;
   expiresAt: Date;
@@ -54,6 +56,7 @@ export const AppPaymentDtoSchema = z
     expiresAt: z.string(),
     createdAt: z.string(),
     completedAt: z.string().nullable(),
+    card: z.record(z.string(), z.unknown()).nullable().describe('The card the app gave with the request, shown once the sheet is answered (confirmed or declined)'),
   })
   .meta({ id: 'AppPaymentDto' });
 export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
@@ -124,6 +127,8 @@ export class AppPaymentsService {
       expiresAt: doc.expiresAt.toISOString(),
       createdAt: doc.createdAt.toISOString(),
       completedAt: doc.completedAt?.toISOString() ?? null,
+      // The card waits for the answer: not on the open sheet.
+      card: doc.status === 'PENDING' || doc.status === 'PAYING' ? null : doc.card,
     };
   }
 
@@ -148,6 +153,7 @@ export class AppPaymentsService {
       refunded: toStored(0n),
       status: 'PENDING',
       walletId: null,
+      card: input.payment.card ?? null,
       expiresAt: new Date(now.getTime() + input.payment.expiresIn * 1000),
       createdAt: now,
       completedAt: null,
@@ -283,7 +289,8 @@ export class AppPaymentsService {
     const parsed = ReplySchema.safeParse(reply);
     if (!parsed.success) return null;
     const answer = parsed.data;
-    if (answer.type === 'card') return { outcome: 'card', card: answer.card, message: null, userMessage: null };
+    // A template needs the app's manifest; a reply to a payment event sends its card inline.
+    if (answer.type === 'card') return answer.card ? { outcome: 'card', card: answer.card, message: null, userMessage: null } : null;
     if (answer.type === 'ack') return { outcome: 'ack', card: null, message: answer.message, userMessage: null };
     if (answer.type === 'error') return { outcome: 'error', card: null, message: null, userMessage: answer.userMessage };
     return null;

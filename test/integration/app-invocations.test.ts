@@ -77,6 +77,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       },
       { id: 'survey', mode: 'static', views: [{ id: 'q', title: 'Q', inputs: [{ id: 'when', type: 'date', label: 'When', required: true }, { id: 'ok', type: 'boolean', label: 'OK' }] }] },
     ],
+    templates: [{ id: 'receipt', card: { blocks: [{ type: 'title', text: 'Order {{n}}' }, { type: 'text', text: '{{what}}, ready at {{ when }}' }] } }],
     ...(sealingKey ? { sealing: { publicKey: sealingKey } } : {}),
   });
 
@@ -152,6 +153,9 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       { type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'r', description: 'd', expiresIn: 600 } },
       { type: 'card', card: { blocks: [{ type: 'title', text: 't'.repeat(151) }] } },
       { type: 'card', card: { blocks: [{ type: 'sparkles' }] } },
+      { type: 'card', template: 'receipt', data: { n: 7, what: 'Pizza' } },
+      { type: 'card', template: 'invoice', data: {} },
+      { type: 'card', template: 'receipt', data: { n: 7, what: 'x'.repeat(3000), when: 'noon' } },
     ]) {
       const fresh = await setUp();
       const answer = await outcome(breach, fresh);
@@ -159,6 +163,10 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       const row = await t.ctx.repos.apps.activity.find({ appId: fresh.appId }).sort({ createdAt: -1 }).limit(1).next();
       assert.equal(row?.failure, 'CONTRACT');
     }
+
+    // A template of the manifest, filled with the reply's data.
+    const filled = await outcome({ type: 'card', visibility: 'private', template: 'receipt', data: { n: 7, what: 'Pizza', when: 'noon' } });
+    assert.deepEqual(filled.card, { blocks: [{ type: 'title', text: 'Order 7' }, { type: 'text', text: 'Pizza, ready at noon' }] });
 
     const card = { blocks: [{ type: 'title', text: 'Margherita' }, { type: 'fields', fields: [{ label: 'Price', value: '9.50' }] }, { type: 'actions', buttons: [{ id: 'buy', label: 'Buy', kind: 'submit', payload: { sku: 'm1' } }] }] };
     const inRoom = await outcome({ type: 'card', card });
@@ -288,21 +296,23 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
         if (body.type === 'payment.completed' && failCompleted-- > 0) return { status: 500 };
         return { type: 'ack', message: 'Thanks, your pizza is on its way' };
       }
-      return { type: 'payment', payment: { amount: '2.5', currency: 'USDT', reference: `order-${++n}`, description: 'Margherita', expiresIn: 600 } };
+      return { type: 'payment', payment: { amount: '2.5', currency: 'USDT', reference: `order-${++n}`, description: 'Margherita', expiresIn: 600, card: afterCard } };
     };
+    const afterCard = { blocks: [{ type: 'text', text: 'Thank you for ordering' }] };
     const ask = async () => {
       const res = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' });
       assert.equal(res.json().outcome, 'payment', res.body);
-      return res.json().payment as { id: string; amount: string; currency: string; reference: string; status: string };
+      return res.json().payment as { id: string; amount: string; currency: string; reference: string; status: string; card: unknown };
     };
     const sheet = await ask();
-    assert.deepEqual([sheet.amount, sheet.currency, sheet.reference, sheet.status], ['2.5', 'USDT', 'order-1', 'PENDING']);
+    assert.deepEqual([sheet.amount, sheet.currency, sheet.reference, sheet.status, sheet.card], ['2.5', 'USDT', 'order-1', 'PENDING', null], 'the card waits for the answer');
     assert.equal((await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: eth })).json().code, 'APP_PAYMENT_CURRENCY');
     assert.equal((await api(s.owner, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt })).json().code, 'APP_PAYMENT_NOT_FOUND', 'only the payer');
 
     const paid = await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt });
     assert.equal(paid.statusCode, 200, paid.body);
     assert.deepEqual([paid.json().payment.status, paid.json().reply], ['COMPLETED', { outcome: 'ack', card: null, message: 'Thanks, your pizza is on its way', userMessage: null }]);
+    assert.deepEqual(paid.json().payment.card, afterCard, 'shown once the sheet is answered');
     assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '7.5');
     const appAccount = await t.ctx.repos.ledger.accounts.findOne({ _id: `app:${s.appId}:USDT` });
     assert.equal(appAccount?.available.toString(), '2500000');
@@ -326,7 +336,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
 
     // Declined, and expired: nothing moves; the app is told through the queue.
     const third = await ask();
-    assert.equal((await api(s.member, 'POST', `/api/app-payments/${third.id}/decline`)).json().status, 'DECLINED');
+    const declined = (await api(s.member, 'POST', `/api/app-payments/${third.id}/decline`)).json();
+    assert.deepEqual([declined.status, declined.card], ['DECLINED', afterCard]);
     const fourth = await ask();
     t.clock.advance(601_000);
     try {

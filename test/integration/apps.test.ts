@@ -382,6 +382,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
       [{ commands: [{ id: 'menu', title: 'A' }, { id: 'menu', title: 'B' }] }, 'MANIFEST_INVALID', 'commands.1.id'],
       [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'select', label: 'A' }] }] }] }, 'MANIFEST_INVALID', 'flows.0.views.0.inputs.0.rules.options'],
       [{ sealing: { publicKey: 'AAAA' } }, 'MANIFEST_INVALID', 'sealing.publicKey'],
+      [{ templates: [{ id: 't', card: { blocks: [{ type: 'title', text: '' }] } }] }, 'MANIFEST_INVALID', 'templates.0.card.blocks.0.text'],
       [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'colour', label: 'A' }] }] }] }, 'VALIDATION_FAILED', 'flows.0.views.0.inputs.0.type'],
       [{ scopes: ['payments', 'user.password'] }, 'VALIDATION_FAILED', 'scopes.1'],
     ];

@@ -51,6 +51,7 @@ export type ViewBlock = Block | { type: 'input'; id: string; label?: string; def
 
 export type Reply =
   | { type: 'card'; visibility?: 'room' | 'private'; card: Card }
+  | { type: 'card'; visibility?: 'room' | 'private'; template: string; data?: Record<string, string | number> }
   | { type: 'ack'; message: string }
   | { type: 'error'; userMessage: string; code?: string }
   | { type: 'view'; view: { id: string; title: string; blocks: ViewBlock[] } }
@@ -62,5 +63,7 @@ export interface Manifest {
   commands: { id: string; title: string; description?: string; flow?: string }[];
   flows: { id: string; mode: 'static' | 'dynamic'; views: { id: string; title: string; inputs: { id: string; type: 'text' | 'number' | 'select' | 'date' | 'boolean'; label: string; required?: boolean; rules?: Record<string, unknown> }[] }[] }[];
   scopes: Scope[];
+  /** Cards a reply may name instead of sending one; texts may hold {{name}} placeholders. */
+  templates?: { id: string; card: Card }[];
   sealing?: { publicKey: string };
 }
