@@ -221,6 +221,17 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
     handler: async (request) => appInstalls.install(principalOf(request), request.params.appId),
   });
 
+  app.post('/api/apps/:appId/session-token', {
+    schema: {
+      tags,
+      security,
+      summary: 'A 5-minute token naming the caller to the app (by its id for them), signed with the key published at /.well-known/jwks.json',
+      params: appParam,
+      response: { 200: z.object({ token: z.string(), expiresAt: z.string() }).meta({ id: 'AppSessionTokenDto' }), ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_NOT_INSTALLED) },
+    },
+    handler: async (request) => appInstalls.sessionToken(principalOf(request), request.params.appId, (claims) => services.appSigner.sign(claims)),
+  });
+
   app.delete('/api/apps/:appId/install', {
     schema: {
       tags,

@@ -111,6 +111,21 @@ export class InstallsService {
   }
 
   /**
+   * A session token for the app (an app's web page opened from the phone checks who is there): a
+   * compact JWS signed with the service's key (JWKS at /.well-known/jwks.json), naming the member by
+   * the app's id for them, for 5 minutes.
+   */
+  async sessionToken(principal: Principal, appId: string, sign: (claims: Record<string, unknown>) => string): Promise<{ token: string; expiresAt: string }> {
+    const app = await this.deps.repo.apps.findOne({ _id: appId });
+    if (!app) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const caller = await this.caller(app, principal.userId);
+    if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
+    const now = Math.floor(this.deps.clock().getTime() / 1000);
+    const exp = now + 300;
+    return { token: sign({ iss: 'chat-platform', aud: appId, sub: caller.appUserId, iat: now, exp }), expiresAt: new Date(exp * 1000).toISOString() };
+  }
+
+  /**
    * Who the member is to this app, and with which manifest version: an installing member by their
    * per-app id and installed version; the owner testing before installing as a tester (another id),
    * on the current version; anyone else null.

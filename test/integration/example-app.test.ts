@@ -5,7 +5,7 @@ import { startTestApp, startTestWorkers, type TestApp } from '../helpers/app.js'
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 import { walletWith } from '../helpers/wallets.js';
 import type { Workers } from '../../workers/main.js';
-import { BotClient, MemoryReplayStore, PaymentsClient, ServiceApiError, verifyWebhook } from '../../packages/app-sdk/src/index.js';
+import { BotClient, MemoryReplayStore, PaymentsClient, ServiceApiError, verifySessionToken, verifyWebhook } from '../../packages/app-sdk/src/index.js';
 import { pizzaManifest, startPizzaApp, type PizzaApp } from '../../examples/pizza-app.js';
 
 /** The example app (examples/pizza-app.ts, on the SDK) against the service, over real HTTP both ways. */
@@ -64,6 +64,15 @@ describe('the example app on the app SDK', () => {
     const posted = await bot.postCard(room.id, { blocks: [{ type: 'title', text: 'Your pizza left the oven' }] });
     const latest = (await api(member, 'GET', `/api/messages/${room.id}`)).json().items[0];
     assert.deepEqual([latest.id, latest.card.blocks[0].text], [posted.messageId, 'Your pizza left the oven']);
+
+    // A session token for the app's own web page: checked with the service's JWKS by the SDK.
+    const session = (await api(member, 'POST', `/api/apps/${created.id}/session-token`)).json();
+    const jwks = (await (await fetch(`${baseUrl}/.well-known/jwks.json`)).json()) as Parameters<typeof verifySessionToken>[1];
+    const memberId = (await api(member, 'GET', '/api/apps/installed')).json()[0].appUserId;
+    assert.deepEqual(verifySessionToken(session.token, jwks, created.id)?.userId, memberId);
+    assert.equal(verifySessionToken(session.token, jwks, 'another-app'), null);
+    assert.equal(verifySessionToken(`${session.token.slice(0, -2)}AA`, jwks, created.id), null);
+    assert.equal(verifySessionToken(session.token, jwks, created.id, Math.floor(Date.now() / 1000) + 301), null, 'expired after 5 minutes');
 
     // A rotated secret: the shop keeps verifying with its old one for the overlap, then with the new one.
     const rotated = (await api(owner, 'POST', `/api/apps/${created.id}/webhook-secret/rotate`)).json().webhookSecret;

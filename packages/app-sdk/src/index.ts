@@ -4,3 +4,4 @@ export { MemoryReplayStore, verifyWebhook, type ReplayStore, type VerifyFailure 
 export { sealingKeyFrom, unseal } from './sealing.js';
 export { BotClient, PaymentsClient, ServiceApiError, type MoneyMovement, type Payment } from './clients.js';
 export { webhookHandler } from './handler.js';
+export { verifySessionToken } from './session.js';
