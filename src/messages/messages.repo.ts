@@ -24,6 +24,8 @@ export interface MessageDoc {
   translations: Record<string, string>;
   /** Number in the room's timeline (1, 2, …); absent on comments and on messages from before it was kept. */
   seq?: number;
+  /** `<roomId>:<userId>:<clientMessageId>` when the phone sent one: a resend finds the message it already made. */
+  clientKey?: string;
   /** A card posted by an app (its author is `app:<appId>`, the text empty). */
   appId?: string;
   card?: Record<string, unknown>;
@@ -38,11 +40,18 @@ export class MessagesRepo {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([{ key: { roomId: 1, _id: -1 }, name: 'room_timeline' }]);
+    await this.collection.createIndexes([
+      { key: { roomId: 1, _id: -1 }, name: 'room_timeline' },
+      { key: { clientKey: 1 }, name: 'client_message_once', unique: true, sparse: true },
+    ]);
   }
 
   async insert(message: MessageDoc): Promise<void> {
     await this.collection.insertOne(message);
+  }
+
+  findByClientKey(clientKey: string): Promise<MessageDoc | null> {
+    return this.collection.findOne({ clientKey });
   }
 
   findById(id: string): Promise<MessageDoc | null> {

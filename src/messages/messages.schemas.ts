@@ -17,6 +17,13 @@ export const ChatMessageSchema = z
     message: z.string().max(200_000).describe('Text; in an end-to-end encrypted room, base64 of the ciphertext'),
     geoLocation: GeoLocationSchema.nullable().optional(),
     attachmentIds: z.array(IdParam).max(10).nullish(),
+    clientMessageId: z
+      .string()
+      .min(8)
+      .max(64)
+      .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -')
+      .nullish()
+      .describe('Made by the phone when the user taps send (a UUID): posting again with it returns the first message\'s id instead of a second message; unique per author and room'),
   })
   .meta({ id: 'ChatMessage' });
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ObjectId } from 'mongodb';
+import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -26,6 +27,8 @@ export interface PostMessageInput {
   message: string;
   geoLocation?: GeoLocation | null;
   attachmentIds?: string[] | null;
+  /** The phone's id for this message: a resend returns the first one (see store). */
+  clientMessageId?: string | null;
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -162,6 +165,12 @@ export class MessagesService {
     // A message may be only its attachments.
     if (text.length === 0 && attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
     if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+    // A resend (the phone never heard the answer) finds the message the first send made.
+    const clientKey = input.clientMessageId && parentId === null && !claimUploads ? `${room._id}:${principal.userId}:${input.clientMessageId}` : undefined;
+    if (clientKey) {
+      const earlier = await this.deps.messages.findByClientKey(clientKey);
+      if (earlier) return presentMessage(earlier);
+    }
 
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const doc: MessageDoc = {
@@ -176,12 +185,20 @@ export class MessagesService {
       parentId,
       language,
       translations: {},
+      ...(clientKey ? { clientKey } : {}),
       createdAt: this.deps.clock?.() ?? new Date(),
     };
     // The room's timeline number (comments have none): the chat list's unread counts come from it.
     if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });
     if (parentId === null) doc.seq = await this.deps.activity.nextSeq(room._id);
-    await this.deps.messages.insert(doc);
+    try {
+      await this.deps.messages.insert(doc);
+    } catch (error) {
+      // Two sends of one message at the same moment: the other made it (its timeline number is left unused).
+      const earlier = clientKey && isDuplicateKey(error) ? await this.deps.messages.findByClientKey(clientKey) : null;
+      if (!earlier) throw error;
+      return presentMessage(earlier);
+    }
     if (doc.seq !== undefined) {
       const last = { id: doc._id, userId: doc.userId, message: doc.message, encrypted, attachmentCount: attachmentIds.length, createdAt: doc.createdAt };
       // The author has read what they wrote, and everything before it.

@@ -54,6 +54,23 @@ describe('messages', () => {
     assert.equal((await post(g.member, 'no-such-room', 'hi')).json().code, 'ROOM_NOT_FOUND');
   });
 
+  it('a resend with the same client message id returns the first message, also when sent at the same moment', async () => {
+    const { room, creator, member } = await group('PRIVATE_GROUP');
+    const other = (await api(creator, 'POST', '/api/rooms', { type: 'PRIVATE_GROUP', name: 'Other talk', memberIds: [member.userId] })).json();
+    const clientMessageId = 'c4a1f0de-0b6e-4d8e-9a34-2f5a0c1b7e11';
+    const first = await post(member, room.id, 'On my way', { clientMessageId });
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal((await post(member, room.id, 'On my way', { clientMessageId })).json(), first.json(), 'the lost answer, again');
+    const together = await Promise.all(Array.from({ length: 5 }, () => post(member, room.id, 'Coming!', { clientMessageId: 'd1e2f3a4-0000-4000-8000-000000000001' })));
+    assert.equal(new Set(together.map((r) => r.json())).size, 1, 'five sends at once make one message');
+    // Unique per author and room: another room, or another author, makes its own message.
+    assert.notEqual((await post(member, other.id, 'On my way', { clientMessageId })).json(), first.json());
+    assert.notEqual((await post(creator, room.id, 'On my way', { clientMessageId })).json(), first.json());
+    const timeline = (await api(creator, 'GET', `/api/messages/${room.id}`)).json().items as { message: string; userId: string }[];
+    assert.deepEqual(timeline.filter((m) => m.userId === member.userId).map((m) => m.message), ['Coming!', 'On my way']);
+    assert.equal((await post(member, room.id, 'x', { clientMessageId: 'short' })).statusCode, 400);
+  });
+
   it('rule 1: broadcast rooms and rooms without participant publishing take posts from creator and admins only', async () => {
     const b = await group('BROADCAST');
     assert.equal((await post(b.creator, b.room.id, 'news')).statusCode, 200);
