@@ -33,6 +33,7 @@ import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { createMetrics } from './metrics.js';
+import { idempotencyHooks } from './idempotency.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -86,6 +87,7 @@ export async function buildApp({ services, config, logger }: { services: Service
   // In tests, an error answer whose code the operation does not document fails loudly.
   installErrorHandling(app, { checkDocumentedCodes: config.NODE_ENV === 'test' });
   app.decorateRequest('principal', null);
+  app.decorateRequest('idempotencyKey', null);
   const routeTable: string[] = [];
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
@@ -142,6 +144,9 @@ export async function buildApp({ services, config, logger }: { services: Service
   await app.register(appApiRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
+    const idempotency = idempotencyHooks(services.idempotency);
+    authed.addHook('preHandler', idempotency.preHandler);
+    authed.addHook('onSend', idempotency.onSend);
     await authed.register(sessionRoutes, routeOptions);
     await authed.register(usersRoutes, routeOptions);
     await authed.register(avatarRoutes, routeOptions);

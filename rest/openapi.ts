@@ -159,6 +159,27 @@ function clientTypes(parameter: Json): void {
   if (schema.type === 'integer' && typeof schema.maximum === 'number' && schema.maximum <= 2 ** 31 - 1 && schema.format === undefined) schema.format = 'int32';
 }
 
+/** A mutating operation behind the access token takes an optional Idempotency-Key, with the codes it may bring. */
+function takesIdempotencyKey(operation: Json): void {
+  const parameters = ((operation.parameters as Json[] | undefined) ??= []);
+  parameters.push({
+    in: 'header',
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'A key the client makes per request it may retry: a repeat with the same key and request gets the first answer (kept 24 hours)',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  });
+  const responses = (operation.responses ??= {}) as Record<string, Json>;
+  const addCodes = (status: string, description: string, codes: string[]) => {
+    const response = responses[status];
+    const listed = /^(.*Codes: )([A-Z0-9_, ]+)\.$/.exec(String(response?.description ?? ''));
+    if (response && listed) response.description = `${listed[1]}${[...new Set([...listed[2]!.split(', '), ...codes])].sort().join(', ')}.`;
+    else if (!response) responses[status] = { description: `${description}. Codes: ${codes.join(', ')}.`, content: (responses['401'] ?? responses['400'])?.content };
+  };
+  addCodes('400', 'Invalid request', ['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_KEY_REUSED']);
+  addCodes('409', 'Conflict', ['IDEMPOTENCY_KEY_IN_USE']);
+}
+
 /**
  * What the served document gets after the zod transform: operation ids, optional and multipart
  * bodies, client types of query parameters, one schema per record.
@@ -182,6 +203,7 @@ export function finishDocument<T>(input: T): T {
         const ok = ((operation.responses as Json | undefined)?.['200'] ?? {}) as Json;
         ok.content = { [download]: { schema: { type: 'string' } } };
       }
+      if (path.startsWith('/api/') && ['post', 'put', 'patch', 'delete'].includes(method) && Array.isArray(operation.security)) takesIdempotencyKey(operation);
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];
       if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;

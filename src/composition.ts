@@ -14,6 +14,7 @@ import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import type { Logger } from './platform/logger.js';
 import { createPlatform, type Platform } from './platform/platform.js';
+import { IdempotencyStore } from './platform/idempotency.js';
 import { presenceArea, presenceStore } from './presence/index.js';
 import { pushArea } from './push/index.js';
 import { roomsArea } from './rooms/index.js';
@@ -60,6 +61,7 @@ async function composeAreas(p: Platform) {
   return {
     services: {
       ops: { health: (timeoutMs: number) => p.health(timeoutMs) },
+      idempotency: new IdempotencyStore(p.redis, p.keys),
       geo: { locate: (ip: string) => p.geo.locate(ip) },
       users: users.users,
       avatars: users.avatars,

@@ -3,6 +3,9 @@ import { defineErrors } from './errors.js';
 /** Codes of the HTTP layer and of inputs every area shares. */
 export const CommonErrors = defineErrors('common', {
   VALIDATION_FAILED: { status: 400, message: 'Invalid request' },
+  IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'An Idempotency-Key has 1 to 255 visible ASCII characters' },
+  IDEMPOTENCY_KEY_REUSED: { status: 400, message: 'This Idempotency-Key was used for another request' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'The first request with this Idempotency-Key is still running; try again shortly' },
   MALFORMED_JSON: { status: 400, message: 'The body is not valid JSON' },
   INVALID_CONTENT_LENGTH: { status: 400, message: 'Content-Length does not match the body' },
   BAD_URL: { status: 400, message: 'The request URL is not valid' },

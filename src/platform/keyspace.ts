@@ -40,6 +40,8 @@ export function keyspace(prefix: string) {
       /** Held while a withdrawal's transaction is signed and broadcast: the hot wallet's nonces go in order. */
       hotWalletLock: `${prefix}wallets:hot-wallet-lock`,
     },
+    /** A caller's Idempotency-Key (hashed): the request under way, or its stored answer. */
+    idempotency: (userId: string, keyHash: string) => `${prefix}idem:${userId}:${keyHash}`,
     apps: {
       /** When the app's breaker opened (absent: closed); the probe's claim; failures of the last minute; calls in flight. */
       breakerOpen: (appId: string) => `${prefix}apps:breaker:open:${appId}`,
