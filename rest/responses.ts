@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { AuthErrors } from '../src/auth/auth.errors.js';
+import { AttachmentsErrors } from '../src/attachments/attachments.errors.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
 import type { CodedError } from '../src/platform/errors.js';
 import { ErrorResponseSchema } from '../src/platform/common.schemas.js';
@@ -24,6 +25,17 @@ const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErro
 const AUTHED = [CommonErrors.UNAUTHORIZED, AuthErrors.TOKEN_EXPIRED, AuthErrors.DEVICE_REVOKED];
 /** Codes of a route that takes a JSON body. */
 export const BODY_ERRORS = [CommonErrors.MALFORMED_JSON, CommonErrors.INVALID_CONTENT_LENGTH, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE] as const;
+
+/** Codes of a multipart upload route: the parser's limits and refusals (each route adds its own size codes). */
+export const MULTIPART_ERRORS = [
+  AttachmentsErrors.LIMIT_FILES_PER_UPLOAD,
+  AttachmentsErrors.LIMIT_PARTS,
+  AttachmentsErrors.LIMIT_FIELDS,
+  AttachmentsErrors.UPLOAD_INCOMPLETE,
+  CommonErrors.PAYLOAD_TOO_LARGE,
+  CommonErrors.UNSUPPORTED_MEDIA_TYPE,
+  CommonErrors.MULTIPART_INVALID,
+] as const;
 
 /** The codes documented by each response schema this module made: what `sendError` checks in tests. */
 const documented = new WeakMap<object, ReadonlySet<string>>();

@@ -12,9 +12,8 @@ import { AttachmentDtoSchema, MediaTicketSchema } from '../../src/attachments/at
 import { principalOf } from '../auth.js';
 import { assertMultipart } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
-import { authedErrors } from '../responses.js';
+import { MULTIPART_ERRORS, authedErrors } from '../responses.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
-import { CommonErrors } from '../../src/platform/common.errors.js';
 import { ContactsErrors } from '../../src/contacts/contacts.errors.js';
 import { MessagesErrors } from '../../src/messages/messages.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
@@ -37,7 +36,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       consumes: ['multipart/form-data'],
       [MULTIPART_FORM]: 'AttachmentsUploadForm',
       params: z.object({ roomId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, CommonErrors.MULTIPART_INVALID, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, ...MULTIPART_ERRORS, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);

@@ -5,10 +5,8 @@ import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
 import { assertMultipart, onlyFile } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
-import { authedErrors } from '../responses.js';
+import { MULTIPART_ERRORS, authedErrors } from '../responses.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
-import { CommonErrors } from '../../src/platform/common.errors.js';
-import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
 import { AVATAR_MAX_PIXELS, AVATAR_VERSION } from '../../src/users/avatars.service.js';
 import { UserSchema } from '../../src/users/users.schemas.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
@@ -38,13 +36,7 @@ export const avatarRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
           UsersErrors.AVATAR_NOT_AN_IMAGE,
           UsersErrors.AVATAR_TOO_MANY_PIXELS,
           UsersErrors.AVATAR_TOO_LARGE,
-          AttachmentsErrors.LIMIT_FILES_PER_UPLOAD,
-          AttachmentsErrors.LIMIT_PARTS,
-          AttachmentsErrors.LIMIT_FIELDS,
-          AttachmentsErrors.UPLOAD_INCOMPLETE,
-          CommonErrors.PAYLOAD_TOO_LARGE,
-          CommonErrors.UNSUPPORTED_MEDIA_TYPE,
-          CommonErrors.MULTIPART_INVALID,
+          ...MULTIPART_ERRORS,
         ),
       },
     },

@@ -6,7 +6,6 @@ import type { RouteOptions } from '../app.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { stageCapped, uploadStagingDir } from '../../src/attachments/attachment-limits.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
-import { CommonErrors } from '../../src/platform/common.errors.js';
 import type { StagedPart } from '../../src/e2ee/encrypted-uploads.service.js';
 import { assertMultipart } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
@@ -14,7 +13,7 @@ import { BACKUP_CIPHERTEXT_MAX, E2eeAttachmentUploadedSchema, E2eeBackupDtoSchem
 import { E2eeErrors } from '../../src/e2ee/e2ee.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 import { principalOf } from '../auth.js';
-import { BODY_ERRORS, authedErrors } from '../responses.js';
+import { BODY_ERRORS, MULTIPART_ERRORS, authedErrors } from '../responses.js';
 
 /** The end-to-end encryption key directory (spec, "End-to-end encryption"; DESIGN.md, "End-to-end encryption"). */
 export const e2eeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
@@ -160,14 +159,8 @@ export const e2eeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
           E2eeErrors.ENCRYPTED_ATTACHMENT_INVALID,
           E2eeErrors.ENCRYPTED_ATTACHMENT_TOO_LARGE,
           E2eeErrors.TOO_MANY_KEY_CALLS,
-          AttachmentsErrors.LIMIT_FILES_PER_UPLOAD,
           AttachmentsErrors.LIMIT_FILE_SIZE,
-          AttachmentsErrors.LIMIT_PARTS,
-          AttachmentsErrors.LIMIT_FIELDS,
-          AttachmentsErrors.UPLOAD_INCOMPLETE,
-          CommonErrors.PAYLOAD_TOO_LARGE,
-          CommonErrors.UNSUPPORTED_MEDIA_TYPE,
-          CommonErrors.MULTIPART_INVALID,
+          ...MULTIPART_ERRORS,
         ),
       },
     },

@@ -4,12 +4,7 @@ import type { RouteOptions } from '../app.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { sendError } from '../error-handler.js';
 import { documentOf } from '../openapi.js';
-
-/** Made once, on first use. */
-function once<T>(make: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= make());
-}
+import { once } from '../../src/platform/platform.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 

@@ -7,8 +7,7 @@ import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
 import { assertMultipart, onlyFile } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
-import { authedErrors } from '../responses.js';
-import { CommonErrors } from '../../src/platform/common.errors.js';
+import { MULTIPART_ERRORS, authedErrors } from '../responses.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
 import { SpeechErrors } from '../../src/speech/speech.errors.js';
 
@@ -28,7 +27,7 @@ export const speechRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       description: 'English speech, recognized on the server (ffmpeg, then pocketsphinx). 400 with `error` EMPTY_FILE, NO_TRANSCRIPT or UNREADABLE_AUDIO.',
       consumes: ['multipart/form-data'],
       [MULTIPART_FORM]: 'AudioUploadForm',
-      response: { 200: SpeechToTextSchema, ...authedErrors(SpeechErrors.EMPTY_FILE, SpeechErrors.NO_TRANSCRIPT, SpeechErrors.UNREADABLE_AUDIO, AttachmentsErrors.LIMIT_FILES_PER_UPLOAD, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_PARTS, AttachmentsErrors.LIMIT_FIELDS, AttachmentsErrors.UPLOAD_INCOMPLETE, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, CommonErrors.MULTIPART_INVALID) },
+      response: { 200: SpeechToTextSchema, ...authedErrors(SpeechErrors.EMPTY_FILE, SpeechErrors.NO_TRANSCRIPT, SpeechErrors.UNREADABLE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, ...MULTIPART_ERRORS) },
     },
     handler: async (request) => {
       const principal = principalOf(request);

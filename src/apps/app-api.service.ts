@@ -10,7 +10,7 @@ import { AppsErrors } from './apps.errors.js';
 import type { CredentialDoc } from './apps.repo.js';
 import type { AppsService } from './apps.service.js';
 import type { InstallsService } from './installs.service.js';
-import type { AppPaymentsService, AppPaymentDoc } from './payments.service.js';
+import { seconds, type AppPaymentsService, type AppPaymentDoc } from './payments.service.js';
 
 /** A refund or a payout the app asked for, under its idempotency key (`_id` `<appId>:<kind>:<key>`). */
 interface MoneyRequestDoc {
@@ -96,7 +96,6 @@ export class AppApiService {
   }
 
   private present(doc: AppPaymentDoc) {
-    const seconds = (date: Date | null) => (date === null ? null : Math.floor(date.getTime() / 1000));
     const amount = fromStored(doc.amount);
     const refundable = fromStored(doc.refundable ?? doc.amount);
     return {

@@ -12,7 +12,7 @@ import { manifestHash, parseManifest } from './manifest.js';
 import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
 import { webhookUrlProblem } from './webhook-client.js';
 import { presentActivity, type ActivityView, type WebhooksService } from './webhooks.service.js';
-import { wordsOfName } from './installs.service.js';
+import { wordsOf } from '../platform/words.js';
 
 export type AppView = z.infer<typeof AppDtoSchema>;
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
@@ -87,7 +87,7 @@ export class AppsService {
       _id: randomUUID(),
       ownerId: principal.userId,
       name: input.name.trim() || input.name,
-      nameWords: wordsOfName(input.name),
+      nameWords: wordsOf(input.name),
       public: false,
       webhookUrl: input.webhookUrl,
       secrets: [{ sealed: sealSecret(this.deps.secretKey, secret), createdAt: now, retiresAt: null }],
@@ -112,7 +112,7 @@ export class AppsService {
     await this.owned(principal, appId);
     if (input.webhookUrl !== undefined) this.assertUrl(input.webhookUrl);
     const set: Partial<AppDoc> = { updatedAt: this.deps.clock() };
-    if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOfName(input.name) });
+    if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOf(input.name) });
     if (input.public !== undefined) set.public = input.public;
     if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
     return this.present((await this.deps.repo.updateApp(appId, { $set: set }))!);

@@ -13,7 +13,6 @@ import { AppPaymentsService } from './payments.service.js';
 import { AppApiService } from './app-api.service.js';
 import type { WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/biometric.service.js';
-import { Ledger } from '../wallets/ledger.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { UsersRepo } from '../users/users.repo.js';
@@ -38,7 +37,7 @@ export function appsArea(
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
   const installs = new InstallsService(p.db, { repo, clock: p.clock });
-  const ledger = new Ledger({ repo: deps.wallets.repos.ledger, clock: p.clock, logger: p.logger });
+  const { ledger } = deps.wallets;
   const payments = new AppPaymentsService(p.db, {
     ledger,
     wallets: deps.wallets.wallets,

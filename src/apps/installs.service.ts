@@ -5,6 +5,7 @@ import type { Clock } from '../platform/clock.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
+import { wordsOf } from '../platform/words.js';
 import { AppsErrors } from './apps.errors.js';
 import type { AppDoc, AppsRepo } from './apps.repo.js';
 import type { DirectoryEntrySchema, InstallDtoSchema } from './apps.schemas.js';
@@ -37,8 +38,6 @@ export interface AppIdentityDoc {
   forgottenAt: Date | null;
 }
 
-export const wordsOfName = (name: string) => [...new Set(name.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))];
-
 /**
  * The members' side of apps: the directory of public apps with their health, installs (each keeping
  * the manifest version it was made with until the member installs again), and per-app user ids:
@@ -66,7 +65,7 @@ export class InstallsService {
   }
 
   async directory(query: string | undefined, pageSize: number, currentPage: number): Promise<Page<DirectoryEntry>> {
-    const words = wordsOfName(query ?? '');
+    const words = wordsOf(query ?? null);
     const filter = { public: true, manifestVersion: { $ne: null }, ...(words.length > 0 ? { nameWords: { $all: words } } : {}) };
     const [items, total] = await Promise.all([
       this.deps.repo.apps.find(filter).sort({ name: 1, _id: 1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),

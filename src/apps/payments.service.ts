@@ -30,8 +30,6 @@ export interface AppPaymentDoc {
   description: string;
   currency: Currency;
   amount: Decimal128;
-  /** Given back by refunds so far (the payments interface). */
-  refunded: Decimal128;
   /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
   refundable?: Decimal128;
   /** The card the app's payment reply carried: shown to the payer once the sheet is answered. */
@@ -81,7 +79,8 @@ export const AppPaymentResultSchema = z
 
 export const paymentSigned = (nonce: string, paymentId: string, walletId: string, amount: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|APP_PAYMENT|${paymentId}|${walletId}|${amount}`;
 
-const seconds = (date: Date | null) => (date === null ? null : Math.floor(date.getTime() / 1000));
+/** Seconds since 1970, as payment bodies carry times. */
+export const seconds = (date: Date | null) => (date === null ? null : Math.floor(date.getTime() / 1000));
 
 /**
  * In-chat payments (spec, "Webhook replies" and "Payment event body"): an app's `payment` reply opens
@@ -150,7 +149,6 @@ export class AppPaymentsService {
       description: input.payment.description,
       currency,
       amount: toStored(amount),
-      refunded: toStored(0n),
       status: 'PENDING',
       walletId: null,
       card: input.payment.card ?? null,

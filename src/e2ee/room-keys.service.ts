@@ -192,8 +192,12 @@ export class RoomKeysService {
   async rotationDue(roomId: string, reason: RotationReason): Promise<void> {
     const room = await this.deps.roomById(roomId);
     if (room?.type !== 'E2EE') return;
+    await this.markRotationDue(roomId, reason, [...(await this.eligibleDevices(roomId)).keys()]);
+  }
+
+  /** Remembers that a rotation is due and tells the room's eligible devices (already read by the caller). */
+  private async markRotationDue(roomId: string, reason: RotationReason, devices: string[]): Promise<void> {
     await this.deps.repo.rooms.updateOne({ _id: roomId }, { $set: { rotationDueAt: this.deps.clock(), rotationReason: reason } }, { upsert: true });
-    const devices = [...(await this.eligibleDevices(roomId)).keys()];
     await Promise.all(devices.map((deviceId) => this.deps.events.toDevice(deviceId, 'e2ee.rotation-due', { roomId, reason })));
   }
 
@@ -202,10 +206,11 @@ export class RoomKeysService {
     for (const roomId of await this.deps.members.activeRoomIds(identity.userId)) {
       const room = await this.deps.roomById(roomId);
       if (room?.type !== 'E2EE') continue;
-      const devices = [...(await this.eligibleDevices(roomId)).keys()].filter((deviceId) => deviceId !== identity._id);
+      // One read of the eligible devices serves both notices (the new device is among them: it hears of the rotation).
+      const eligible = [...(await this.eligibleDevices(roomId)).keys()];
       const data = { roomId, userId: identity.userId, deviceId: identity._id, encryptionKey: identity.encryptionKey, signingKey: identity.signingKey };
-      await Promise.all(devices.map((deviceId) => this.deps.events.toDevice(deviceId, 'e2ee.device-added', data)));
-      await this.rotationDue(roomId, 'DEVICE_ADDED');
+      await Promise.all(eligible.filter((deviceId) => deviceId !== identity._id).map((deviceId) => this.deps.events.toDevice(deviceId, 'e2ee.device-added', data)));
+      await this.markRotationDue(roomId, 'DEVICE_ADDED', eligible);
     }
   }
 

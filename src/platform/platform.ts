@@ -47,7 +47,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Made once on first use, so a role that never needs an adapter never builds it. */
-function once<T>(make: () => T): () => T {
+export function once<T>(make: () => T): () => T {
   let value: T | undefined;
   return () => (value ??= make());
 }

@@ -152,7 +152,3 @@ export function linkOf(name: string): string {
   return slug.length > 0 ? slug : `room`;
 }
 
-export function wordsOf(name: string | null): string[] {
-  if (!name) return [];
-  return [...new Set(name.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))];
-}

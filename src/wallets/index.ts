@@ -76,6 +76,7 @@ export function walletsArea(
   const deposits = new DepositsService(p.db, { repo, ledger, chain, events: deps.events, confirmations: p.config.DEPOSIT_CONFIRMATIONS, clock: p.clock, logger: p.logger });
   return {
     repos: { ledger: repo, withdrawals, swaps, paymentRequests, limits },
+    ledger,
     limits,
     deposits,
     swaps,
