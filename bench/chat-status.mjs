@@ -4,15 +4,9 @@
 // first page of 100, every page of the list in turn, and the whole list in pages of 500.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
-import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
-import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { percentile, spawnRole, stopAll, startBench } from './common.mjs';
 
 const ROOMS = Number(process.env.ROOMS ?? 1_000);
 const MESSAGES_PER_ROOM = Number(process.env.MESSAGES_PER_ROOM ?? 3);
@@ -20,15 +14,8 @@ const CALLS = Number(process.env.CALLS ?? 20);
 const RUNS = Number(process.env.RUNS ?? 50);
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-status-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const port = await freePort();
-const env = { ...process.env, ...stackEnv(stack), MONGODB_DB: `benchstatus_${id}`, REDIS_PREFIX: `benchstatus:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'test', HTTP_PORT: String(port), STORAGE_DIR: path.join(tmp, 'blobs') };
-const config = loadConfig(env);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
-const children = [];
-stopAllOnSignal(children, stack, tmp);
+const { tmp, stack, env, config, ctx, children, port } = await startBench('status');
+env.STORAGE_DIR = path.join(tmp, 'blobs');
 
 /** The reader and one other member in each of ROOMS rooms, written straight to the database. */
 async function seed() {

@@ -2,10 +2,12 @@
 // client for forked load-generator processes.
 import { fork, spawn } from 'node:child_process';
 import http from 'node:http';
-import { readFileSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { onShutdownSignal } from '../scripts/stack.mjs';
+import { freePort, onShutdownSignal, stackEnv, startStack } from '../scripts/stack.mjs';
 
 const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 
@@ -117,4 +119,38 @@ export function stopAllOnSignal(children, stack, folder) {
     await stopAll(children, stack, folder);
     process.exit(130);
   });
+}
+
+/**
+ * What a bench starts with: a throw-away stack in a temporary folder, the roles' environment (a
+ * database and Redis prefix of the run's own, a free HTTP port, `extraEnv` on top), a context over
+ * it, and the list of children that stopAll and Ctrl-C stop. The built service is imported here,
+ * on first use, so a bench that needs none (bench:startup) does not need dist/.
+ */
+export async function startBench(name, extraEnv = {}) {
+  const [{ loadConfig }, { createContext }, { createLogger }] = await Promise.all([
+    import('../dist/src/platform/config.js'),
+    import('../dist/src/composition.js'),
+    import('../dist/src/platform/logger.js'),
+  ]);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), `chat-bench-${name}-`));
+  const stack = await startStack({ dataDir: tmp, persistent: false });
+  const id = randomUUID().slice(0, 8);
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    ...stackEnv(stack),
+    MONGODB_DB: `bench${name}_${id}`,
+    REDIS_PREFIX: `bench${name}:${id}:`,
+    JWT_SECRET: `bench-${randomUUID()}`,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    NODE_ENV: 'test',
+    HTTP_PORT: String(port),
+    ...extraEnv,
+  };
+  const config = loadConfig(env);
+  const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+  const children = [];
+  stopAllOnSignal(children, stack, tmp);
+  return { tmp, stack, env, config, ctx, children, port };
 }

@@ -5,39 +5,14 @@
 // a real api process; shares are signed beforehand, so the figures are the server's.
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
-import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
-import { percentile, requestJson, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
 
 const MEMBERS = Number(process.env.MEMBERS ?? 100);
 const DEVICES = Number(process.env.DEVICES ?? 3);
 const ITERATIONS = Number(process.env.ITERATIONS ?? 30);
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-e2ee-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const port = await freePort();
-const env = {
-  ...process.env,
-  ...stackEnv(stack),
-  MONGODB_DB: `benche2ee_${id}`,
-  REDIS_PREFIX: `benche2ee:${id}:`,
-  JWT_SECRET: `bench-${randomUUID()}`,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'test',
-  HTTP_PORT: String(port),
-  E2EE_KEY_CALLS_PER_MINUTE: '100000',
-};
-const config = loadConfig(env);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
-const children = [];
-stopAllOnSignal(children, stack, tmp);
+const { tmp, stack, env, config, ctx, children, port } = await startBench('e2ee', { E2EE_KEY_CALLS_PER_MINUTE: '100000' });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 const call = (method, url, token, body) => requestJson({ port, agent }, method, url, token, body);
 const b64 = (key) => key.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');

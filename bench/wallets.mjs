@@ -5,17 +5,10 @@
 // request to every one `sent` on the chain, with one worker process signing and broadcasting.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
 import { Ledger } from '../dist/src/wallets/ledger.js';
 import { toStored } from '../dist/src/wallets/money.js';
-import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
-import { percentile, requestJson, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
 
 const USERS = Number(process.env.USERS ?? 64);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -24,26 +17,7 @@ const ENTRIES = Number(process.env.ENTRIES ?? 20_000);
 const WITHDRAWALS = Number(process.env.WITHDRAWALS ?? 100);
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-wallets-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const port = await freePort();
-const env = {
-  ...process.env,
-  ...stackEnv(stack),
-  MONGODB_DB: `benchwallets_${id}`,
-  REDIS_PREFIX: `benchwallets:${id}:`,
-  JWT_SECRET: `bench-${randomUUID()}`,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'test',
-  HTTP_PORT: String(port),
-  WALLET_DAILY_LIMIT_USDT: '100000000',
-  DEPOSIT_CONFIRMATIONS: '1',
-};
-const config = loadConfig(env);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
-const children = [];
-stopAllOnSignal(children, stack, tmp);
+const { tmp, stack, env, config, ctx, children, port } = await startBench('wallets', { WALLET_DAILY_LIMIT_USDT: '100000000', DEPOSIT_CONFIRMATIONS: '1' });
 const ledger = new Ledger({ repo: ctx.repos.ledger, clock: () => new Date(), logger: ctx.platform.logger });
 
 /** USERS members with a device, a token and a funded USDT wallet each. */

@@ -4,39 +4,15 @@
 // once, spread over APPS apps (each app takes at most 8 calls at a time): deliveries per second from
 // the first enqueue to the last arrival. Phase 2: RATE deliveries per second for SECONDS seconds:
 // p50/p99 from enqueue to arrival.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
-import { freePort, stackEnv, startStack } from '../scripts/stack.mjs';
-import { percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { percentile, spawnRole, stopAll, startBench } from './common.mjs';
 
 const APPS = Number(process.env.APPS ?? 8);
 const BURST = Number(process.env.BURST ?? 5000);
 const RATE = Number(process.env.RATE ?? 500);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-webhooks-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const env = {
-  ...process.env,
-  ...stackEnv(stack),
-  MONGODB_DB: `benchhooks_${id}`,
-  REDIS_PREFIX: `benchhooks:${id}:`,
-  JWT_SECRET: `bench-${randomUUID()}`,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-  NODE_ENV: 'test',
-  HTTP_PORT: String(await freePort()),
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-};
-const ctx = await createContext(loadConfig(env), createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
-const children = [];
-stopAllOnSignal(children, stack, tmp);
+const { tmp, stack, env, ctx, children } = await startBench('hooks', { WEBHOOK_ALLOW_PRIVATE: 'true' });
 
 /** Arrival times by delivery id, and a waiter for a count of arrivals. */
 const arrived = new Map();
