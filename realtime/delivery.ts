@@ -16,6 +16,8 @@ export class InboxDelivery {
   constructor(
     private readonly inbox: DeviceInbox,
     private readonly onError: (error: unknown) => void,
+    /** A socket that does not take what it is sent (SlowSockets): its events wait in the inbox until `resume`. */
+    private readonly isSlow: (socket: DeviceSocket) => boolean = () => false,
   ) {}
 
   get deviceIds(): IterableIterator<string> {
@@ -47,6 +49,11 @@ export class InboxDelivery {
     return false;
   }
 
+  /** Sends what waited while the socket was slow. */
+  resume(socket: DeviceSocket): void {
+    this.kick(socket, socket.data.principal.deviceId, false);
+  }
+
   poke(deviceId: string): void {
     for (const socket of this.byDevice.get(deviceId) ?? []) this.kick(socket, deviceId, false);
   }
@@ -68,9 +75,12 @@ export class InboxDelivery {
       do {
         cursor.again = false;
         for (;;) {
+          if (this.isSlow(socket)) return;
           const batch = await this.inbox.readAfter(deviceId, cursor.sent);
           if (batch.length === 0 || !socket.connected) break;
           for (const entry of batch) {
+            // Held in the inbox, not queued in memory, while the socket does not read.
+            if (this.isSlow(socket)) return;
             socket.emit(entry.event, { seq: entry.seq, at: entry.at, data: entry.data as never });
             cursor.sent = entry.seq;
           }

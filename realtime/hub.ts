@@ -8,9 +8,16 @@ import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { AppError } from '../src/platform/errors.js';
 import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
+import { keepPublishesHandled } from '../src/platform/redis.js';
 import { InboxDelivery } from './delivery.js';
+import { SlowSockets } from './slow-sockets.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 import type { HubServer, HubSocket } from './socket-types.js';
+
+/** A handshake refused while MongoDB or Redis is away: `connect_error` with the code as its message and `data.retryAfter` in seconds. */
+function unavailable(refusal: AppError): Error & { data: { code: string; retryAfter: number } } {
+  return Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: Number(refusal.headers?.['retry-after'] ?? 1) } });
+}
 
 export type SocketEngine = 'uws' | 'ws';
 
@@ -30,7 +37,7 @@ const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MA
  * the Redis adapter. The handshake uses the same token check as REST. Device events come from the
  * device's inbox (see InboxDelivery); presence is one expiring heartbeat per node in Redis and, per device, the set of nodes holding it.
  */
-export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'keys'>, services: Services, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
+export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'dependencies' | 'config'>, services: Services, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
   const log = platform.logger.child({ role: 'realtime' });
   const { auth, inbox, presenceStore: presence, rooms } = services;
   const nodeId = randomUUID();
@@ -41,11 +48,16 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
-  const pub = platform.redis.duplicate();
+  const pub = platform.dependencies.guardRedis(platform.redis.duplicate());
+  keepPublishesHandled(pub, log);
   const sub = platform.redis.duplicate();
   io.adapter(createAdapter(pub, sub, { key: platform.keys.socketIo }));
 
-  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'));
+  const slowBytes = platform.config.HUB_SLOW_SOCKET_BYTES;
+  const limits = { slowBytes, graceMs: platform.config.HUB_SLOW_SOCKET_GRACE_MS, maxBytes: 4 * slowBytes };
+  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket));
+  const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
+  slow.start();
   const pokes = platform.redis.duplicate();
   await pokes.subscribe(platform.keys.inboxPoke);
   pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
@@ -57,6 +69,9 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   io.use((socket, next) => {
     const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);
     if (!handshake.success) return next(new Error('UNAUTHORIZED'));
+    // A dependency away is not a bad token: the client is told which, and when to try again.
+    const refusal = platform.dependencies.refusal();
+    if (refusal) return next(unavailable(refusal));
     auth.authenticate(handshake.data.token).then(
       async (principal) => {
         socket.data.principal = principal;
@@ -66,6 +81,8 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
         next();
       },
       (error: unknown) => {
+        const away = platform.dependencies.noteError(error);
+        if (away) return next(unavailable(platform.dependencies.unavailable(away)));
         if (!(error instanceof AppError)) log.error({ err: error }, 'socket handshake failed');
         next(new Error('UNAUTHORIZED'));
       },
@@ -114,7 +131,10 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   let closeListener: () => Promise<void>;
   if (options.engine === 'uws') {
     const app = uws.App();
-    io.attachApp(app);
+    // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
+    const ws = app.ws.bind(app);
+    app.ws = ((pattern: string, behavior: uws.WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: 1 })) as typeof app.ws;
+    io.attachApp(app, { maxBackpressure: limits.maxBytes } as Parameters<typeof io.attachApp>[1]);
     const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));
     });
@@ -139,6 +159,7 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
     nodeId,
     async close() {
       clearInterval(heartbeat);
+      slow.close();
       const held = [...delivery.deviceIds];
       io.disconnectSockets(true);
       await Promise.allSettled([presence.nodeGone(nodeId), ...held.map((deviceId) => presence.release(nodeId, deviceId))]);

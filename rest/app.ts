@@ -13,6 +13,7 @@ import type { Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
+import { refuseWhileAway } from './dependencies.js';
 import { installErrorHandling, sendError } from './error-handler.js';
 import { finishDocument } from './openapi.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
@@ -85,7 +86,7 @@ export async function buildApp({ services, config, logger }: { services: Service
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // In tests, an error answer whose code the operation does not document fails loudly.
-  installErrorHandling(app, { checkDocumentedCodes: config.NODE_ENV === 'test' });
+  installErrorHandling(app, { checkDocumentedCodes: config.NODE_ENV === 'test', dependencies: services.ops.dependencies });
   app.decorateRequest('principal', null);
   app.decorateRequest('idempotencyKey', null);
   const routeTable: string[] = [];
@@ -112,6 +113,7 @@ export async function buildApp({ services, config, logger }: { services: Service
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  refuseWhileAway(app, services.ops.dependencies);
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     durations.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
@@ -147,6 +149,8 @@ export async function buildApp({ services, config, logger }: { services: Service
     const idempotency = idempotencyHooks(services.idempotency);
     authed.addHook('preHandler', idempotency.preHandler);
     authed.addHook('onSend', idempotency.onSend);
+    authed.addHook('onResponse', idempotency.onEnd);
+    authed.addHook('onRequestAbort', idempotency.onEnd);
     await authed.register(sessionRoutes, routeOptions);
     await authed.register(usersRoutes, routeOptions);
     await authed.register(avatarRoutes, routeOptions);

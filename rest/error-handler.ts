@@ -6,6 +6,7 @@ import { AppError, type CodedError } from '../src/platform/errors.js';
 import type { ErrorResponse } from '../src/platform/common.schemas.js';
 import { isMalformedMultipart } from './multipart.js';
 import { documentedCodes } from './responses.js';
+import type { DependencyHealth } from '../src/platform/dependencies.js';
 import { IDEMPOTENCY_CODES, MUTATING } from './idempotency.js';
 
 function body(request: FastifyRequest, status: number, code: string, message: string, details?: unknown[]): ErrorResponse {
@@ -65,7 +66,7 @@ const FASTIFY_CODES: Record<string, AppError> = {
   FST_MP_PREMATURE_CLOSE: AttachmentsErrors.UPLOAD_INCOMPLETE(),
 };
 
-export function installErrorHandling(app: FastifyInstance, options: { checkDocumentedCodes: boolean }): void {
+export function installErrorHandling(app: FastifyInstance, options: { checkDocumentedCodes: boolean; dependencies: DependencyHealth }): void {
   app.decorate('checkDocumentedCodes', options.checkDocumentedCodes);
   // Answered before the body is read: a method no route has (TRACE, QUERY) never reaches body parsing.
   app.addHook('onRequest', async (request, reply) => {
@@ -95,6 +96,12 @@ export function installErrorHandling(app: FastifyInstance, options: { checkDocum
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       // A 4xx Fastify raised that has no code of ours: its status, with the general code.
       return sendError(request, reply, new AppError(error.statusCode, CommonErrors.BAD_REQUEST.code, error.message));
+    }
+    // MongoDB or Redis stopped answering while the request ran: 503 with its code, never a 500.
+    const away = options.dependencies.noteError(error);
+    if (away) {
+      request.log.warn({ err: error, dependency: away }, 'dependency away');
+      return sendError(request, reply, options.dependencies.unavailable(away, error));
     }
     if (isMalformedMultipart(error)) return sendError(request, reply, CommonErrors.MULTIPART_INVALID({ message: `The multipart/form-data body is malformed: ${error.message}` }));
     request.log.error({ err: error }, 'unhandled error');

@@ -5,7 +5,7 @@ import { CommonErrors } from '../src/platform/common.errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotencyKey: { key: string; fingerprint: string; userId: string } | null;
+    idempotencyKey: { key: string; fingerprint: string; userId: string; renewal: NodeJS.Timeout } | null;
   }
 }
 
@@ -44,7 +44,12 @@ export function idempotencyHooks(store: IdempotencyStore) {
       const userId = request.principal.userId;
       const held = await store.claim(userId, key, fingerprint);
       if (held === null) {
-        request.idempotencyKey = { key, fingerprint, userId };
+        // Renewed while the request runs; a process that dies stops renewing and the key is free a lease later.
+        const renewal = setInterval(() => {
+          store.renew(userId, key, fingerprint).catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not renewed'));
+        }, (store.leaseSeconds * 1000) / 3);
+        renewal.unref();
+        request.idempotencyKey = { key, fingerprint, userId, renewal };
         return;
       }
       if (held.fingerprint !== fingerprint) throw CommonErrors.IDEMPOTENCY_KEY_REUSED();
@@ -54,17 +59,24 @@ export function idempotencyHooks(store: IdempotencyStore) {
       return reply.send(held.body === '' ? undefined : held.body);
     },
 
+    /** The request ended without its answer being sent (the client went away): stop renewing; the lease ends the claim. */
+    async onEnd(request: FastifyRequest) {
+      if (request.idempotencyKey) clearInterval(request.idempotencyKey.renewal);
+    },
+
     async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
       const claimed = request.idempotencyKey;
       if (!claimed) return payload;
       request.idempotencyKey = null;
+      clearInterval(claimed.renewal);
       const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload === undefined || payload === null ? '' : null;
-      if (reply.statusCode >= 500 || text === null || text.length > MAX_STORED_BODY) {
-        await store.release(claimed.userId, claimed.key);
-        return payload;
-      }
       const contentType = reply.getHeader('content-type');
-      await store.finish(claimed.userId, claimed.key, { state: 'DONE', fingerprint: claimed.fingerprint, status: reply.statusCode, contentType: typeof contentType === 'string' ? contentType : null, body: text });
+      // The answer goes out even if Redis does not take it (it went away meanwhile): the claim then ends with its lease.
+      const kept =
+        reply.statusCode >= 500 || text === null || text.length > MAX_STORED_BODY
+          ? store.release(claimed.userId, claimed.key)
+          : store.finish(claimed.userId, claimed.key, { state: 'DONE', fingerprint: claimed.fingerprint, status: reply.statusCode, contentType: typeof contentType === 'string' ? contentType : null, body: text });
+      await kept.catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not updated'));
       return payload;
     },
   };

@@ -20,7 +20,8 @@ const DESCRIPTIONS: Record<number, string> = {
 };
 
 /** Codes any operation may answer: validation and the framework's own refusals, and the 500. */
-const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErrors.BAD_REQUEST, CommonErrors.INTERNAL_ERROR];
+/** Every route may answer these (503s while MongoDB or Redis is away: rest/dependencies.ts). */
+const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErrors.BAD_REQUEST, CommonErrors.INTERNAL_ERROR, CommonErrors.DATABASE_UNAVAILABLE, CommonErrors.REDIS_UNAVAILABLE];
 /** Codes of a route behind the access token. */
 const AUTHED = [CommonErrors.UNAUTHORIZED, AuthErrors.TOKEN_EXPIRED, AuthErrors.DEVICE_REVOKED];
 /** Codes of a route that takes a JSON body. */

@@ -123,8 +123,8 @@ function waitForLine(child, pattern, what, timeoutMs) {
   });
 }
 
-async function startRedis({ dir, persistent }) {
-  const port = await freePort();
+export async function startRedis({ dir, persistent, port: given }) {
+  const port = given ?? (await freePort());
   mkdirSync(dir, { recursive: true });
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--protected-mode', 'yes'];
   args.push('--appendonly', persistent ? 'yes' : 'no');
@@ -133,7 +133,7 @@ async function startRedis({ dir, persistent }) {
   return { child, url: `redis://127.0.0.1:${port}` };
 }
 
-async function startMongo({ h2File }) {
+export async function startMongo({ h2File }) {
   const port = await freePort();
   const args = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
   args.push('-cp', `${mongoLib}/*`, path.join(here, 'DevMongo.java'), '--port', String(port));
@@ -147,7 +147,7 @@ async function startMongo({ h2File }) {
   return { child, url: `mongodb://127.0.0.1:${port}/` };
 }
 
-function stopChild(child, signal = 'SIGTERM') {
+export function stopChild(child, signal = 'SIGTERM') {
   if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);

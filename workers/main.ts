@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
+import { blockingConnection } from '../src/platform/redis.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { appHealthProcessor, appPaymentsProcessor, webhookProcessor } from './processors/webhooks.processor.js';
@@ -26,7 +27,7 @@ export interface Workers {
 /** The worker role: a BullMQ worker per queue definition (src/platform/queues.ts), and the repeating schedules. */
 export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys'>, services: Services): Promise<Workers> {
   const log = platform.logger.child({ role: 'worker' });
-  const connection = platform.redis.duplicate();
+  const connection = blockingConnection(platform.redis);
   const prefix = platform.keys.queues;
   const schedulers: Queue[] = [];
 

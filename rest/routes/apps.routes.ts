@@ -361,7 +361,7 @@ export const appsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
 
 /** The keys apps verify the service's signatures with (cards, session tokens): public, no Authorization header. */
 export const appKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  app.get('/.well-known/jwks.json', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/.well-known/jwks.json', { schema: { hide: true }, config: { standalone: true } }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     return services.appSigner.jwks();
   });

@@ -10,15 +10,15 @@ const CHECK_TIMEOUT_MS = 2_000;
 
 /** Liveness, readiness, metrics and the OpenAPI document; left out of the OpenAPI document itself. */
 export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry }> = async (app, { services, metrics }) => {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true }, config: { standalone: true } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/readyz', { schema: { hide: true }, config: { standalone: true } }, async (request, reply) => {
     const checks = await services.ops.health(CHECK_TIMEOUT_MS);
     if (checks.mongodb === 'ok' && checks.redis === 'ok') return { status: 'ready', checks };
     return sendError(request, reply, CommonErrors.NOT_READY({ details: [checks] }));
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true }, config: { standalone: true } }, async (_request, reply) => {
     reply.type(metrics.contentType);
     return metrics.metrics();
   });
@@ -32,6 +32,6 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
       description: 'The payments interface for apps\' servers, with a payments key (Authorization: Bearer bpk_…). Every error answer is an ErrorResponse.',
     }),
   );
-  app.get('/v3/api-docs/api-traffic', { schema: { hide: true } }, async () => api());
-  app.get('/v3/api-docs/app-api', { schema: { hide: true } }, async () => appApi());
+  app.get('/v3/api-docs/api-traffic', { schema: { hide: true }, config: { standalone: true } }, async () => api());
+  app.get('/v3/api-docs/app-api', { schema: { hide: true }, config: { standalone: true } }, async () => appApi());
 };

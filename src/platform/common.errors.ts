@@ -19,5 +19,7 @@ export const CommonErrors = defineErrors('common', {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type; send application/json' },
   INTERNAL_ERROR: { status: 500, message: 'Unexpected server error' },
   SMS_UNAVAILABLE: { status: 503, message: 'The text message could not be sent right now; try again shortly' },
+  DATABASE_UNAVAILABLE: { status: 503, message: 'The database does not answer right now; try again shortly' },
+  REDIS_UNAVAILABLE: { status: 503, message: 'The service\'s shared memory (Redis) does not answer right now; try again shortly' },
   NOT_READY: { status: 503, message: 'A dependency does not answer' },
 });

@@ -38,6 +38,10 @@ const EnvSchema = z
     HTTP_PORT: port.default(8080),
     SOCKET_PORT: port.default(8081),
     SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
+    // Sockets that stop reading (README, "Slow sockets"): past this many unsent bytes a socket's device
+    // events wait in its inbox; slow for HUB_SLOW_SOCKET_GRACE_MS, or at 4 times the bytes, it is disconnected.
+    HUB_SLOW_SOCKET_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+    HUB_SLOW_SOCKET_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     PUBLIC_BASE_URL: z.url().optional(),
     BODY_LIMIT: positiveInt.default(1_048_576),
     /** Trust X-Forwarded-For from this many proxy hops (0: use the connection's address). */
@@ -46,6 +50,12 @@ const EnvSchema = z
     MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URL').default('mongodb://127.0.0.1:27017/'),
     MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    // How long a request may wait on MongoDB or Redis when either stops answering before it gets 503
+    // (milliseconds), and how often each is checked (README, "When MongoDB or Redis is away").
+    DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).default(3_000),
+    // A request with an Idempotency-Key holds it this long, renewed while it runs (a crashed process's hold ends with it).
+    IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3600).default(10),
+    DEPENDENCY_PROBE_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/).default('chat:'),
 
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),

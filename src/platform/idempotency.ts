@@ -5,8 +5,11 @@ import type { Keyspace } from './keyspace.js';
 /** What a key holds: a request under way, or the answer it got. */
 export type IdempotencyRecord = { state: 'RUNNING'; fingerprint: string } | { state: 'DONE'; fingerprint: string; status: number; contentType: string | null; body: string };
 
-/** A request under way keeps its key this long (a process that died frees it); an answer is kept 24 hours. */
-const RUNNING_SECONDS = 60;
+const running = (fingerprint: string) => JSON.stringify({ state: 'RUNNING', fingerprint });
+/** Extends a claim, in one step so an answer stored meanwhile keeps its 24 hours. */
+const RENEW_CLAIM = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end return 0`;
+
+/** An answer is kept 24 hours. */
 const KEPT_SECONDS = 24 * 3600;
 
 /**
@@ -17,6 +20,8 @@ export class IdempotencyStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keyspace,
+    /** A request under way holds its key this long, renewed while it runs: a process that died frees it. */
+    readonly leaseSeconds: number,
   ) {}
 
   private key(userId: string, idempotencyKey: string): string {
@@ -27,11 +32,17 @@ export class IdempotencyStore {
   async claim(userId: string, idempotencyKey: string, fingerprint: string): Promise<IdempotencyRecord | null> {
     const key = this.key(userId, idempotencyKey);
     for (let attempt = 0; attempt < 2; attempt++) {
-      if ((await this.redis.set(key, JSON.stringify({ state: 'RUNNING', fingerprint }), 'EX', RUNNING_SECONDS, 'NX')) === 'OK') return null;
+      if ((await this.redis.set(key, running(fingerprint), 'EX', this.leaseSeconds, 'NX')) === 'OK') return null;
       const held = await this.redis.get(key);
       if (held) return JSON.parse(held) as IdempotencyRecord;
     }
     return null;
+  }
+
+  /** Keeps the claim of a request still running (only while it is a claim: an answer is not shortened). */
+  async renew(userId: string, idempotencyKey: string, fingerprint: string): Promise<void> {
+    const key = this.key(userId, idempotencyKey);
+    await this.redis.eval(RENEW_CLAIM, 1, key, running(fingerprint), this.leaseSeconds);
   }
 
   async finish(userId: string, idempotencyKey: string, record: Extract<IdempotencyRecord, { state: 'DONE' }>): Promise<void> {

@@ -1,7 +1,14 @@
 import { MongoClient, type Collection, type Db, type Document, type Filter } from 'mongodb';
 
-export async function connectMongo(url: string, dbName: string): Promise<{ client: MongoClient; db: Db }> {
-  const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000, connectTimeoutMS: 5_000 });
+/**
+ * Connects with waits bounded by `timeoutMs`: the driver checks the server every `probeMs`, a check
+ * gives up after half the bound and so does choosing a server, so an operation under way when the
+ * server stops answering fails within about `probeMs` + `timeoutMs` (README, "When MongoDB or Redis
+ * is away").
+ */
+export async function connectMongo(url: string, dbName: string, bounds: { timeoutMs: number; probeMs: number }): Promise<{ client: MongoClient; db: Db }> {
+  const half = Math.max(100, Math.floor(bounds.timeoutMs / 2));
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: half, connectTimeoutMS: half, heartbeatFrequencyMS: Math.max(500, bounds.probeMs) });
   await client.connect();
   return { client, db: client.db(dbName) };
 }

@@ -10,7 +10,8 @@ import { keyspace, type Keyspace } from './keyspace.js';
 import type { Logger } from './logger.js';
 import { connectMongo } from './mongo.js';
 import { Queues } from './queues.js';
-import { connectRedis, type Redis } from './redis.js';
+import { connectRedis, keepPublishesHandled, type Redis } from './redis.js';
+import { DependencyHealth } from './dependencies.js';
 import { emailProvider } from './email/index.js';
 import type { EmailProvider } from './email/email.js';
 import { smsProvider } from './sms/index.js';
@@ -25,6 +26,8 @@ export interface Platform {
   clock: Clock;
   keys: Keyspace;
   redis: Redis;
+  /** Whether MongoDB and Redis answer; requests are refused at once while either is away. */
+  dependencies: DependencyHealth;
   ephemeral: EphemeralStore;
   /** Hashes of short secrets (SMS codes), at the configured argon2id cost. */
   codes: CodeHasher;
@@ -57,17 +60,26 @@ export function once<T>(make: () => T): () => T {
  * to outside services (storage, SMS, e-mail, geolocation) are built on first use.
  */
 export async function createPlatform(config: Config, logger: Logger, options: { database?: boolean; clock?: Clock } = {}): Promise<Platform> {
+  const dependencies = new DependencyHealth(logger, config.DEPENDENCY_TIMEOUT_MS, config.DEPENDENCY_PROBE_MS);
   let mongo: MongoClient | null = null;
   let db: Db | null = null;
-  if (options.database ?? true) ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB));
-  const redis = connectRedis(config.REDIS_URL);
+  if (options.database ?? true) {
+    ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS, probeMs: config.DEPENDENCY_PROBE_MS }));
+    dependencies.watchMongo(mongo);
+  }
+  const redis = dependencies.guardRedis(connectRedis(config.REDIS_URL, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  // Libraries that publish without waiting (the socket.io emitter) must not turn a refused publish into a crash.
+  keepPublishesHandled(redis, logger);
+  dependencies.watchRedis(redis);
   const keys = keyspace(config.REDIS_PREFIX);
   // Hot-path reads (the device check of every request, the room of every post) are cached for a
   // few seconds; writes clear them in every process through Redis.
   const cache = new CacheBus(redis, keys.cacheInvalidation);
   await cache.start();
-  const queues = new Queues(redis, keys.queues);
+  // Clearings published while Redis was away were lost: start the caches afresh when it is back.
+  dependencies.onRecovered((name) => name === 'redis' && cache.clearAll());
+  const queues = new Queues(redis, keys.queues, (connection) => dependencies.guardRedis(connection));
   const storage = once(() => blobStorage(config));
   const sms = once(() => smsProvider(config));
   const email = once(() => emailProvider(config));
@@ -79,6 +91,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     clock: options.clock ?? systemClock,
     keys,
     redis,
+    dependencies,
     ephemeral: new EphemeralStore(redis),
     codes: new CodeHasher({ memoryKiB: config.CODE_HASH_MEMORY_KIB, passes: config.CODE_HASH_PASSES }),
     cache,
@@ -108,6 +121,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
       return { mongodb: mongodb.status === 'fulfilled' ? 'ok' : 'down', redis: ping.status === 'fulfilled' ? 'ok' : 'down' };
     },
     async close() {
+      dependencies.close();
       await queues.close();
       await Promise.allSettled([mongo?.close(), redis.quit(), cache.close()]);
     },

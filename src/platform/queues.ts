@@ -98,12 +98,14 @@ export class Queues {
   constructor(
     private readonly redis: Redis,
     readonly prefix: string,
+    /** Applied to the queues' own connection (DependencyHealth's guard). */
+    private readonly prepare: (connection: Redis) => Redis = (connection) => connection,
   ) {}
 
   private queueOf<T>(definition: QueueDefinition<T>): Queue {
     let queue = this.open.get(definition.queue);
     if (!queue) {
-      this.connection ??= this.redis.duplicate();
+      this.connection ??= this.prepare(this.redis.duplicate());
       queue = new Queue(definition.queue, {
         connection: this.connection,
         prefix: this.prefix,

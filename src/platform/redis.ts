@@ -1,12 +1,35 @@
 import { Redis } from 'ioredis';
 
-export function connectRedis(url: string, options: { lazy?: boolean } = {}): Redis {
+/**
+ * The client of request paths: a command waits at most `commandTimeoutMs` for its answer, and
+ * commands queued while disconnected are failed after one reconnection attempt, so nothing waits or
+ * queues without bound while Redis is away (DependencyHealth also stops sending while it is).
+ */
+export function connectRedis(url: string, options: { commandTimeoutMs: number; lazy?: boolean }): Redis {
   return new Redis(url, {
     lazyConnect: options.lazy ?? false,
-    // BullMQ's workers need this to be null; harmless for the other clients.
-    maxRetriesPerRequest: null,
+    maxRetriesPerRequest: 1,
+    commandTimeout: options.commandTimeoutMs,
     enableReadyCheck: true,
   });
+}
+
+/** A connection of its own for BullMQ's workers: they block on Redis, so no command timeout, and retry forever (BullMQ needs it). */
+export function blockingConnection(redis: Redis): Redis {
+  return redis.duplicate({ maxRetriesPerRequest: null, commandTimeout: undefined });
+}
+
+/**
+ * Socket.IO's emitter and adapter publish without waiting for the answer: a publish that fails
+ * (Redis away) is logged here instead of ending the process as an unhandled rejection.
+ */
+export function keepPublishesHandled(redis: Redis, logger: { warn(object: object, message: string): void }): void {
+  const publish = redis.publish.bind(redis) as (channel: string, message: string) => Promise<number>;
+  redis.publish = ((channel: string, message: string) => {
+    const sent = publish(channel, message);
+    sent.catch((error: unknown) => logger.warn({ err: error }, 'a publish to Redis failed'));
+    return sent;
+  }) as Redis['publish'];
 }
 
 export type { Redis };

@@ -76,6 +76,21 @@ export class DeviceClient {
     }
   }
 
+  /** Stops taking bytes from the connection (a phone in a tunnel): what the hub writes piles up on its side. */
+  pauseReading(): void {
+    this.rawConnection().pause();
+  }
+
+  resumeReading(): void {
+    this.rawConnection().resume();
+  }
+
+  /** The TCP connection under socket.io-client's WebSocket (the `ws` package in Node). */
+  private rawConnection(): { pause(): void; resume(): void } {
+    const engine = (this.socket as unknown as { io: { engine: { transport: { ws: { _socket: { pause(): void; resume(): void } } } } } }).io.engine;
+    return engine.transport.ws._socket;
+  }
+
   ack(seq = this.lastSeq): void {
     this.socket?.emit('inbox.ack', { seq });
   }

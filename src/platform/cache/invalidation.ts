@@ -52,6 +52,11 @@ export class CacheBus {
     };
   }
 
+  /** Drops every entry of every kind (after clearings may have been missed). */
+  clearAll(): void {
+    for (const cache of this.caches.values()) cache.clear();
+  }
+
   async close(): Promise<void> {
     await this.subscriber?.quit().catch(() => undefined);
   }

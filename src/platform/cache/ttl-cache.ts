@@ -34,4 +34,10 @@ export class TtlCache<V> {
     this.deletions++;
     this.entries.delete(key);
   }
+
+  /** Drops every entry (loads under way are not kept either). */
+  clear(): void {
+    this.deletions++;
+    this.entries.clear();
+  }
 }

@@ -1,0 +1,166 @@
+import { Command, type Redis } from 'ioredis';
+import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, type MongoClient } from 'mongodb';
+import { CommonErrors } from './common.errors.js';
+import type { AppError } from './errors.js';
+import type { Logger } from './logger.js';
+
+/** A probe still unanswered after this long is dropped and the next one sent. */
+const PROBE_GIVE_UP_MS = 60_000;
+
+export type DependencyName = 'mongodb' | 'redis';
+
+/** A command refused without being sent, because Redis is known to be away. */
+export class RedisUnavailableError extends Error {
+  constructor() {
+    super('Redis does not answer; the command was not sent');
+    this.name = 'RedisUnavailableError';
+  }
+}
+
+/** The messages ioredis rejects commands with when its server is away or does not answer. */
+const REDIS_AWAY = [/^Command timed out$/, /^Connection is closed\.?$/, /enableOfflineQueue options is false/, /^Reached the max retries per request limit/];
+
+/** Which dependency an error says is away (null when it is not such an error). */
+export function dependencyOf(error: unknown): DependencyName | null {
+  if (error instanceof MongoNetworkError || error instanceof MongoServerSelectionError || error instanceof MongoTopologyClosedError) return 'mongodb';
+  if (error instanceof RedisUnavailableError) return 'redis';
+  if (error instanceof Error && (error.name === 'MaxRetriesPerRequestError' || REDIS_AWAY.some((pattern) => pattern.test(error.message)))) return 'redis';
+  return null;
+}
+
+/**
+ * Whether MongoDB and Redis answer, kept by watching them rather than by waiting on requests: the
+ * driver's own monitor tells of MongoDB (its heartbeat, every `probeMs`); a PING every `probeMs`,
+ * bounded by `timeoutMs`, tells of Redis (a paused server keeps its connection open, so only an
+ * unanswered command shows it). While one is away every request is refused at once (503 with its
+ * code and Retry-After) and no command is sent to Redis but the probe, so nothing queues up; when it
+ * answers again the service goes on by itself.
+ */
+export class DependencyHealth {
+  private readonly up: Record<DependencyName, boolean> = { mongodb: true, redis: true };
+  private readonly recovered: Array<(name: DependencyName) => void> = [];
+  private probing = false;
+  private closed = false;
+  private redisClient: Redis | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  /** Commands the probe sends: they pass the guard while Redis is away. */
+  private readonly probes = new WeakSet<object>();
+
+  constructor(
+    private readonly logger: Logger,
+    readonly timeoutMs: number,
+    readonly probeMs: number,
+  ) {}
+
+  isUp(name: DependencyName): boolean {
+    return this.up[name];
+  }
+
+  /** Seconds a client should wait before trying again. */
+  get retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.probeMs / 1000));
+  }
+
+  /** The 503 for a request that needs what is away, or null when both answer. */
+  refusal(needs: readonly DependencyName[] = ['mongodb', 'redis']): AppError | null {
+    const away = needs.find((name) => !this.up[name]);
+    return away ? this.unavailable(away) : null;
+  }
+
+  unavailable(name: DependencyName, cause?: unknown): AppError {
+    const options = { retryAfter: this.retryAfterSeconds, cause };
+    return name === 'mongodb' ? CommonErrors.DATABASE_UNAVAILABLE(options) : CommonErrors.REDIS_UNAVAILABLE(options);
+  }
+
+  /** Runs `fn` each time a dependency answers again after being away (caches that missed news are dropped). */
+  onRecovered(fn: (name: DependencyName) => void): void {
+    this.recovered.push(fn);
+  }
+
+  set(name: DependencyName, up: boolean, reason?: string): void {
+    if (this.closed || this.up[name] === up) return;
+    this.up[name] = up;
+    if (up) {
+      this.logger.warn({ dependency: name }, `${name} answers again`);
+      for (const fn of this.recovered) fn(name);
+    } else {
+      this.logger.error({ dependency: name, reason }, `${name} does not answer: requests get 503 until it does`);
+    }
+  }
+
+  /** An error met on the way: if it says a dependency is away, mark it (Redis is then probed at once). */
+  noteError(error: unknown): DependencyName | null {
+    const name = dependencyOf(error);
+    if (name === 'redis') {
+      this.set('redis', false, (error as Error).message);
+      this.probeRedisSoon();
+    }
+    return name;
+  }
+
+  /** Follows the driver's view of the deployment: away while no server that holds data answers. */
+  watchMongo(client: MongoClient): void {
+    client.on('topologyDescriptionChanged', (event) => {
+      const up = event.newDescription.hasDataBearingServers;
+      // The first descriptions, while connecting, know no server yet: not an outage.
+      if (up || event.previousDescription.hasDataBearingServers) this.set('mongodb', up, 'no server that holds data answers the driver');
+    });
+  }
+
+  /**
+   * Guards `redis`: while Redis is away its commands fail at once (RedisUnavailableError) instead of
+   * waiting in ioredis's queues; the probe alone is sent. Call for every client of request paths.
+   */
+  guardRedis(redis: Redis): Redis {
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command, stream) => {
+      if (!this.up.redis && !this.probes.has(command)) {
+        command.reject(new RedisUnavailableError());
+        return command.promise;
+      }
+      return send(command, stream);
+    }) as Redis['sendCommand'];
+    redis.on('close', () => this.set('redis', false, 'connection closed'));
+    redis.on('ready', () => this.probeRedisSoon());
+    return redis;
+  }
+
+  /** Probes `redis` every `probeMs` from now on. */
+  watchRedis(redis: Redis): void {
+    this.redisClient = redis;
+    this.timer = setInterval(() => this.probeRedis(), this.probeMs);
+    this.timer.unref();
+  }
+
+  private probeRedisSoon(): void {
+    setImmediate(() => this.probeRedis());
+  }
+
+  /**
+   * One PING at a time: while Redis is paused the one sent waits for it (not for the client's
+   * command timeout), so no more pile up; Redis counts as away once it has waited `timeoutMs`.
+   */
+  private probeRedis(): void {
+    const redis = this.redisClient;
+    if (!redis || this.probing || redis.status === 'end') return;
+    this.probing = true;
+    const ping = new Command('ping', [], { replyEncoding: 'utf8' });
+    ping.setTimeout(PROBE_GIVE_UP_MS);
+    this.probes.add(ping);
+    const late = setTimeout(() => this.set('redis', false, `no answer to PING within ${this.timeoutMs} ms`), this.timeoutMs);
+    late.unref();
+    void redis.sendCommand(ping);
+    ping.promise.then(
+      () => this.set('redis', true),
+      (error: unknown) => this.set('redis', false, (error as Error).message),
+    ).finally(() => {
+      clearTimeout(late);
+      this.probing = false;
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,48 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** A Redis or MongoDB-compatible server of the test's own, to pause (SIGSTOP), kill and start again. */
+export interface OwnServer {
+  child: ChildProcess;
+  url: string;
+  pause(): void;
+  resume(): void;
+  stop(): Promise<void>;
+}
+
+interface StackScripts {
+  startRedis(options: { dir: string; persistent: boolean; port?: number }): Promise<{ child: ChildProcess; url: string }>;
+  startMongo(options: { h2File: string | null }): Promise<{ child: ChildProcess; url: string }>;
+  stopChild(child: ChildProcess, signal?: NodeJS.Signals): Promise<void>;
+}
+
+const scripts = () => import(pathToFileURL(path.join(root, 'scripts', 'stack.mjs')).href) as Promise<StackScripts>;
+
+function own(started: { child: ChildProcess; url: string }, stopChild: StackScripts['stopChild']): OwnServer {
+  return {
+    ...started,
+    pause: () => started.child.kill('SIGSTOP'),
+    resume: () => started.child.kill('SIGCONT'),
+    async stop() {
+      started.child.kill('SIGCONT');
+      await stopChild(started.child, 'SIGKILL');
+    },
+  };
+}
+
+/** A Redis of the test's own; `port` starts it again where an earlier one was. */
+export async function ownRedis(port?: number): Promise<OwnServer> {
+  const { startRedis, stopChild } = await scripts();
+  return own(await startRedis({ dir: mkdtempSync(path.join(os.tmpdir(), 'own-redis-')), persistent: false, ...(port ? { port } : {}) }), stopChild);
+}
+
+/** A MongoDB-compatible server (mongo-java-server, in memory) of the test's own. */
+export async function ownMongo(): Promise<OwnServer> {
+  const { startMongo, stopChild } = await scripts();
+  return own(await startMongo({ h2File: null }), stopChild);
+}
