@@ -8,7 +8,7 @@ import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { AppError } from '../src/platform/errors.js';
 import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
-import { keepPublishesHandled } from '../src/platform/redis.js';
+import { duplicate, keepPublishesHandled } from '../src/platform/redis.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
@@ -48,9 +48,9 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
-  const pub = platform.dependencies.guardRedis(platform.redis.duplicate());
+  const pub = platform.dependencies.guardRedis(duplicate(platform.redis));
   keepPublishesHandled(pub, log);
-  const sub = platform.redis.duplicate();
+  const sub = duplicate(platform.redis);
   io.adapter(createAdapter(pub, sub, { key: platform.keys.socketIo }));
 
   const slowBytes = platform.config.HUB_SLOW_SOCKET_BYTES;
@@ -58,7 +58,7 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket));
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
   slow.start();
-  const pokes = platform.redis.duplicate();
+  const pokes = duplicate(platform.redis);
   await pokes.subscribe(platform.keys.inboxPoke);
   pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
 

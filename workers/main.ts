@@ -25,7 +25,7 @@ export interface Workers {
 }
 
 /** The worker role: a BullMQ worker per queue definition (src/platform/queues.ts), and the repeating schedules. */
-export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys'>, services: Services): Promise<Workers> {
+export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'config'>, services: Services): Promise<Workers> {
   const log = platform.logger.child({ role: 'worker' });
   const connection = blockingConnection(platform.redis);
   const prefix = platform.keys.queues;
@@ -35,6 +35,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     if (definition.everyMs) {
       // Scheduled once across all workers: the scheduler id is the job name.
       const queue = new Queue(definition.queue, { connection, prefix });
+      queue.on('error', (error) => log.warn({ queue: definition.queue, err: error }, 'queue connection error'));
       await queue.upsertJobScheduler(definition.job, { every: definition.everyMs }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
       schedulers.push(queue);
     }
@@ -44,8 +45,11 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
         if (job.name !== definition.job) throw new Error(`unknown job ${job.name}`);
         return process(job);
       },
-      { connection, prefix, concurrency: definition.concurrency },
+      // A job whose worker died (its lock not renewed for WORKER_LOCK_MS) is found by the stalled check and run again.
+      { connection, prefix, concurrency: definition.concurrency, lockDuration: platform.config.WORKER_LOCK_MS, stalledInterval: platform.config.WORKER_LOCK_MS },
     );
+    // Connection errors while Redis is away: BullMQ reconnects by itself.
+    worker.on('error', (error) => log.warn({ queue: worker.name, err: error }, 'worker connection error'));
     worker.on('completed', (job, result) => log.debug({ queue: worker.name, job: job.name, result }, 'job done'));
     worker.on('failed', (job, error) => log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed'));
     return worker;

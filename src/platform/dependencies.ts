@@ -108,18 +108,22 @@ export class DependencyHealth {
   }
 
   /**
-   * Guards `redis`: while Redis is away its commands fail at once (RedisUnavailableError) instead of
-   * waiting in ioredis's queues; the probe alone is sent. Call for every client of request paths.
+   * Guards `redis`: while Redis is away its commands fail at once instead of waiting in ioredis's
+   * queues. Connected to a server that stopped answering, the guard refuses them (RedisUnavailableError)
+   * and only the probe is sent; disconnected (after the first connection), ioredis refuses them itself
+   * (no offline queue) while its own handshake goes through. Call for every client of request paths.
    */
   guardRedis(redis: Redis): Redis {
     const send = redis.sendCommand.bind(redis);
     redis.sendCommand = ((command, stream) => {
-      if (!this.up.redis && !this.probes.has(command)) {
+      if (!this.up.redis && redis.status === 'ready' && !this.probes.has(command)) {
         command.reject(new RedisUnavailableError());
         return command.promise;
       }
       return send(command, stream);
     }) as Redis['sendCommand'];
+    // Queued while connecting at start-up (the process waits for Redis); never again after.
+    redis.once('ready', () => (redis.options.enableOfflineQueue = false));
     redis.on('close', () => this.set('redis', false, 'connection closed'));
     redis.on('ready', () => this.probeRedisSoon());
     return redis;

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { duplicate } from './redis.js';
 
 /** Payloads hold ids only; the processor reads the rest (and nothing secret rides in Redis). */
 export interface PushJob {
@@ -105,12 +106,14 @@ export class Queues {
   private queueOf<T>(definition: QueueDefinition<T>): Queue {
     let queue = this.open.get(definition.queue);
     if (!queue) {
-      this.connection ??= this.prepare(this.redis.duplicate());
+      this.connection ??= this.prepare(duplicate(this.redis));
       queue = new Queue(definition.queue, {
         connection: this.connection,
         prefix: this.prefix,
         defaultJobOptions: { attempts: definition.attempts, backoff: definition.backoff, removeOnComplete: 1000, removeOnFail: 1000 },
       });
+      // Connection errors while Redis is away are the client's (a refused add answers 503); not printed here.
+      queue.on('error', () => undefined);
       this.open.set(definition.queue, queue);
     }
     return queue;

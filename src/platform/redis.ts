@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 /**
  * The client of request paths: a command waits at most `commandTimeoutMs` for its answer, and
@@ -14,9 +14,17 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
   });
 }
 
+/** Another connection with `redis`'s options (and `overrides`); its connection errors are those `redis` logs already. */
+export function duplicate(redis: Redis, overrides: Partial<RedisOptions> = {}): Redis {
+  // Its own first connection queues what is sent meanwhile, whatever the original does by now.
+  const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
+  copy.on('error', () => undefined);
+  return copy;
+}
+
 /** A connection of its own for BullMQ's workers: they block on Redis, so no command timeout, and retry forever (BullMQ needs it). */
 export function blockingConnection(redis: Redis): Redis {
-  return redis.duplicate({ maxRetriesPerRequest: null, commandTimeout: undefined });
+  return duplicate(redis, { maxRetriesPerRequest: null, commandTimeout: undefined });
 }
 
 /**

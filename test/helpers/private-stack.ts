@@ -35,10 +35,18 @@ function own(started: { child: ChildProcess; url: string }, stopChild: StackScri
   };
 }
 
-/** A Redis of the test's own; `port` starts it again where an earlier one was. */
-export async function ownRedis(port?: number): Promise<OwnServer> {
+/** A Redis of the test's own; `persistent` keeps an append-only file in `dir`, and `port` with `dir` starts it again where an earlier one was. */
+export async function ownRedis(options: { persistent?: boolean; port?: number; dir?: string } = {}): Promise<OwnServer & { port: number; dir: string; shutdown(): Promise<void> }> {
   const { startRedis, stopChild } = await scripts();
-  return own(await startRedis({ dir: mkdtempSync(path.join(os.tmpdir(), 'own-redis-')), persistent: false, ...(port ? { port } : {}) }), stopChild);
+  const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'own-redis-'));
+  const started = await startRedis({ dir, persistent: options.persistent ?? false, ...(options.port ? { port: options.port } : {}) });
+  return {
+    ...own(started, stopChild),
+    port: Number(new URL(started.url).port),
+    dir,
+    /** Stops it as an operator's restart does (SIGTERM: it writes its data and exits). */
+    shutdown: () => stopChild(started.child, 'SIGTERM'),
+  };
 }
 
 /** A MongoDB-compatible server (mongo-java-server, in memory) of the test's own. */

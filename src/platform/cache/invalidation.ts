@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { TtlCache } from './ttl-cache.js';
+import { duplicate } from '../redis.js';
 
 /** One kind of cached record: reads go through the cache, and a write clears its key everywhere. */
 export interface SharedCache<V> {
@@ -29,7 +30,7 @@ export class CacheBus {
   ) {}
 
   async start(): Promise<void> {
-    const subscriber = this.redis.duplicate();
+    const subscriber = duplicate(this.redis);
     await subscriber.subscribe(this.channel);
     subscriber.on('message', (_channel: string, message: string) => {
       const at = message.indexOf(':');
