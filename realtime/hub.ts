@@ -8,7 +8,7 @@ import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { AppError } from '../src/platform/errors.js';
 import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
-import { duplicate, keepPublishesHandled } from '../src/platform/redis.js';
+import { closeRedis, duplicate, keepPublishesHandled } from '../src/platform/redis.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
@@ -165,7 +165,7 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
       await Promise.allSettled([presence.nodeGone(nodeId), ...held.map((deviceId) => presence.release(nodeId, deviceId))]);
       await closeListener();
       await new Promise<void>((resolve) => io.close(() => resolve()));
-      await Promise.allSettled([pub.quit(), sub.quit(), pokes.quit()]);
+      await Promise.allSettled([pub, sub, pokes].map(closeRedis));
     },
   };
 }

@@ -2,7 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
-import { blockingConnection } from '../src/platform/redis.js';
+import { blockingConnection, closeRedis } from '../src/platform/redis.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { appHealthProcessor, appPaymentsProcessor, webhookProcessor } from './processors/webhooks.processor.js';
@@ -80,7 +80,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     async close() {
       await Promise.all(workers.map((worker) => worker.close()));
       await Promise.all(schedulers.map((queue) => queue.close()));
-      await connection.quit().catch(() => undefined);
+      await closeRedis(connection);
     },
   };
 }

@@ -10,7 +10,7 @@ import { keyspace, type Keyspace } from './keyspace.js';
 import type { Logger } from './logger.js';
 import { connectMongo } from './mongo.js';
 import { Queues } from './queues.js';
-import { connectRedis, keepPublishesHandled, type Redis } from './redis.js';
+import { closeRedis, connectRedis, keepPublishesHandled, type Redis } from './redis.js';
 import { DependencyHealth } from './dependencies.js';
 import { emailProvider } from './email/index.js';
 import type { EmailProvider } from './email/email.js';
@@ -123,7 +123,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     async close() {
       dependencies.close();
       await queues.close();
-      await Promise.allSettled([mongo?.close(), redis.quit(), cache.close()]);
+      await Promise.allSettled([mongo?.close(), closeRedis(redis), cache.close()]);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { duplicate } from './redis.js';
+import { closeRedis, duplicate } from './redis.js';
 
 /** Payloads hold ids only; the processor reads the rest (and nothing secret rides in Redis). */
 export interface PushJob {
@@ -133,6 +133,6 @@ export class Queues {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.open.values()].map((queue) => queue.close()));
-    await this.connection?.quit().catch(() => undefined);
+    if (this.connection) await closeRedis(this.connection);
   }
 }

@@ -40,4 +40,9 @@ export function keepPublishesHandled(redis: Redis, logger: { warn(object: object
   }) as Redis['publish'];
 }
 
+/** Closes a connection: QUIT when Redis takes it, otherwise at once (a QUIT refused or unanswered must not leave it reconnecting). */
+export async function closeRedis(redis: Redis): Promise<void> {
+  await redis.quit().catch(() => redis.disconnect());
+}
+
 export type { Redis };

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { io as connect } from 'socket.io-client';
+import { startHub, type Hub } from '../../realtime/hub.js';
 import { freshPhone, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 import { ownMongo, ownRedis, type OwnServer } from '../helpers/private-stack.js';
@@ -36,6 +38,7 @@ describe('requests while MongoDB or Redis does not answer', () => {
   let t: TestApp;
   let s: Session;
   let roomId: string;
+  let hub: Hub;
   const api = httpAs(() => t);
 
   before(async () => {
@@ -43,8 +46,10 @@ describe('requests while MongoDB or Redis does not answer', () => {
     t = await startTestApp({ MONGODB_URL: mongo.url, REDIS_URL: redis.url, DEPENDENCY_TIMEOUT_MS: String(TIMEOUT_MS), DEPENDENCY_PROBE_MS: String(PROBE_MS) });
     s = await makeUser(t);
     roomId = (await makeRoom(t, s)).id;
+    hub = await startHub(t.ctx.platform, t.ctx.services, { host: '127.0.0.1', port: 0, engine: 'ws' });
   });
   after(async () => {
+    await hub?.close();
     await t?.close();
     await Promise.all([mongo?.stop(), redis?.stop()]);
   });
@@ -115,6 +120,18 @@ describe('requests while MongoDB or Redis does not answer', () => {
 
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
       assert.deepEqual(ready.json().details, [{ mongodb: 'ok', redis: 'down' }]);
+
+      // A phone connecting now is told what is away and when to try again, not that its token is bad.
+      const handshake = await new Promise<Error & { data?: { code: string; retryAfter: number } }>((resolve, reject) => {
+        const socket = connect(`http://127.0.0.1:${hub.port}`, { path: '/socket.io/', transports: ['websocket'], auth: { token: s.accessToken }, reconnection: false, forceNew: true });
+        socket.once('connect', () => reject(new Error('connected while Redis was away')));
+        socket.once('connect_error', (error) => {
+          socket.close();
+          resolve(error as Error & { data?: { code: string; retryAfter: number } });
+        });
+      });
+      assert.equal(handshake.message, 'REDIS_UNAVAILABLE');
+      assert.deepEqual(handshake.data, { code: 'REDIS_UNAVAILABLE', retryAfter: 1 });
     } finally {
       redis.resume();
     }

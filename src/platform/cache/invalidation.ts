@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { TtlCache } from './ttl-cache.js';
-import { duplicate } from '../redis.js';
+import { closeRedis, duplicate } from '../redis.js';
 
 /** One kind of cached record: reads go through the cache, and a write clears its key everywhere. */
 export interface SharedCache<V> {
@@ -59,6 +59,6 @@ export class CacheBus {
   }
 
   async close(): Promise<void> {
-    await this.subscriber?.quit().catch(() => undefined);
+    if (this.subscriber) await closeRedis(this.subscriber);
   }
 }
