@@ -67,8 +67,9 @@ function record(kind, status, ms) {
   entry.statuses.set(status, (entry.statuses.get(status) ?? 0) + 1);
 }
 
-let phoneNumber = 0;
-const phone = () => `+4915${String(Date.now() % 1_000_000).padStart(6, '0')}${String(phoneNumber++ % 1000).padStart(3, '0')}`;
+// Valid German mobile numbers, a new one each time (a stride through 90 million).
+let phoneNumber = Math.floor(Math.random() * 90_000_000);
+const phone = () => `+49151${10_000_000 + ((phoneNumber += 7_919) % 90_000_000)}`;
 
 function codeFor(number) {
   const lines = readFileSync(env.SMS_OUTBOX_FILE, 'utf8').trim().split('\n');
@@ -90,6 +91,27 @@ async function signIn(kind = 'sign-in') {
   const login = await call('POST', '/api/auth/login', { json: { phone: number, code: codeFor(number), device: { name: 'Soak phone', platform: 'ANDROID' } } });
   record(kind, login.status, sent.ms + login.ms);
   return login.status === 200 ? login.body : null;
+}
+
+/** Swaps the session's refresh token for new tokens, once at a time per session (refresh tokens rotate). */
+function refresh(session) {
+  session.refreshing ??= (async () => {
+    const res = await call('POST', '/api/auth/refresh', { json: { refreshToken: session.refreshToken } });
+    record('refresh', res.status, res.ms);
+    if (res.status === 200) Object.assign(session, res.body);
+  })().finally(() => (session.refreshing = null));
+  return session.refreshing;
+}
+
+/** A call as the session's phone makes it: when the access token has expired, refresh and ask again. */
+async function authed(session, method, url, options = {}) {
+  const token = session.accessToken;
+  const res = await call(method, url, { ...options, token });
+  if (res.status !== 401 || res.body?.code !== 'TOKEN_EXPIRED') return res;
+  if (session.accessToken === token) await refresh(session);
+  else await session.refreshing;
+  const again = await call(method, url, { ...options, token: session.accessToken });
+  return { ...again, ms: res.ms + again.ms };
 }
 
 const started = performance.now();
@@ -157,21 +179,21 @@ const anyRoom = () => rooms[Math.floor(Math.random() * rooms.length)];
 async function post() {
   const room = anyRoom();
   const author = room.members[Math.floor(Math.random() * room.members.length)];
-  const res = await call('PUT', `/api/messages/${room.id}`, { token: author.accessToken, json: { roomId: room.id, message: `soak ${posted++} ${'words '.repeat(Math.floor(Math.random() * 30))}`, clientMessageId: crypto.randomUUID() } });
+  const res = await authed(author, 'PUT', `/api/messages/${room.id}`, { json: { roomId: room.id, message: `soak ${posted++} ${'words '.repeat(Math.floor(Math.random() * 30))}`, clientMessageId: crypto.randomUUID() } });
   record('post', res.status, res.ms);
   if (res.status === 200) expected.set(res.body, room.members.map((m) => m.userId));
 }
 
 async function read() {
   const room = anyRoom();
-  const res = await call('GET', `/api/messages/${room.id}?pageSize=20`, { token: room.members[0].accessToken });
+  const res = await authed(room.members[0], 'GET', `/api/messages/${room.id}?pageSize=20`);
   record('read', res.status, res.ms);
 }
 
 async function upload() {
   const room = anyRoom();
   const body = multipart([{ filename: 'photo.png', content: picture, contentType: 'image/png' }]);
-  const res = await call('POST', `/api/messages/${room.id}/attachments`, { token: room.members[0].accessToken, raw: body });
+  const res = await authed(room.members[0], 'POST', `/api/messages/${room.id}/attachments`, { raw: body });
   record('upload', res.status, res.ms);
   if (res.status === 204) uploads.push(room.id);
 }
@@ -179,12 +201,21 @@ async function upload() {
 async function churnSocket() {
   const session = users[Math.floor(Math.random() * users.length)];
   const t0 = performance.now();
-  const socket = connect(session);
-  const ok = await new Promise((resolve) => {
-    socket.once('connect', () => resolve(true));
-    socket.once('connect_error', () => resolve(false));
-    setTimeout(() => resolve(false), 10_000);
-  });
+  const attempt = () => {
+    const socket = connect(session);
+    return new Promise((resolve) => {
+      socket.once('connect', () => resolve({ socket, ok: true }));
+      socket.once('connect_error', (error) => resolve({ socket, ok: false, message: error.message }));
+      setTimeout(() => resolve({ socket, ok: false }), 10_000);
+    });
+  };
+  let { socket, ok, message } = await attempt();
+  if (!ok && message === 'UNAUTHORIZED') {
+    // Most likely the access token expired: refresh it, as the phone would, and connect again.
+    socket.close();
+    await refresh(session);
+    ({ socket, ok } = await attempt());
+  }
   record('socket', ok ? 'connected' : 'refused', performance.now() - t0);
   await sleep(1_000 + Math.random() * 4_000);
   socket.disconnect();

@@ -6,7 +6,7 @@ import type { Services } from '../src/composition.js';
  * the reconciler last found them (read from the database at each scrape, so every api node shows the
  * same figures; README, "Wallets", says what to alert on).
  */
-export function createMetrics(services: Pick<Services, 'walletsReconciler'>) {
+export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'ops'>) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const durations = new Histogram({
@@ -15,6 +15,16 @@ export function createMetrics(services: Pick<Services, 'walletsReconciler'>) {
     labelNames: ['method', 'route', 'status'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
+  });
+
+  new Gauge({
+    name: 'dependency_up',
+    help: 'Whether this process finds MongoDB and Redis answering (0 while it answers requests with 503)',
+    labelNames: ['dependency'],
+    registers: [registry],
+    collect() {
+      for (const dependency of ['mongodb', 'redis'] as const) this.set({ dependency }, services.ops.dependencies.isUp(dependency) ? 1 : 0);
+    },
   });
 
   // One read per scrape, shared by the gauges below (a scrape starts every collect at once); when the

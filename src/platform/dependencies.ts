@@ -124,7 +124,8 @@ export class DependencyHealth {
     }) as Redis['sendCommand'];
     // Queued while connecting at start-up (the process waits for Redis); never again after.
     redis.once('ready', () => (redis.options.enableOfflineQueue = false));
-    redis.on('close', () => this.set('redis', false, 'connection closed'));
+    // A connection lost (not closed on purpose, which does not reconnect) says Redis is away.
+    redis.on('reconnecting', () => this.set('redis', false, 'connection lost'));
     redis.on('ready', () => this.probeRedisSoon());
     return redis;
   }

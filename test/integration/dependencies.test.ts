@@ -83,8 +83,11 @@ describe('requests while MongoDB or Redis does not answer', () => {
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(ready.statusCode, 503);
       assert.deepEqual(ready.json().details, [{ mongodb: 'down', redis: 'ok' }]);
-      // Liveness does not depend on the database.
+      // Liveness does not depend on the database; the metrics say what is away.
       assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+      const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      assert.match(metrics, /dependency_up\{dependency="mongodb"\} 0/);
+      assert.match(metrics, /dependency_up\{dependency="redis"\} 1/);
     } finally {
       mongo.resume();
     }
