@@ -47,11 +47,22 @@ export function isForbiddenAddress(address: string): boolean {
 class AddressRefused extends Error {}
 class TimedOut extends Error {}
 
+/** One resolver per DNS server given (it takes any number of queries at once). */
+const resolvers = new Map<string, Resolver>();
+function resolverFor(server: string): Resolver {
+  let resolver = resolvers.get(server);
+  if (!resolver) {
+    resolver = new Resolver({ timeout: 2_000, tries: 1 });
+    resolver.setServers([server]);
+    resolvers.set(server, resolver);
+  }
+  return resolver;
+}
+
 /** The addresses of a name: the system's resolver, or the DNS server given (WEBHOOK_DNS_SERVER, host:port). */
 function resolveAll(hostname: string, server: string | undefined, callback: (error: Error | null, addresses: LookupAddress[]) => void): void {
   if (!server) return dnsLookup(hostname, { all: true }, (error, addresses) => callback(error, addresses ?? []));
-  const resolver = new Resolver({ timeout: 2_000, tries: 1 });
-  resolver.setServers([server]);
+  const resolver = resolverFor(server);
   resolver.resolve4(hostname, (error4, v4) => {
     resolver.resolve6(hostname, (_error6, v6) => {
       const addresses = [...(v4 ?? []).map((address) => ({ address, family: 4 })), ...(v6 ?? []).map((address) => ({ address, family: 6 }))];
