@@ -5,19 +5,15 @@
 import { execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
-import { freePort, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { freePort } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile, spawnRole, startBench, stopAll } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -30,14 +26,8 @@ const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const now = () => performance.timeOrigin + performance.now();
 const pct = percentile;
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-msg-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const env = { ...process.env, MONGODB_URL: stack.mongoUrl, REDIS_URL: stack.redisUrl, MONGODB_DB: `benchmsg_${id}`, REDIS_PREFIX: `benchmsg:${id}:`, JWT_SECRET: `bench-${randomUUID()}`, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', NODE_ENV: 'test', STORAGE_DIR: path.join(tmp, 'blobs') };
-const config = loadConfig(env);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
-const children = [];
-stopAllOnSignal(children, stack, tmp);
+const { tmp, stack, env, config, ctx, children } = await startBench('msg');
+env.STORAGE_DIR = path.join(tmp, 'blobs');
 
 function spawnClient() {
   return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);

@@ -3,16 +3,12 @@
 // against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
 // /proc so a saturated load generator shows. Prints one table.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { loadConfig } from '../dist/src/platform/config.js';
-import { createContext } from '../dist/src/composition.js';
-import { createLogger } from '../dist/src/platform/logger.js';
-import { freePort, startStack } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, rssKb, spawnRole, stopAll, stopAllOnSignal } from './common.mjs';
+import { freePort } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, percentile, rssKb, spawnRole, startBench, stopAll } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -29,23 +25,7 @@ const ROOM = 'bench-room';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'chat-bench-'));
-const stack = await startStack({ dataDir: tmp, persistent: false });
-const id = randomUUID().slice(0, 8);
-const env = {
-  ...process.env,
-  MONGODB_URL: stack.mongoUrl,
-  REDIS_URL: stack.redisUrl,
-  MONGODB_DB: `bench_${id}`,
-  REDIS_PREFIX: `bench:${id}:`,
-  JWT_SECRET: `bench-secret-${randomUUID()}`,
-  LOG_LEVEL: 'warn',
-  NODE_ENV: 'test',
-};
-const config = loadConfig(env);
-const children = [];
-stopAllOnSignal(children, stack, tmp);
-const ctx = await createContext(config, createLogger({ LOG_LEVEL: 'warn' }, 'bench'));
+const { tmp, stack, env, config, ctx, children } = await startBench('rt');
 
 async function spawnHub(engine) {
   const port = await freePort();
