@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,13 @@ describe('error catalogue', () => {
     const end = readme.indexOf(ERROR_TABLE_MARKERS.end);
     assert.ok(start >= 0 && end > start, 'README.md has the error-table markers');
     assert.equal(readme.slice(start + ERROR_TABLE_MARKERS.start.length, end).trim(), errorTableMarkdown());
+  });
+
+  it('loads every errors file of every area (a new area adds its line to src/error-catalogue.ts)', () => {
+    const loader = readFileSync(path.join(root, 'src', 'error-catalogue.ts'), 'utf8');
+    const files = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.errors.ts'));
+    assert.ok(files.length >= 15);
+    for (const file of files) assert.ok(loader.includes(`import './${file.replaceAll(path.sep, '/').replace(/\.ts$/, '.js')}';`), `src/error-catalogue.ts does not import ${file}`);
   });
 
   it('declares each code once, upper-snake, with a 4xx or 5xx status and a message', () => {
