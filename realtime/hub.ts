@@ -14,10 +14,6 @@ import { SlowSockets } from './slow-sockets.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 import type { HubServer, HubSocket } from './socket-types.js';
 
-/** A handshake refused while MongoDB or Redis is away: `connect_error` with the code as its message and `data.retryAfter` in seconds. */
-function unavailable(refusal: AppError): Error & { data: { code: string; retryAfter: number } } {
-  return Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: Number(refusal.headers?.['retry-after'] ?? 1) } });
-}
 
 export type SocketEngine = 'uws' | 'ws';
 
@@ -65,6 +61,9 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
   const heartbeat = setInterval(() => {
     presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
   }, Math.max(250, Math.floor(presence.ttlMs / 3)));
+
+  /** A handshake refused while MongoDB or Redis is away: `connect_error` with the code as its message and `data.retryAfter` in seconds. */
+  const unavailable = (refusal: AppError) => Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: platform.dependencies.retryAfterSeconds } });
 
   io.use((socket, next) => {
     const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);

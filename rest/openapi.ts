@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { MUTATING } from './idempotency.js';
 
 type Json = Record<string, unknown>;
 type Document = { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
@@ -203,7 +204,7 @@ export function finishDocument<T>(input: T): T {
         const ok = ((operation.responses as Json | undefined)?.['200'] ?? {}) as Json;
         ok.content = { [download]: { schema: { type: 'string' } } };
       }
-      if (path.startsWith('/api/') && ['post', 'put', 'patch', 'delete'].includes(method) && Array.isArray(operation.security)) takesIdempotencyKey(operation);
+      if (path.startsWith('/api/') && MUTATING.has(method.toUpperCase()) && Array.isArray(operation.security)) takesIdempotencyKey(operation);
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];
       if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;

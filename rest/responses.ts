@@ -19,8 +19,7 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable; try again shortly (see Retry-After when given)',
 };
 
-/** Codes any operation may answer: validation and the framework's own refusals, and the 500. */
-/** Every route may answer these (503s while MongoDB or Redis is away: rest/dependencies.ts). */
+/** Codes any operation may answer: validation and the framework's own refusals, the 500, and the 503s while MongoDB or Redis is away (rest/dependencies.ts). */
 const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErrors.BAD_REQUEST, CommonErrors.INTERNAL_ERROR, CommonErrors.DATABASE_UNAVAILABLE, CommonErrors.REDIS_UNAVAILABLE];
 /** Codes of a route behind the access token. */
 const AUTHED = [CommonErrors.UNAUTHORIZED, AuthErrors.TOKEN_EXPIRED, AuthErrors.DEVICE_REVOKED];

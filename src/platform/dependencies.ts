@@ -61,9 +61,9 @@ export class DependencyHealth {
     return Math.max(1, Math.ceil(this.probeMs / 1000));
   }
 
-  /** The 503 for a request that needs what is away, or null when both answer. */
-  refusal(needs: readonly DependencyName[] = ['mongodb', 'redis']): AppError | null {
-    const away = needs.find((name) => !this.up[name]);
+  /** The 503 while either is away, or null when both answer. */
+  refusal(): AppError | null {
+    const away = (['mongodb', 'redis'] as const).find((name) => !this.up[name]);
     return away ? this.unavailable(away) : null;
   }
 
