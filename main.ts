@@ -1,14 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { startHub, type Hub } from './realtime/hub.js';
+import { loadUws, UwsUnavailableError } from './realtime/uws.js';
 import { buildApp } from './rest/app.js';
 import { createContext, type AppContext } from './src/composition.js';
 import { ConfigError, loadConfig } from './src/platform/config.js';
 import { createPlatform, type Platform } from './src/platform/platform.js';
 import { createLogger } from './src/platform/logger.js';
+import { createProcessMetrics, startOpsServer, type OpsServer } from './src/platform/ops-server.js';
 import { mediasoupAvailable, startSfuNode, type SfuNode } from './src/sfu/sfu-node.js';
 import { startWorkers, type Workers } from './workers/main.js';
 
 const ROLES = ['api', 'realtime', 'worker', 'sfu'] as const;
+const READINESS_TIMEOUT_MS = 2_000;
 type Role = (typeof ROLES)[number];
 
 /** `--role=api,realtime,worker,sfu` or `--role=all` (the default). */
@@ -39,28 +42,51 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config, 'chat-platform');
+  // A hub asked for uWebSockets.js whose addon cannot load refuses to start, before anything connects.
+  if (roles.has('realtime') && config.SOCKET_ENGINE === 'uws') {
+    try {
+      await loadUws();
+    } catch (error) {
+      if (!(error instanceof UwsUnavailableError)) throw error;
+      logger.fatal(error.message);
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+  }
   // Each role builds what it uses: a process that is only an sfu node needs Redis, not the database or any area.
   const needsAreas = roles.has('api') || roles.has('realtime') || roles.has('worker');
   const ctx: AppContext | null = needsAreas ? await createContext(config, logger) : null;
   const platform: Platform = ctx?.platform ?? (await createPlatform(config, logger, { database: false }));
 
+  if (config.staticPricesInProduction) logger.warn('PRICE_SOURCE=static in production: swaps run at the fixed WALLET_STATIC_ETH_USDT price, not a market price');
+  const metrics = createProcessMetrics();
+  let ops: OpsServer | null = null;
   let api: FastifyInstance | null = null;
   let hub: Hub | null = null;
   let workers: Workers | null = null;
   let sfu: SfuNode | null = null;
-  if (ctx && roles.has('realtime')) hub = await startHub(platform, ctx.services, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE });
-  if (ctx && roles.has('worker')) workers = await startWorkers(platform, ctx.services);
+  if (ctx && roles.has('realtime')) hub = await startHub(platform, ctx.services, { host: config.HOST, port: config.SOCKET_PORT, engine: config.SOCKET_ENGINE, metrics });
+  if (ctx && roles.has('worker')) workers = await startWorkers(platform, ctx.services, metrics);
   // Room calls need mediasoup's worker binary. Asked for by name, the sfu role must start; as part
   // of `all` it is left out (room calls answer 503 SFU_UNAVAILABLE) where the binary is missing.
   if (roles.has('sfu')) {
-    if (await mediasoupAvailable(config)) sfu = await startSfuNode(platform);
+    if (await mediasoupAvailable(config)) sfu = await startSfuNode(platform, { metrics });
     else if (!roleArg(process.argv.slice(2)).includes('all')) throw new Error('the sfu role needs a mediasoup worker binary (MEDIASOUP_WORKER_BIN)');
     else logger.warn('no mediasoup worker binary: room calls are off (503 SFU_UNAVAILABLE)');
   }
   // The api listens last, so /readyz answering means every role of this process is up.
   if (ctx && roles.has('api')) {
-    api = await buildApp({ services: ctx.services, config, logger });
+    api = await buildApp({ services: ctx.services, config, logger, metrics });
     await api.listen({ host: config.HOST, port: config.HTTP_PORT });
+  }
+  // The operations port comes up last too: its /readyz answering 200 means every role of this process is up.
+  if (config.OPS_PORT !== undefined) {
+    // Each process checks what its roles use: an sfu-only node has no database.
+    const readiness = async () => {
+      const checks = await platform.health(READINESS_TIMEOUT_MS);
+      return ctx ? checks : { redis: checks.redis };
+    };
+    ops = await startOpsServer({ host: config.HOST, port: config.OPS_PORT, registry: metrics, readiness, logger });
   }
 
   const urls: string[] = [];
@@ -71,6 +97,7 @@ async function main() {
   }
   if (hub) urls.push(`Socket hub   ws://${config.HOST}:${hub.port}/socket.io/`);
   if (sfu) urls.push(`SFU control  ${sfu.url} (internal)`);
+  if (ops) urls.push(`Operations   http://${config.HOST}:${ops.port}/readyz, /metrics (internal)`);
   logger.info({ roles: [...roles], urls }, 'chat platform started');
   process.stdout.write(`\nChat platform running (${[...roles].join(', ')}):\n${urls.map((url) => `  ${url}`).join('\n')}\n\n`);
 
@@ -82,7 +109,7 @@ async function main() {
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     // Stop taking work first, then finish what is running, then drop the connections.
-    await Promise.allSettled([api?.close(), hub?.close(), workers?.close(), sfu?.close()]);
+    await Promise.allSettled([api?.close(), hub?.close(), workers?.close(), sfu?.close(), ops?.close()]);
     await (ctx ?? platform).close();
     logger.info('stopped');
     process.exit(0);

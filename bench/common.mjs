@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onRuntime } from '../scripts/runtime.mjs';
 import { freePort, onShutdownSignal, stackEnv, startStack } from '../scripts/stack.mjs';
 
 const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
@@ -128,6 +129,8 @@ export function stopAllOnSignal(children, stack, folder) {
  * on first use, so a bench that needs none (bench:startup) does not need dist/.
  */
 export async function startBench(name, extraEnv = {}) {
+  // Benches run on the project's Node 24 whatever Node npm started them with (scripts/runtime.mjs).
+  await onRuntime(path.resolve(path.dirname(mainJs), '..'), process.argv[1]);
   const [{ loadConfig }, { createContext }, { createLogger }] = await Promise.all([
     import('../dist/src/platform/config.js'),
     import('../dist/src/composition.js'),

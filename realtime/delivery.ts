@@ -18,7 +18,13 @@ export class InboxDelivery {
     private readonly onError: (error: unknown) => void,
     /** A socket that does not take what it is sent (SlowSockets): its events wait in the inbox until `resume`. */
     private readonly isSlow: (socket: DeviceSocket) => boolean = () => false,
+    /** Told of each device event sent to a socket (the hub's metrics). */
+    private readonly onSent: () => void = () => undefined,
   ) {}
+
+  get deviceCount(): number {
+    return this.byDevice.size;
+  }
 
   get deviceIds(): IterableIterator<string> {
     return this.byDevice.keys();
@@ -83,6 +89,7 @@ export class InboxDelivery {
             if (this.isSlow(socket)) return;
             socket.emit(entry.event, { seq: entry.seq, at: entry.at, data: entry.data as never });
             cursor.sent = entry.seq;
+            this.onSent();
           }
         }
       } while (cursor.again && socket.connected);

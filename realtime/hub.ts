@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server } from 'socket.io';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
-import uws from 'uWebSockets.js';
+import type { us_listen_socket, WebSocketBehavior } from 'uWebSockets.js';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { AppError } from '../src/platform/errors.js';
@@ -11,6 +12,7 @@ import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js
 import { closeRedis, duplicate, keepPublishesHandled } from '../src/platform/redis.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
+import { loadUws } from './uws.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 import type { HubServer, HubSocket } from './socket-types.js';
 
@@ -33,14 +35,20 @@ const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MA
  * the Redis adapter. The handshake uses the same token check as REST. Device events come from the
  * device's inbox (see InboxDelivery); presence is one expiring heartbeat per node in Redis and, per device, the set of nodes holding it.
  */
-export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'dependencies' | 'config'>, services: Services, options: { host: string; port: number; engine: SocketEngine }): Promise<Hub> {
+export async function startHub(
+  platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'dependencies' | 'config'>,
+  services: Services,
+  options: { host: string; port: number; engine: SocketEngine; transports?: ('websocket' | 'polling')[]; metrics?: Registry },
+): Promise<Hub> {
   const log = platform.logger.child({ role: 'realtime' });
+  // Refused before anything connects: a hub on a stub would accept sockets and never answer.
+  const uws = options.engine === 'uws' ? await loadUws() : undefined;
   const { auth, inbox, presenceStore: presence, rooms } = services;
   const nodeId = randomUUID();
   const io: HubServer = new Server({
     path: '/socket.io/',
     serveClient: false,
-    transports: ['websocket', 'polling'],
+    transports: options.transports ?? platform.config.SOCKET_TRANSPORTS,
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
@@ -51,7 +59,11 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
 
   const slowBytes = platform.config.HUB_SLOW_SOCKET_BYTES;
   const limits = { slowBytes, graceMs: platform.config.HUB_SLOW_SOCKET_GRACE_MS, maxBytes: 4 * slowBytes };
-  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket));
+  const registers = options.metrics ? [options.metrics] : [];
+  new Gauge({ name: 'hub_sockets', help: 'Sockets this hub node holds', registers, collect() { this.set(io.engine.clientsCount); } });
+  new Gauge({ name: 'hub_devices', help: 'Devices with at least one socket on this hub node', registers, collect() { this.set(delivery.deviceCount); } });
+  const sent = new Counter({ name: 'hub_device_events_sent_total', help: 'Device events this hub node sent to sockets (from their inboxes)', registers });
+  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket), () => sent.inc());
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
   slow.start();
   const pokes = duplicate(platform.redis);
@@ -128,13 +140,13 @@ export async function startHub(platform: Pick<Platform, 'logger' | 'redis' | 'ke
 
   let port: number;
   let closeListener: () => Promise<void>;
-  if (options.engine === 'uws') {
+  if (uws) {
     const app = uws.App();
     // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
     const ws = app.ws.bind(app);
-    app.ws = ((pattern: string, behavior: uws.WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: 1 })) as typeof app.ws;
+    app.ws = ((pattern: string, behavior: WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: true })) as typeof app.ws;
     io.attachApp(app, { maxBackpressure: limits.maxBytes } as Parameters<typeof io.attachApp>[1]);
-    const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
+    const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));
     });
     port = uws.us_socket_local_port(listenSocket);

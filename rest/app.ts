@@ -34,6 +34,8 @@ import { speechRoutes } from './routes/speech.routes.js';
 import { callsRoutes } from './routes/calls.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { createMetrics } from './metrics.js';
+import type { Registry } from 'prom-client';
+import { createProcessMetrics } from '../src/platform/ops-server.js';
 import { idempotencyHooks } from './idempotency.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
@@ -59,7 +61,8 @@ export interface RouteOptions {
 }
 
 /** The REST api, built without listening (tests use inject() or listen on port 0). */
-export async function buildApp({ services, config, logger }: { services: Services; config: Config; logger: Logger }): Promise<FastifyInstance> {
+/** `metrics`: the process's registry (the operations port serves it); a registry of its own when not given. */
+export async function buildApp({ services, config, logger, metrics: registry = createProcessMetrics() }: { services: Services; config: Config; logger: Logger; metrics?: Registry }): Promise<FastifyInstance> {
   const routeOptions: RouteOptions = { services, config };
   const app = Fastify({
     loggerInstance: logger.child({ role: 'api' }) as FastifyBaseLogger,
@@ -108,7 +111,7 @@ export async function buildApp({ services, config, logger }: { services: Service
     }
   });
 
-  const { registry: metrics, durations } = createMetrics(services);
+  const { registry: metrics, durations } = createMetrics(services, registry);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

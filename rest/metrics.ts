@@ -1,14 +1,13 @@
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { Services } from '../src/composition.js';
+
 
 /**
  * What `/metrics` shows: the process's own figures, REST request durations, and the wallet books as
  * the reconciler last found them (read from the database at each scrape, so every api node shows the
  * same figures; README, "Wallets", says what to alert on).
  */
-export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'ops'>) {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'ops'>, registry: Registry) {
   const durations = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'REST request durations by route and status',

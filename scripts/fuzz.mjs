@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
+import { onRuntime } from './runtime.mjs';
 import { aptInstall, cacheRoot, ensureNodeModules, freePort, has, log, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -146,6 +147,7 @@ export async function runFuzz({ stack, seconds, workDir, mediasoupWorker, seed =
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const seconds = Number(process.argv[2] ?? 300);
   ensureNodeModules(root);
+  await onRuntime(root, fileURLToPath(import.meta.url));
   const mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN ?? ensureMediasoupWorker(root);
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'chat-fuzz-'));

@@ -120,6 +120,32 @@ export function ensureMediasoupWorker(root) {
   return binary;
 }
 
+/** The C and C++ runtime every Linux image has, and OpenSSL 3 (its security updates come with the system): left to the system. */
+const SYSTEM_RUNTIME = /^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64|libssl|libcrypto)\.so/;
+
+/**
+ * Copies the worker and every shared library it loads besides the C and C++ runtime into `dest`
+ * (`dest/mediasoup-worker`, `dest/lib/`), the binary pointed at `$ORIGIN/lib`: it then runs on any
+ * glibc at least as new as the build's, without the build's Debian release's library packages (the
+ * production image builds on Debian 12 and runs on Debian 13, whose abseil and flatbuffers differ).
+ */
+export function bundleWorker(binary, dest) {
+  if (!has('patchelf')) aptInstall(['patchelf']);
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(path.join(dest, 'lib'), { recursive: true });
+  const libraries = execFileSync('ldd', [binary], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /^\s*(\S+) => (\/\S+)/.exec(line))
+    .filter((match) => match && !SYSTEM_RUNTIME.test(match[1]));
+  for (const [, name, file] of libraries) copyFileSync(file, path.join(dest, 'lib', name));
+  const worker = path.join(dest, 'mediasoup-worker');
+  copyFileSync(binary, worker);
+  // DT_RPATH, not RUNPATH: the bundled libraries' own dependencies resolve from the bundle too.
+  execFileSync('patchelf', ['--force-rpath', '--set-rpath', '$ORIGIN/lib', worker]);
+  for (const [, name] of libraries) execFileSync('patchelf', ['--force-rpath', '--set-rpath', '$ORIGIN', path.join(dest, 'lib', name)]);
+  return worker;
+}
+
 function isInstalled(pkg) {
   if (pkg === 'meson' || pkg === 'python3') return has(pkg);
   if (pkg === 'ninja-build') return has('ninja');
@@ -132,8 +158,8 @@ function isInstalled(pkg) {
   }
 }
 
-// `node scripts/mediasoup-worker.mjs` builds (when needed) and prints the binary's path: the
-// Dockerfile uses it.
+// `node scripts/mediasoup-worker.mjs [--bundle DIR]` builds (when needed) and prints the binary's path;
+// with --bundle, copies it with its libraries into DIR (the Dockerfile uses that).
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
   const binary = ensureMediasoupWorker(root);
@@ -141,5 +167,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(im
     process.stderr.write('mediasoup is not installed: run npm ci first\n');
     process.exit(1);
   }
-  process.stdout.write(`${binary}\n`);
+  const bundle = process.argv.indexOf('--bundle');
+  process.stdout.write(`${bundle > 0 ? bundleWorker(binary, path.resolve(process.argv[bundle + 1])) : binary}\n`);
 }

@@ -58,6 +58,8 @@ export function ensureInstalled({ forTests = false } = {}) {
   // Speech-to-text runs on the server with pocketsphinx and its US English model.
   if (!has('pocketsphinx_continuous') || !existsSync('/usr/share/pocketsphinx/model/en-us/en-us.lm.bin')) missing.push('pocketsphinx', 'pocketsphinx-en-us');
   if (forTests && !(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
+  // The production front (deploy/nginx.conf) runs in front of api and hub processes in the topology test.
+  if (forTests && !has('nginx') && !existsSync('/usr/sbin/nginx')) missing.push('nginx');
   // A known recording ("go forward ten meters") for the speech-to-text test.
   if (forTests && !existsSync('/usr/share/pocketsphinx/test/data/goforward.raw')) missing.push('pocketsphinx-testdata');
   if (!has('java')) missing.push('default-jdk-headless');
@@ -160,41 +162,45 @@ export function stopChild(child, signal = 'SIGTERM') {
 }
 
 /**
- * Starts Redis, the MongoDB-compatible server and the development chain (scripts/chain.mjs), unless
- * MONGODB_URL, REDIS_URL, EVM_RPC_URL and USDT_TOKEN_ADDRESS are all set, in which case nothing is
- * started and those are used.
+ * Starts Redis, the MongoDB-compatible server and the development chain (scripts/chain.mjs), each
+ * unless the environment already points at one: MONGODB_URL, REDIS_URL, and EVM_RPC_URL with
+ * USDT_TOKEN_ADDRESS each replace their part of the stack on their own.
  * `persistent`: data kept under `dataDir` (H2 file, Redis append-only file); otherwise in memory.
  */
 export async function startStack({ dataDir, persistent, forTests = false }) {
-  if (process.env.MONGODB_URL && process.env.REDIS_URL && process.env.EVM_RPC_URL && process.env.USDT_TOKEN_ADDRESS) {
-    log('MONGODB_URL, REDIS_URL, EVM_RPC_URL and USDT_TOKEN_ADDRESS are set: using them, starting nothing');
-    if (forTests) ensureInstalled({ forTests });
-    return { mongoUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, evmRpcUrl: process.env.EVM_RPC_URL, usdtAddress: process.env.USDT_TOKEN_ADDRESS, stop: async () => {} };
-  }
   ensureInstalled({ forTests });
+  const given = {
+    redis: process.env.REDIS_URL ? { url: process.env.REDIS_URL } : null,
+    mongo: process.env.MONGODB_URL ? { url: process.env.MONGODB_URL } : null,
+    chain: process.env.EVM_RPC_URL && process.env.USDT_TOKEN_ADDRESS ? { rpcUrl: process.env.EVM_RPC_URL, usdtAddress: process.env.USDT_TOKEN_ADDRESS } : null,
+  };
+  for (const [part, variables] of [['redis', 'REDIS_URL'], ['mongo', 'MONGODB_URL'], ['chain', 'EVM_RPC_URL and USDT_TOKEN_ADDRESS']]) {
+    if (given[part]) log(`${variables} set: using it, not starting ${part === 'mongo' ? 'the database' : part}`);
+  }
   const started = [];
   const stop = async () => {
     await Promise.all(started.map((c) => stopChild(c)));
   };
   const results = await Promise.allSettled([
-    startRedis({ dir: path.join(dataDir, 'redis'), persistent }),
-    startMongo({ h2File: persistent ? path.join(dataDir, 'mongo', 'chat.mv.db') : null }),
-    freePort().then((port) => startChain(port)),
+    given.redis ?? startRedis({ dir: path.join(dataDir, 'redis'), persistent }),
+    given.mongo ?? startMongo({ h2File: persistent ? path.join(dataDir, 'mongo', 'chat.mv.db') : null }),
+    given.chain ?? freePort().then((port) => startChain(port)),
   ]);
-  for (const result of results) if (result.status === 'fulfilled') started.push(result.value.child);
+  for (const result of results) if (result.status === 'fulfilled' && result.value.child) started.push(result.value.child);
   const failed = results.find((result) => result.status === 'rejected');
   if (failed) {
     await stop();
     throw failed.reason;
   }
   const [redis, mongo, chain] = results.map((result) => result.value);
-  log(`redis ${redis.url}, mongo-java-server ${mongo.url}${persistent ? ` (data in ${dataDir})` : ' (in memory)'}, chain ${chain.rpcUrl} (USDT at ${chain.usdtAddress})`);
+  const where = (part, text) => `${text}${given[part] ? ' (given)' : ''}`;
+  log(`${where('redis', `redis ${redis.url}`)}, ${where('mongo', `mongodb ${mongo.url}${given.mongo ? '' : persistent ? ` (mongo-java-server, data in ${dataDir})` : ' (mongo-java-server, in memory)'}`)}, ${where('chain', `chain ${chain.rpcUrl} (USDT at ${chain.usdtAddress})`)}`);
   return {
     mongoUrl: mongo.url,
     redisUrl: redis.url,
     evmRpcUrl: chain.rpcUrl,
     usdtAddress: chain.usdtAddress,
-    pids: { redis: redis.child.pid, mongo: mongo.child.pid, chain: chain.child.pid },
+    pids: { redis: redis.child?.pid, mongo: mongo.child?.pid, chain: chain.child?.pid },
     stop,
   };
 }

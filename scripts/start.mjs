@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mediasoupWorkerPath } from './mediasoup-worker.mjs';
+import { onRuntime } from './runtime.mjs';
 import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 import { existsSync } from 'node:fs';
 
@@ -17,6 +18,7 @@ const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 const say = (message) => process.stderr.write(`[start] ${message}\n`);
 
 ensureNodeModules(root);
+await onRuntime(root, fileURLToPath(import.meta.url));
 const given = process.env.MEDIASOUP_WORKER_BIN;
 const cached = mediasoupWorkerPath(root);
 const workerReady = given ?? (cached && existsSync(cached) ? cached : undefined);

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
+import { onRuntime } from './runtime.mjs';
 import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -31,6 +32,9 @@ function testFiles(dir) {
 }
 
 ensureNodeModules(root);
+// Everything below runs on the project's Node 24 (scripts/runtime.mjs), whatever Node started npm.
+await onRuntime(root, fileURLToPath(import.meta.url));
+process.stderr.write(`[test] node ${process.version} (${process.execPath})\n`);
 // Room-call tests drive a real mediasoup SFU: its worker is built from source once per machine.
 const mediasoupWorker = process.env.MEDIASOUP_WORKER_BIN ?? ensureMediasoupWorker(root);
 if (!mediasoupWorker) {

@@ -1,4 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
@@ -25,8 +26,20 @@ export interface Workers {
 }
 
 /** The worker role: a BullMQ worker per queue definition (src/platform/queues.ts), and the repeating schedules. */
-export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'config'>, services: Services): Promise<Workers> {
+export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'config' | 'queues'>, services: Services, metrics?: Registry): Promise<Workers> {
   const log = platform.logger.child({ role: 'worker' });
+  const registers = metrics ? [metrics] : [];
+  const jobs = new Counter({ name: 'worker_jobs_total', help: 'Jobs this worker finished, by queue and outcome (done, failed: a failed attempt BullMQ may retry)', labelNames: ['queue', 'outcome'], registers });
+  new Gauge({
+    name: 'worker_queue_depth',
+    help: 'Jobs waiting to run (waiting, delayed, prioritized) per queue, shared by every worker node',
+    labelNames: ['queue'],
+    registers,
+    async collect() {
+      const depths = await Promise.allSettled(Object.values(QUEUES).map(async (definition) => [definition.queue, await platform.queues.backlog(definition as QueueDefinition<unknown>)] as const));
+      for (const depth of depths) if (depth.status === 'fulfilled') this.set({ queue: depth.value[0] }, depth.value[1]);
+    },
+  });
   const connection = blockingConnection(platform.redis);
   const prefix = platform.keys.queues;
   const schedulers: Queue[] = [];
@@ -50,8 +63,14 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     );
     // Connection errors while Redis is away: BullMQ reconnects by itself.
     worker.on('error', (error) => log.warn({ queue: worker.name, err: error }, 'worker connection error'));
-    worker.on('completed', (job, result) => log.debug({ queue: worker.name, job: job.name, result }, 'job done'));
-    worker.on('failed', (job, error) => log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed'));
+    worker.on('completed', (job, result) => {
+      jobs.inc({ queue: worker.name, outcome: 'done' });
+      log.debug({ queue: worker.name, job: job.name, result }, 'job done');
+    });
+    worker.on('failed', (job, error) => {
+      jobs.inc({ queue: worker.name, outcome: 'failed' });
+      log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed');
+    });
     return worker;
   }
 

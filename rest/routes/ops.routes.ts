@@ -9,7 +9,7 @@ import { once } from '../../src/platform/platform.js';
 const CHECK_TIMEOUT_MS = 2_000;
 
 /** Liveness, readiness, metrics and the OpenAPI document; left out of the OpenAPI document itself. */
-export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry }> = async (app, { services, metrics }) => {
+export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry }> = async (app, { services, metrics, config }) => {
   app.get('/healthz', { schema: { hide: true }, config: { standalone: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { standalone: true } }, async (request, reply) => {
@@ -18,10 +18,13 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
     return sendError(request, reply, CommonErrors.NOT_READY({ details: [checks] }));
   });
 
-  app.get('/metrics', { schema: { hide: true }, config: { standalone: true } }, async (_request, reply) => {
-    reply.type(metrics.contentType);
-    return metrics.metrics();
-  });
+  // Metrics belong on the operations port (OPS_PORT); the public port serves them only when asked to.
+  if (config.METRICS_ON_PUBLIC_PORT) {
+    app.get('/metrics', { schema: { hide: true }, config: { standalone: true } }, async (_request, reply) => {
+      reply.type(metrics.contentType);
+      return metrics.metrics();
+    });
+  }
 
   const full = () => app.swagger();
   const api = once(() => documentOf(full(), (path) => !path.startsWith('/app-api/'), full().info as { title: string; version: string; description: string }));

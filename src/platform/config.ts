@@ -38,6 +38,18 @@ const EnvSchema = z
     HTTP_PORT: port.default(8080),
     SOCKET_PORT: port.default(8081),
     SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
+    // The socket transports the hub accepts: WebSocket only by default; adding polling (long-polling,
+    // for networks that block WebSockets) needs sticky sessions in front of several hubs (README, "Production").
+    SOCKET_TRANSPORTS: z
+      .string()
+      .default('websocket')
+      .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(['websocket', 'polling'])).min(1)),
+    // Every role serves /healthz, /readyz and /metrics on this port (production default 9090; elsewhere
+    // off unless set; 0 picks a free port). Keep it internal: it is for the orchestrator and Prometheus.
+    OPS_PORT: port.optional(),
+    // Whether the api's public port serves /metrics too (off: metrics belong on OPS_PORT).
+    METRICS_ON_PUBLIC_PORT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Sockets that stop reading (README, "Slow sockets"): past this many unsent bytes a socket's device
     // events wait in its inbox; slow for HUB_SLOW_SOCKET_GRACE_MS, or at 4 times the bytes, it is disconnected.
     HUB_SLOW_SOCKET_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
@@ -211,7 +223,8 @@ const EnvSchema = z
     // How long a payment request stays open.
     PAYMENT_REQUEST_TTL: duration.default(7 * 86_400),
     // Where prices come from: the static feed (development, tests) or CoinGecko's public API.
-    PRICE_SOURCE: z.enum(['static', 'coingecko']).default('static'),
+    // Production must name it: the static feed (a made-up price) only when set by hand.
+    PRICE_SOURCE: z.enum(['static', 'coingecko']).optional(),
     COINGECKO_BASE_URL: z.url().default('https://api.coingecko.com'),
     COINGECKO_API_KEY: z.string().min(1).optional(),
     // The static price feed (development, tests): what one ETH costs in USDT.
@@ -246,6 +259,13 @@ const EnvSchema = z
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
       for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
     }
+    if (env.NODE_ENV === 'production' && !env.PRICE_SOURCE) {
+      ctx.addIssue({ code: 'custom', path: ['PRICE_SOURCE'], message: 'is required in production: coingecko, or static (a fixed price, for trials only) set by hand' });
+    }
+    const push = env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? 'remote' : 'local');
+    if (push === 'remote' && !env.APNS_KEY_ID && !env.FCM_SERVICE_ACCOUNT_FILE) {
+      ctx.addIssue({ code: 'custom', path: ['PUSH_PROVIDER'], message: 'remote needs APNs (APNS_KEY_ID, APNS_TEAM_ID, APNS_PRIVATE_KEY_FILE, APNS_BUNDLE_ID) or FCM (FCM_SERVICE_ACCOUNT_FILE) credentials; set PUSH_PROVIDER=local to run without pushes to phones' });
+    }
     const provider = env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? 'twilio' : 'outbox');
     if (provider === 'twilio') {
       for (const key of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM'] as const) {
@@ -266,7 +286,43 @@ const EnvSchema = z
     SMS_PROVIDER: env.SMS_PROVIDER ?? (env.NODE_ENV === 'production' ? ('twilio' as const) : ('outbox' as const)),
     EMAIL_PROVIDER: env.EMAIL_PROVIDER ?? (env.NODE_ENV === 'production' ? ('sendgrid' as const) : ('outbox' as const)),
     PUSH_PROVIDER: env.PUSH_PROVIDER ?? (env.NODE_ENV === 'production' ? ('remote' as const) : ('local' as const)),
+    PRICE_SOURCE: env.PRICE_SOURCE ?? ('static' as const),
+    // Whether PRICE_SOURCE=static was asked for by hand in production (the process warns at start).
+    staticPricesInProduction: env.NODE_ENV === 'production' && env.PRICE_SOURCE === 'static',
+    OPS_PORT: env.OPS_PORT ?? (env.NODE_ENV === 'production' ? 9090 : undefined),
   }));
+
+/** The variables production requires, each with what it needs: what a start with none of them set reports. */
+export function productionRequirements(): string[] {
+  const result = EnvSchema.safeParse({ NODE_ENV: 'production' });
+  return result.success ? [] : [...new Set(result.error.issues.map((issue) => String(issue.path[0])))];
+}
+
+/** Every variable the configuration reads, with its default where it has one (the README's table is made from this). */
+export function configurationVariables(): { name: string; default: string | undefined }[] {
+  /** The default as written (before a duration or a list is parsed), where the schema has one. */
+  const defaultOf = (schema: z.ZodType): unknown => {
+    const def = schema.def as { type: string; defaultValue?: unknown; in?: z.ZodType };
+    if (def.type === 'default') return def.defaultValue;
+    return def.type === 'pipe' && def.in ? defaultOf(def.in) : undefined;
+  };
+  return Object.entries(EnvSchema.in.shape).map(([name, schema]) => {
+    const written = defaultOf(schema as z.ZodType);
+    return { name, default: written === undefined ? undefined : String(written) };
+  });
+}
+
+export const CONFIG_TABLE_MARKERS = { start: '<!-- configuration-table:start -->', end: '<!-- configuration-table:end -->' };
+
+/** The README's table of every variable: its default, and what production requires (`npm run docs:config`). */
+export function configTableMarkdown(): string {
+  const required = new Set(productionRequirements());
+  const rows = configurationVariables().map(({ name, default: fallback }) => {
+    const shown = fallback === undefined ? '—' : fallback === '' ? '(empty)' : `\`${fallback.replaceAll('|', '\\|')}\``;
+    return `| \`${name}\` | ${shown} | ${required.has(name) ? 'required' : ''} |`;
+  });
+  return ['| variable | default | production |', '|---|---|---|', ...rows].join('\n');
+}
 
 export type Config = z.output<typeof EnvSchema>;
 

@@ -1,4 +1,5 @@
 import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { Gauge, type Registry } from 'prom-client';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -266,7 +267,7 @@ export async function mediasoupAvailable(config: Config): Promise<boolean> {
  * The sfu role: mediasoup workers holding one router per room call, driven by the api over a
  * small authenticated HTTP control API, and announced in Redis so the api can pick a node.
  */
-export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' | 'redis' | 'keys'>, options: { port?: number } = {}): Promise<SfuNode> {
+export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' | 'redis' | 'keys'>, options: { port?: number; metrics?: Registry } = {}): Promise<SfuNode> {
   const { config, logger, redis } = platform;
   if (!(await mediasoupAvailable(config))) {
     throw new Error('no mediasoup worker binary: run `npm start` or `npm test` once to build it, or set MEDIASOUP_WORKER_BIN');
@@ -282,6 +283,9 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
   const secret = createHash('sha256').update(config.SFU_SECRET).digest();
   const routers = new SfuRouters(workers, { ip: config.SFU_LISTEN_IP, ...(config.SFU_ANNOUNCED_ADDRESS ? { announcedAddress: config.SFU_ANNOUNCED_ADDRESS } : {}) });
   const { handlers } = routers;
+  const registers = options.metrics ? [options.metrics] : [];
+  new Gauge({ name: 'sfu_workers', help: 'mediasoup workers alive on this sfu node', registers, collect() { this.set(workers.filter((worker) => !worker.closed && !worker.died).length); } });
+  new Gauge({ name: 'sfu_routers', help: 'Routers (one per room call) on this sfu node', registers, collect() { this.set(routers.size); } });
 
   const server = http.createServer((request, response) => {
     const reply = (status: number, body: unknown) => {

@@ -44,6 +44,8 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     CODE_HASH_PASSES: '2',
     // Each test app's deposit addresses are its own: test files share one chain.
     DEPOSIT_MNEMONIC: generateMnemonic(english),
+    // The in-process test apps are read with inject(): their metrics on the public port (the default, off, is tested in ops).
+    METRICS_ON_PUBLIC_PORT: 'true',
     ...overrides,
   });
 }

@@ -5,15 +5,17 @@ import { spawnRole, type RoleProcess } from './processes.js';
 
 export interface HubProcess extends RoleProcess {
   port: number;
+  /** Its operations port (/healthz, /readyz, /metrics). */
+  opsPort: number;
 }
 
 /** A hub node as its own process (`--role=realtime`), sharing the test's database and Redis prefix. */
 export async function spawnHub(config: Config, env: Record<string, string> = {}): Promise<HubProcess> {
-  const port = await freePort();
-  const hubEnv = { PRESENCE_TTL: String(config.PRESENCE_TTL), INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS), SOCKET_PORT: String(port), ...env };
-  // Ready when its port answers an engine.io handshake, as a load balancer's probe would see it.
-  const answers = () => fetch(`http://127.0.0.1:${port}/socket.io/?EIO=4&transport=polling`).then((res) => res.status === 200, () => false);
-  return { port, ...(await spawnRole('realtime', config, hubEnv, answers)) };
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const hubEnv = { PRESENCE_TTL: String(config.PRESENCE_TTL), INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS), SOCKET_PORT: String(port), OPS_PORT: String(opsPort), ...env };
+  // Ready when its operations port says so, as an orchestrator's probe would see it (it comes up after the socket port).
+  const ready = () => fetch(`http://127.0.0.1:${opsPort}/readyz`).then((res) => res.status === 200, () => false);
+  return { port, opsPort, ...(await spawnRole('realtime', config, hubEnv, ready)) };
 }
 
 export interface Received {

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { freshPhone, lastCode, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { startFront, type Front } from '../helpers/nginx.js';
+import { freePort } from '../helpers/ports.js';
+import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+
+/** A production-shaped cluster: two api nodes and two hubs behind the production nginx front, a worker and an sfu. */
+describe('production topology: nginx in front of two api nodes and two hubs, with a worker and an sfu', () => {
+  let t: TestApp;
+  let front: Front;
+  const apis: (RoleProcess & { port: number; url: string })[] = [];
+  const hubs: HubProcess[] = [];
+  const others: RoleProcess[] = [];
+  const clients: DeviceClient[] = [];
+
+  const opsReady = (port: number) => () => fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+
+  before(async () => {
+    t = await startTestApp();
+    const env = { TRUST_PROXY_HOPS: '1', SMS_OUTBOX_FILE: t.config.SMS_OUTBOX_FILE, CODE_HASH_MEMORY_KIB: '4096', CODE_HASH_PASSES: '2', DEPOSIT_MNEMONIC: t.config.DEPOSIT_MNEMONIC };
+    apis.push(...(await Promise.all([spawnApi(t.config, env), spawnApi(t.config, env)])));
+    hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config)])));
+    const [workerOps, sfuOps, sfuControl] = [await freePort(), await freePort(), await freePort()];
+    others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: String(workerOps) }, opsReady(workerOps)));
+    others.push(await spawnRole('sfu', t.config, { OPS_PORT: String(sfuOps), SFU_CONTROL_PORT: String(sfuControl) }, opsReady(sfuOps)));
+    front = await startFront({ api: apis.map((api) => api.port), hubs: hubs.map((hub) => hub.port) });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await front?.stop();
+    await Promise.all([...apis, ...hubs, ...others].map((node) => node.kill('SIGKILL')));
+    await t.close();
+  });
+
+  /** A call through the front, as a phone makes it. */
+  const call = async (method: string, url: string, token?: string, body?: unknown) => {
+    const res = await fetch(`${front.url}${url}`, {
+      method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    const json = res.headers.get('content-type')?.startsWith('application/json') && text;
+    return { status: res.status, body: json ? (JSON.parse(text) as Record<string, unknown> & string) : undefined };
+  };
+  const signInThroughFront = async (): Promise<Session> => {
+    const phone = freshPhone();
+    assert.equal((await call('POST', '/api/auth/code', undefined, { phone })).status, 204);
+    const login = await call('POST', '/api/auth/login', undefined, { phone, code: await lastCode(t.outbox, phone), device: { name: 'Phone', platform: 'ANDROID' } });
+    assert.equal(login.status, 200, JSON.stringify(login.body));
+    return login.body as unknown as Session;
+  };
+  const listen = async (session: Session, port: number) => {
+    const client = new DeviceClient(session.accessToken);
+    clients.push(client);
+    await client.connect(port);
+    const got: { messageId: string }[] = [];
+    client.socket!.on('message.new', (payload: { messageId: string }) => got.push(payload));
+    return { client, got };
+  };
+  const until = async (check: () => boolean, what: string, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+
+  it('every node is ready on its operations port; the front serves the api and refuses /metrics', async () => {
+    assert.equal((await call('GET', '/readyz')).status, 200);
+    assert.equal((await call('GET', '/metrics')).status, 404);
+  });
+
+  it('a phone signs in and connects through the front; a REST post through either api node reaches sockets on both hubs', async () => {
+    const [a, b, c] = [await signInThroughFront(), await signInThroughFront(), await signInThroughFront()];
+    const room = await call('POST', '/api/rooms', a.accessToken, { type: 'PRIVATE_GROUP', name: 'Topology', memberIds: [b.userId, c.userId] });
+    assert.equal(room.status, 200, JSON.stringify(room.body));
+    const roomId = (room.body as unknown as { id: string }).id;
+    const viaFront = await listen(a, front.port);
+    const onHub0 = await listen(b, hubs[0]!.port);
+    const onHub1 = await listen(c, hubs[1]!.port);
+    // Each api node in turn (the front balances by least connections; here each is called directly too).
+    const ids: string[] = [];
+    for (const base of [front.url, apis[0]!.url, apis[1]!.url]) {
+      const res = await fetch(`${base}/api/messages/${roomId}`, { method: 'PUT', headers: { authorization: `Bearer ${b.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ roomId, message: `via ${base}` }) });
+      assert.equal(res.status, 200);
+      ids.push((await res.json()) as string);
+    }
+    for (const [who, listener] of [['front', viaFront], ['hub 0', onHub0], ['hub 1', onHub1]] as const) {
+      await until(() => listener.got.length === ids.length, `${who}'s socket to get every post`);
+      assert.deepEqual(listener.got.map((message) => message.messageId), ids, `${who}: every post once, in order`);
+    }
+  });
+
+  it("when the hub holding a phone dies, the phone reconnects through the front to the other hub and loses no device event", async () => {
+    const first = await signInThroughFront();
+    const client = new DeviceClient(first.accessToken);
+    clients.push(client);
+    await client.connect(front.port);
+    // Which hub holds it: the one whose metrics count a socket more after the connection.
+    const held = async (hub: HubProcess) => Number(/^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text())?.[1] ?? 0);
+    const before = await Promise.all(hubs.map(held));
+    assert.ok(before.some((count) => count > 0), 'no hub holds the socket');
+
+    // Device events: each sign-in of another device of the same account is a notice to this one.
+    const signInAgain = async () => {
+      const me = await call('GET', '/api/users/me', first.accessToken);
+      const number = (me.body as unknown as { phone: string }).phone;
+      assert.equal((await call('POST', '/api/auth/code', undefined, { phone: number })).status, 204);
+      const login = await call('POST', '/api/auth/login', undefined, { phone: number, code: await lastCode(t.outbox, number), device: { name: 'Tablet', platform: 'IOS' } });
+      assert.equal(login.status, 200);
+    };
+    await signInAgain();
+    await client.until((received) => received.length >= 1);
+    const seenBefore = client.received.length;
+    client.ack();
+
+    // The holding hub dies; more events happen while the phone has no socket.
+    const victimIndex = before.findIndex((count) => count > 0);
+    const disconnected = client.disconnected();
+    await hubs[victimIndex]!.kill('SIGKILL');
+    await disconnected;
+    await signInAgain();
+    await signInAgain();
+
+    // The phone reconnects through the same front address with its lastSeq and gets what it missed, once, in order.
+    await client.connect(front.port);
+    await client.until((received) => received.length >= seenBefore + 2);
+    const seqs = client.received.map((entry) => entry.seq);
+    assert.deepEqual(seqs, [...new Set(seqs)].sort((x, y) => x - y), 'no event twice, none out of order');
+    assert.equal(seqs.length, seenBefore + 2);
+    const survivor = hubs[1 - victimIndex]!;
+    assert.ok((await held(survivor)) >= 1, 'the other hub holds it now');
+  });
+});
