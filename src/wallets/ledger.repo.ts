@@ -1,6 +1,6 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
-import type { Currency } from './money.js';
+import { fromStored, toStored, type Currency } from './money.js';
 
 /**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
@@ -79,11 +79,16 @@ export interface BooksCheckDoc {
   uncoveredCurrencies: number | null;
 }
 
+/**
+ * The ledger's collections (`ledger_accounts`, `ledger_journal`, `ledger_lines`, `ledger_books_checks`,
+ * `ledger_counters`) behind named steps: every balance change is one conditional update that also
+ * sets or takes the entry's mark on the account, so a repeated step changes nothing.
+ */
 export class LedgerRepo {
-  readonly accounts: Collection<AccountDoc>;
-  readonly journal: Collection<JournalDoc>;
-  readonly lines: Collection<LineDoc>;
-  readonly checks: Collection<BooksCheckDoc>;
+  private readonly accounts: Collection<AccountDoc>;
+  private readonly journal: Collection<JournalDoc>;
+  private readonly lines: Collection<LineDoc>;
+  private readonly checks: Collection<BooksCheckDoc>;
   private readonly counters: Collection<{ _id: string; value: number }>;
 
   constructor(db: Db) {
@@ -111,6 +116,8 @@ export class LedgerRepo {
     return doc!.value;
   }
 
+  // Accounts.
+
   /** Creates an account unless it exists (system accounts are made on first use). */
   async ensureAccount(account: AccountDoc): Promise<void> {
     try {
@@ -118,5 +125,163 @@ export class LedgerRepo {
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
+  }
+
+  async insertWallet(wallet: AccountDoc): Promise<void> {
+    await this.accounts.insertOne(wallet);
+  }
+
+  findAccount(accountId: string): Promise<AccountDoc | null> {
+    return this.accounts.findOne({ _id: accountId });
+  }
+
+  /** What an account has available (the apps area's read of an app's balance). */
+  availableOf(accountId: string): Promise<Pick<AccountDoc, '_id' | 'available'> | null> {
+    return this.accounts.findOne({ _id: accountId }, { projection: { available: 1 } });
+  }
+
+  countWalletsOf(userId: string): Promise<number> {
+    return this.accounts.countDocuments({ userId, kind: 'WALLET' });
+  }
+
+  /** A member's wallets, oldest first. */
+  walletsOf(userId: string): Promise<AccountDoc[]> {
+    return this.accounts.find({ userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray();
+  }
+
+  /** A member's oldest wallet of a currency. */
+  firstWalletOf(userId: string, currency: Currency): Promise<AccountDoc | null> {
+    return this.accounts.find({ userId, kind: 'WALLET', currency }).sort({ createdAt: 1, _id: 1 }).limit(1).next();
+  }
+
+  rename(accountId: string, name: string, at: Date): Promise<AccountDoc | null> {
+    return this.accounts.findOneAndUpdate({ _id: accountId }, { $set: { name, updatedAt: at } }, { returnDocument: 'after' });
+  }
+
+  /** The accounts whose deposit address is one of `addresses`. */
+  byDepositAddresses(addresses: string[]): Promise<AccountDoc[]> {
+    return this.accounts.find({ depositAddress: { $in: addresses } }).toArray();
+  }
+
+  /**
+   * The entry's debit, once (its mark), and only from what is available unless the account may
+   * overdraw; true when this call applied it.
+   */
+  async applyDebit(entry: JournalDoc, at: Date): Promise<boolean> {
+    const applied = await this.accounts.updateOne(
+      { _id: entry.debit, currency: entry.currency, pending: { $ne: entry._id }, $or: [{ available: { $gte: entry.amount } }, { overdraft: true }] },
+      { $inc: { available: toStored(-fromStored(entry.amount)) }, $push: { pending: entry._id }, $set: { updatedAt: at } },
+    );
+    return applied.modifiedCount === 1;
+  }
+
+  /** The entry's credit, once (its mark); true when this call applied it. */
+  async applyCredit(entry: JournalDoc, at: Date): Promise<boolean> {
+    const applied = await this.accounts.updateOne(
+      { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
+      { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: at } },
+    );
+    return applied.modifiedCount === 1;
+  }
+
+  /** Whether the account carries the entry's mark (the step was applied, by whichever call). */
+  async hasMark(accountId: string, entryId: string): Promise<boolean> {
+    return (await this.accounts.countDocuments({ _id: accountId, pending: entryId })) === 1;
+  }
+
+  /** Takes a finished entry's marks off its accounts. */
+  async clearMarks(entry: Pick<JournalDoc, '_id' | 'debit' | 'credit'>): Promise<void> {
+    await this.accounts.updateMany({ _id: { $in: [entry.debit, entry.credit] } }, { $pull: { pending: entry._id } });
+  }
+
+  /** Takes back a step's amount with its mark (a stray application); true when this call did. */
+  async reverseMarked(accountId: string, entryId: string, applied: bigint): Promise<boolean> {
+    const reversed = await this.accounts.updateOne({ _id: accountId, pending: entryId }, { $inc: { available: toStored(applied) }, $pull: { pending: entryId } });
+    return reversed.modifiedCount === 1;
+  }
+
+  /** Accounts with marks of entries in progress. */
+  accountsWithMarks(): Promise<Pick<AccountDoc, '_id' | 'pending'>[]> {
+    return this.accounts.find({ 'pending.0': { $exists: true } }, { projection: { pending: 1 } }).toArray();
+  }
+
+  /** Every account's balances, one at a time (the books check). */
+  allBalances(): AsyncIterable<Pick<AccountDoc, '_id' | 'currency' | 'available' | 'held' | 'kind' | 'pending'>> {
+    return this.accounts.find({}, { projection: { currency: 1, available: 1, held: 1, kind: 1, pending: 1 } });
+  }
+
+  /** What members and apps are owed in a currency (their accounts and the outgoing account), one at a time. */
+  owedIn(currency: Currency, outgoingAccountId: string): AsyncIterable<Pick<AccountDoc, '_id' | 'available' | 'held' | 'depositAddress'>> {
+    return this.accounts.find({ currency, $or: [{ kind: 'WALLET' }, { kind: 'APP' }, { _id: outgoingAccountId }] }, { projection: { available: 1, held: 1, depositAddress: 1 } });
+  }
+
+  // The journal.
+
+  /** Throws the driver's duplicate-key error when an entry with that id exists. */
+  async insertEntry(entry: JournalDoc): Promise<void> {
+    await this.journal.insertOne(entry);
+  }
+
+  findEntry(entryId: string): Promise<JournalDoc | null> {
+    return this.journal.findOne({ _id: entryId });
+  }
+
+  async entryExists(entryId: string): Promise<boolean> {
+    return (await this.journal.countDocuments({ _id: entryId })) > 0;
+  }
+
+  async isDone(entryId: string): Promise<boolean> {
+    return (await this.journal.countDocuments({ _id: entryId, state: 'DONE' })) > 0;
+  }
+
+  /** Moves an entry from one of `from` to `to` (with `extra`); null when it was in none of them. */
+  setState(entryId: string, from: JournalState[], to: JournalState, at: Date, extra: Partial<Pick<JournalDoc, 'failure'>> = {}): Promise<JournalDoc | null> {
+    return this.journal.findOneAndUpdate({ _id: entryId, state: { $in: from } }, { $set: { state: to, updatedAt: at, ...extra } }, { returnDocument: 'after' });
+  }
+
+  /** Entries still between steps that were last touched before `before` (the reconciler finishes them). */
+  unfinishedBefore(before: Date): Promise<JournalDoc[]> {
+    return this.journal.find({ state: { $in: ['PENDING', 'APPLIED'] }, updatedAt: { $lt: before } }).toArray();
+  }
+
+  /** Which of the entries are finished. */
+  doneAmong(entryIds: string[]): Promise<JournalDoc[]> {
+    return this.journal.find({ _id: { $in: entryIds }, state: 'DONE' }).toArray();
+  }
+
+  // Lines.
+
+  /** Both lines of an entry in one call; lines written before (a repeated step) are left as they are. */
+  async insertLines(lines: LineDoc[]): Promise<void> {
+    try {
+      await this.lines.insertMany(lines, { ordered: false });
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: unknown[] }).writeErrors ?? [error];
+      if (!writeErrors.every(isDuplicateKey)) throw error;
+    }
+  }
+
+  /** One page of an account's lines, newest first, and how many there are. */
+  async pageOfLines(accountId: string, pageSize: number, currentPage: number): Promise<{ items: LineDoc[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.lines.find({ accountId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.lines.countDocuments({ accountId }),
+    ]);
+    return { items, total };
+  }
+
+  /** Every account's lines summed by the database: total and count per account. */
+  sumsByAccount(): Promise<{ _id: string; total: unknown; count: number }[]> {
+    return this.lines.aggregate<{ _id: string; total: unknown; count: number }>([{ $group: { _id: '$accountId', total: { $sum: '$amount' }, count: { $sum: 1 } } }]).toArray();
+  }
+
+  // Books checks.
+
+  latestCheck(): Promise<BooksCheckDoc | null> {
+    return this.checks.findOne({ _id: 'latest' });
+  }
+
+  async saveCheck(check: Omit<BooksCheckDoc, '_id'>): Promise<void> {
+    await this.checks.replaceOne({ _id: 'latest' }, check, { upsert: true });
   }
 }

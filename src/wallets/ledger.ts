@@ -68,12 +68,12 @@ export class Ledger {
       updatedAt: now,
     };
     try {
-      await repo.journal.insertOne(entry);
+      await repo.insertEntry(entry);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       // Another request made it: only the one that wrote an entry (or, later, the reconciler) applies
       // it; a repeat waits for its end.
-      const existing = (await repo.journal.findOne({ _id: request.id }))!;
+      const existing = (await repo.findEntry(request.id))!;
       if (existing.fingerprint !== request.fingerprint) throw WalletsErrors.REQUEST_ID_REUSED();
       return this.outcome(await this.awaitEnd(existing));
     }
@@ -86,7 +86,7 @@ export class Ledger {
   }
 
   entry(id: string): Promise<JournalDoc | null> {
-    return this.deps.repo.journal.findOne({ _id: id });
+    return this.deps.repo.findEntry(id);
   }
 
   /**
@@ -94,7 +94,7 @@ export class Ledger {
    * Only the caller whose reset took effect applies it; null when it was not FAILED.
    */
   async retryFailed(id: string): Promise<JournalDoc | null> {
-    const reset = await this.deps.repo.journal.findOneAndUpdate({ _id: id, state: 'FAILED' }, { $set: { state: 'PENDING', failure: null, updatedAt: this.deps.clock() } }, { returnDocument: 'after' });
+    const reset = await this.deps.repo.setState(id, ['FAILED'], 'PENDING', this.deps.clock(), { failure: null });
     return reset ? this.advance(reset) : null;
   }
 
@@ -104,7 +104,7 @@ export class Ledger {
     let current = entry;
     while ((current.state === 'PENDING' || current.state === 'APPLIED') && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      current = (await this.deps.repo.journal.findOne({ _id: entry._id })) ?? current;
+      current = (await this.deps.repo.findEntry(entry._id)) ?? current;
     }
     return current;
   }
@@ -115,47 +115,35 @@ export class Ledger {
     let current = entry;
     if (current.state === 'PENDING') {
       if (!(await this.applyDebit(current))) {
-        const failed = await repo.journal.findOneAndUpdate(
-          { _id: current._id, state: 'PENDING' },
-          { $set: { state: 'FAILED', failure: 'INSUFFICIENT_FUNDS', updatedAt: this.deps.clock() } },
-          { returnDocument: 'after' },
-        );
-        return failed ?? (await repo.journal.findOne({ _id: current._id }))!;
+        const failed = await repo.setState(current._id, ['PENDING'], 'FAILED', this.deps.clock(), { failure: 'INSUFFICIENT_FUNDS' });
+        return failed ?? (await repo.findEntry(current._id))!;
       }
       await this.applyCredit(current);
-      current = (await repo.journal.findOneAndUpdate({ _id: current._id, state: { $in: ['PENDING', 'APPLIED'] } }, { $set: { state: 'APPLIED', updatedAt: this.deps.clock() } }, { returnDocument: 'after' })) ?? current;
+      current = (await repo.setState(current._id, ['PENDING', 'APPLIED'], 'APPLIED', this.deps.clock())) ?? current;
     }
     if (current.state === 'APPLIED') {
       await this.writeLines(current);
-      await repo.accounts.updateMany({ _id: { $in: [current.debit, current.credit] } }, { $pull: { pending: current._id } });
-      current = (await repo.journal.findOneAndUpdate({ _id: current._id, state: 'APPLIED' }, { $set: { state: 'DONE', updatedAt: this.deps.clock() } }, { returnDocument: 'after' })) ?? (await repo.journal.findOne({ _id: current._id }))!;
+      await repo.clearMarks(current);
+      current = (await repo.setState(current._id, ['APPLIED'], 'DONE', this.deps.clock())) ?? (await repo.findEntry(current._id))!;
     }
     return current;
   }
 
   /** The debit: once (the entry's mark), and only from what is available unless the account may overdraw. */
   private async applyDebit(entry: JournalDoc): Promise<boolean> {
-    const { accounts } = this.deps.repo;
-    const applied = await accounts.updateOne(
-      { _id: entry.debit, currency: entry.currency, pending: { $ne: entry._id }, $or: [{ available: { $gte: entry.amount } }, { overdraft: true }] },
-      { $inc: { available: toStored(-fromStored(entry.amount)) }, $push: { pending: entry._id }, $set: { updatedAt: this.deps.clock() } },
-    );
-    if (applied.modifiedCount === 1) return !(await this.undoIfFinished(entry, entry.debit, fromStored(entry.amount)));
+    const { repo } = this.deps;
+    if (await repo.applyDebit(entry, this.deps.clock())) return !(await this.undoIfFinished(entry, entry.debit, fromStored(entry.amount)));
     // Not applied now: applied before (a repeat), or refused.
-    return (await accounts.countDocuments({ _id: entry.debit, pending: entry._id })) === 1;
+    return repo.hasMark(entry.debit, entry._id);
   }
 
   private async applyCredit(entry: JournalDoc): Promise<void> {
-    const { accounts } = this.deps.repo;
-    const applied = await accounts.updateOne(
-      { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
-      { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: this.deps.clock() } },
-    );
-    if (applied.modifiedCount === 1) {
+    const { repo } = this.deps;
+    if (await repo.applyCredit(entry, this.deps.clock())) {
       await this.undoIfFinished(entry, entry.credit, -fromStored(entry.amount));
       return;
     }
-    if ((await accounts.countDocuments({ _id: entry.credit, pending: entry._id })) === 0) {
+    if (!(await repo.hasMark(entry.credit, entry._id))) {
       // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
       throw new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`);
     }
@@ -168,15 +156,14 @@ export class Ledger {
    */
   private async undoIfFinished(entry: JournalDoc, accountId: string, applied: bigint): Promise<boolean> {
     if (this.deps.clock().getTime() - entry.updatedAt.getTime() < LEDGER_GRACE_MS / 3) return false;
-    if ((await this.deps.repo.journal.countDocuments({ _id: entry._id, state: 'DONE' })) === 0) return false;
+    if (!(await this.deps.repo.isDone(entry._id))) return false;
     await this.reverseStray(entry._id, accountId, applied);
     return true;
   }
 
   /** Takes back a stray application of an entry to an account (see undoIfFinished): conditional on its mark. */
   async reverseStray(entryId: string, accountId: string, applied: bigint): Promise<void> {
-    const reversed = await this.deps.repo.accounts.updateOne({ _id: accountId, pending: entryId }, { $inc: { available: toStored(applied) }, $pull: { pending: entryId } });
-    if (reversed.modifiedCount === 1) this.deps.logger.warn({ entryId, accountId }, 'reversed a ledger step applied after its entry was finished');
+    if (await this.deps.repo.reverseMarked(accountId, entryId, applied)) this.deps.logger.warn({ entryId, accountId }, 'reversed a ledger step applied after its entry was finished');
   }
 
   private async writeLines(entry: JournalDoc): Promise<void> {
@@ -193,12 +180,7 @@ export class Ledger {
       createdAt: entry.createdAt,
     });
     // Both in one call; written before (a repeated step), they are duplicates, and that is fine.
-    try {
-      await this.deps.repo.lines.insertMany([line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)], { ordered: false });
-    } catch (error) {
-      const writeErrors = (error as { writeErrors?: unknown[] }).writeErrors ?? [error];
-      if (!writeErrors.every(isDuplicateKey)) throw error;
-    }
+    await this.deps.repo.insertLines([line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)]);
   }
 
   /** An app's balance in a currency (what members paid it), made on first use; never below zero. */

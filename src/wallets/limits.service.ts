@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
 import type { BiometricService } from '../devices/biometric.service.js';
 import type { DevicesRepo } from '../devices/devices.repo.js';
 import type { Clock } from '../platform/clock.js';
@@ -11,27 +10,12 @@ import { isDuplicateKey } from '../platform/mongo.js';
 import type { Currency } from './money.js';
 import type { LIMIT_TIERS, LimitRequestCreateSchema, LimitRequestDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
+import type { LimitRequestDoc, LimitRequestsRepo } from './limits.repo.js';
 
 export type LimitRequestView = z.infer<typeof LimitRequestDtoSchema>;
 type Tier = (typeof LIMIT_TIERS)[number];
 type Duration = LimitRequestView['duration'];
 
-interface LimitRequestDoc {
-  _id: string;
-  userId: string;
-  deviceId: string;
-  tier: Tier | null;
-  noLimit: boolean;
-  duration: Duration;
-  reason: string | null;
-  status: LimitRequestView['status'];
-  /** `<userId>` while OPEN (unique: one open request per account); removed when decided. */
-  openKey?: string;
-  decidedBy: string | null;
-  decidedAt: Date | null;
-  effectiveUntil: Date | null;
-  createdAt: Date;
-}
 
 /** What the device signs for a limit request (DESIGN.md, "Wallets"). */
 export const limitSigned = (nonce: string, tierOrNone: string, duration: Duration) => `BIOMETRIC_CONFIRM_V1|${nonce}|LIMIT_REQUEST|${tierOrNone}|${duration}`;
@@ -64,10 +48,8 @@ function present(doc: LimitRequestDoc): LimitRequestView {
  * until another is approved).
  */
 export class LimitsService {
-  readonly collection: Collection<LimitRequestDoc>;
-
   constructor(
-    db: Db,
+    private readonly repo: LimitRequestsRepo,
     private readonly deps: {
       devices: DevicesRepo;
       biometric: BiometricService;
@@ -77,17 +59,7 @@ export class LimitsService {
       deviceWaitSeconds: number;
       clock: Clock;
     },
-  ) {
-    this.collection = db.collection<LimitRequestDoc>('wallet_limit_requests');
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([
-      { key: { openKey: 1 }, name: 'one_open_per_account', unique: true, sparse: true },
-      { key: { userId: 1, createdAt: -1 }, name: 'of_user' },
-      { key: { status: 1, createdAt: 1 }, name: 'by_status' },
-    ]);
-  }
+  ) {}
 
   async request(principal: Principal, input: z.infer<typeof LimitRequestCreateSchema>): Promise<LimitRequestView> {
     const device = await this.deps.devices.findById(principal.deviceId);
@@ -96,7 +68,7 @@ export class LimitsService {
     if (!device.biometricKey) throw WalletsErrors.LIMIT_NEEDS_BIOMETRIC_KEY();
     const tierOrNone = input.noLimit ? 'NONE' : input.tier!;
     await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => limitSigned(nonce, tierOrNone, input.duration));
-    const lastRefusal = await this.collection.find({ userId: principal.userId, status: 'REFUSED' }).sort({ decidedAt: -1 }).limit(1).next();
+    const lastRefusal = await this.repo.lastRefusalOf(principal.userId);
     if (lastRefusal?.decidedAt && now.getTime() - lastRefusal.decidedAt.getTime() < REFUSAL_WAIT_MS) throw WalletsErrors.LIMIT_REFUSED_RECENTLY();
     const doc: LimitRequestDoc = {
       _id: randomUUID(),
@@ -114,7 +86,7 @@ export class LimitsService {
       createdAt: now,
     };
     try {
-      await this.collection.insertOne(doc);
+      await this.repo.insert(doc);
     } catch (error) {
       if (isDuplicateKey(error)) throw WalletsErrors.LIMIT_REQUEST_OPEN();
       throw error;
@@ -128,27 +100,17 @@ export class LimitsService {
 
   async listForAdmin(principal: Principal, status: LimitRequestView['status'], pageSize: number, currentPage: number): Promise<Page<LimitRequestView>> {
     await this.assertAdmin(principal);
-    const [items, total] = await Promise.all([
-      this.collection.find({ status }).sort({ createdAt: 1, _id: 1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.collection.countDocuments({ status }),
-    ]);
+    const { items, total } = await this.repo.pageByStatus(status, pageSize, currentPage);
     return page(items.map(present), total, pageSize, currentPage);
   }
 
   async decide(principal: Principal, requestId: string, approve: boolean): Promise<LimitRequestView> {
     await this.assertAdmin(principal);
-    const existing = await this.collection.findOne({ _id: requestId });
+    const existing = await this.repo.findById(requestId);
     if (!existing) throw WalletsErrors.LIMIT_REQUEST_NOT_FOUND();
     const now = this.deps.clock();
     const days = existing.duration === 'DAYS_7' ? 7 : existing.duration === 'DAYS_30' ? 30 : null;
-    const decided = await this.collection.findOneAndUpdate(
-      { _id: requestId, status: 'OPEN' },
-      {
-        $set: { status: approve ? 'APPROVED' : 'REFUSED', decidedBy: principal.userId, decidedAt: now, effectiveUntil: approve && days ? new Date(now.getTime() + days * DAY_MS) : null },
-        $unset: { openKey: '' },
-      },
-      { returnDocument: 'after' },
-    );
+    const decided = await this.repo.decide(requestId, { approve, decidedBy: principal.userId, at: now, effectiveUntil: approve && days ? new Date(now.getTime() + days * DAY_MS) : null });
     if (!decided) throw WalletsErrors.LIMIT_REQUEST_DECIDED();
     await this.deps.events.toUsers([decided.userId], 'wallet.limit-request-decided', {
       requestId: decided._id,
@@ -163,11 +125,7 @@ export class LimitsService {
   /** The account's 24-hour sending limit in a currency now: its newest approved limit still in force, else TIER_1. Null: no limit. */
   async limitOf(userId: string, currency: Currency): Promise<bigint | null> {
     const now = this.deps.clock();
-    const approved = await this.collection
-      .find({ userId, status: 'APPROVED', $or: [{ effectiveUntil: null }, { effectiveUntil: { $gt: now } }] })
-      .sort({ decidedAt: -1 })
-      .limit(1)
-      .next();
+    const approved = await this.repo.newestInForce(userId, now);
     if (!approved) return this.deps.baseLimits[currency];
     if (approved.noLimit) return null;
     return this.deps.baseLimits[currency] * TIER_FACTOR[approved.tier!];

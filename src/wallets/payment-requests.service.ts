@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Decimal128 } from 'mongodb';
 import type { BiometricService } from '../devices/biometric.service.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -9,33 +8,13 @@ import type { Principal } from '../platform/principal.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import type { JournalDoc } from './ledger.repo.js';
-import { formatAmount, fromStored, parseAmount, toStored, type Currency } from './money.js';
+import { formatAmount, fromStored, parseAmount, toStored } from './money.js';
 import type { PaymentRequestCreateSchema, PaymentRequestDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
+import type { PaymentRequestDoc, PaymentRequestsRepo } from './payment-requests.repo.js';
 
 export type PaymentRequestView = z.infer<typeof PaymentRequestDtoSchema>;
-type ItemStatus = 'OPEN' | 'PAYING' | 'PAID';
-
-interface PaymentRequestDoc {
-  _id: string;
-  requesterId: string;
-  walletId: string;
-  currency: Currency;
-  note: string | null;
-  status: PaymentRequestView['status'];
-  /**
-   * Items by recipient id (a map, so each is updated by its own path: mongo-java-server's positional
-   * operator does not work with these queries).
-   */
-  items: Record<string, { amount: Decimal128; status: ItemStatus; paidAt: Date | null; claimedAt: Date | null }>;
-  /** Recipients in the order asked, for "requests I am asked to pay". */
-  recipientIds: string[];
-  /** Items paid or being paid: a request with any cannot be cancelled. */
-  busy: number;
-  createdAt: Date;
-  expiresAt: Date;
-}
 
 /** What the device signs to pay an item (DESIGN.md, "Wallets"). */
 export const paySigned = (nonce: string, paymentRequestId: string, walletId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|PAY|${paymentRequestId}|${walletId}`;
@@ -52,10 +31,8 @@ const paymentEntryId = (requestId: string, payerId: string) => `payment:${reques
  * from their ledger entry.
  */
 export class PaymentRequestsService {
-  readonly collection: Collection<PaymentRequestDoc>;
-
   constructor(
-    db: Db,
+    private readonly repo: PaymentRequestsRepo,
     private readonly deps: {
       ledger: Ledger;
       wallets: WalletsService;
@@ -65,18 +42,7 @@ export class PaymentRequestsService {
       ttlSeconds: number;
       clock: Clock;
     },
-  ) {
-    this.collection = db.collection<PaymentRequestDoc>('wallet_payment_requests');
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([
-      { key: { requesterId: 1, createdAt: -1 }, name: 'outgoing' },
-      { key: { recipientIds: 1, createdAt: -1 }, name: 'incoming' },
-      { key: { status: 1, expiresAt: 1 }, name: 'open_by_expiry' },
-      { key: { busy: 1 }, name: 'being_paid' },
-    ]);
-  }
+  ) {}
 
   private present(doc: PaymentRequestDoc, viewerId: string): PaymentRequestView {
     return {
@@ -120,7 +86,7 @@ export class PaymentRequestsService {
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.deps.ttlSeconds * 1000),
     };
-    await this.collection.insertOne(doc);
+    await this.repo.insert(doc);
     for (const recipientId of doc.recipientIds) {
       await this.deps.events.toUsers([recipientId], 'wallet.payment-requested', {
         paymentRequestId: doc._id,
@@ -134,17 +100,13 @@ export class PaymentRequestsService {
   }
 
   async list(principal: Principal, role: 'outgoing' | 'incoming', pageSize: number, currentPage: number): Promise<Page<PaymentRequestView>> {
-    const filter = role === 'outgoing' ? { requesterId: principal.userId } : { recipientIds: principal.userId };
-    const [items, total] = await Promise.all([
-      this.collection.find(filter).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.collection.countDocuments(filter),
-    ]);
+    const { items, total } = await this.repo.pageOf(principal.userId, role, pageSize, currentPage);
     return page(items.map((doc) => this.present(doc, principal.userId)), total, pageSize, currentPage);
   }
 
   /** The request, for its requester or one of its recipients; else the same 400 as none. */
   private async visible(principal: Principal, id: string): Promise<PaymentRequestDoc> {
-    const doc = await this.collection.findOne({ _id: id });
+    const doc = await this.repo.findById(id);
     if (!doc || (doc.requesterId !== principal.userId && !doc.recipientIds.includes(principal.userId))) throw WalletsErrors.PAYMENT_REQUEST_NOT_FOUND();
     return doc;
   }
@@ -154,9 +116,9 @@ export class PaymentRequestsService {
     // The owner of the target wallet only: someone else's request is as good as none.
     if (doc.requesterId !== principal.userId) throw WalletsErrors.PAYMENT_REQUEST_NOT_FOUND();
     await this.deps.wallets.owned(principal, doc.walletId);
-    const cancelled = await this.collection.findOneAndUpdate({ _id: id, status: 'OPEN', busy: 0 }, { $set: { status: 'CANCELLED' } }, { returnDocument: 'after' });
+    const cancelled = await this.repo.cancelIfIdle(id);
     if (cancelled) return this.present(cancelled, principal.userId);
-    const current = (await this.collection.findOne({ _id: id }))!;
+    const current = (await this.repo.findById(id))!;
     if (current.busy > 0) throw WalletsErrors.PAYMENT_REQUEST_HAS_PAYMENTS();
     throw WalletsErrors.PAYMENT_REQUEST_CLOSED();
   }
@@ -172,12 +134,7 @@ export class PaymentRequestsService {
     if (fromStored(from.available) < fromStored(item.amount)) throw WalletsErrors.INSUFFICIENT_FUNDS();
     // Claim the item: from here a cancel is refused, and a second pay finds it taken.
     const now = this.deps.clock();
-    const path = `items.${principal.userId}`;
-    const claimed = await this.collection.updateOne(
-      { _id: id, status: 'OPEN', expiresAt: { $gt: now }, [`${path}.status`]: 'OPEN' },
-      { $set: { [`${path}.status`]: 'PAYING', [`${path}.claimedAt`]: now }, $inc: { busy: 1 } },
-    );
-    if (claimed.modifiedCount === 0) throw WalletsErrors.PAYMENT_ITEM_NOT_OPEN({ message: 'The item is being paid, or the request closed meanwhile' });
+    if (!(await this.repo.claimItem(id, principal.userId, now))) throw WalletsErrors.PAYMENT_ITEM_NOT_OPEN({ message: 'The item is being paid, or the request closed meanwhile' });
     let entry: JournalDoc;
     try {
       entry = await this.deps.ledger.post({
@@ -208,17 +165,12 @@ export class PaymentRequestsService {
 
   /** An item whose payment did not happen goes back to OPEN. */
   private async release(id: string, payerId: string): Promise<void> {
-    const path = `items.${payerId}`;
-    await this.collection.updateOne({ _id: id, [`${path}.status`]: 'PAYING' }, { $set: { [`${path}.status`]: 'OPEN', [`${path}.claimedAt`]: null }, $inc: { busy: -1 } });
+    await this.repo.releaseItem(id, payerId);
   }
 
   private async markPaid(id: string, payerId: string, at: Date): Promise<PaymentRequestDoc> {
-    const path = `items.${payerId}`;
-    await this.collection.updateOne({ _id: id, [`${path}.status`]: 'PAYING' }, { $set: { [`${path}.status`]: 'PAID', [`${path}.paidAt`]: at } });
-    const doc = (await this.collection.findOne({ _id: id }))!;
-    if (Object.values(doc.items).every((item) => item.status === 'PAID')) {
-      return (await this.collection.findOneAndUpdate({ _id: id, status: 'OPEN' }, { $set: { status: 'PAID' } }, { returnDocument: 'after' })) ?? doc;
-    }
+    const doc = (await this.repo.markItemPaid(id, payerId, at))!;
+    if (Object.values(doc.items).every((item) => item.status === 'PAID')) return (await this.repo.markPaid(id)) ?? doc;
     return doc;
   }
 
@@ -227,7 +179,7 @@ export class PaymentRequestsService {
     const now = this.deps.clock();
     const stuck = new Date(now.getTime() - 60_000);
     let settled = 0;
-    for (const doc of await this.collection.find({ busy: { $gt: 0 } }).toArray()) {
+    for (const doc of await this.repo.withBusyItems()) {
       for (const [recipientId, item] of Object.entries(doc.items)) {
         if (item.status !== 'PAYING' || !item.claimedAt || item.claimedAt >= stuck) continue;
         const entry = await this.deps.ledger.entry(paymentEntryId(doc._id, recipientId));
@@ -238,7 +190,6 @@ export class PaymentRequestsService {
       }
     }
     // An item claimed before the end is still paid (markPaid does not look at the request's status).
-    const expired = await this.collection.updateMany({ status: 'OPEN', expiresAt: { $lte: now } }, { $set: { status: 'EXPIRED' } });
-    return { expired: expired.modifiedCount, settled };
+    return { expired: await this.repo.expire(now), settled };
   }
 }

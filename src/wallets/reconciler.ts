@@ -43,14 +43,14 @@ export class Reconciler {
     const { repo, ledger, logger } = this.deps;
     const cutoff = new Date(this.deps.clock().getTime() - this.deps.graceMs);
     let finished = 0;
-    for (const entry of await repo.journal.find({ state: { $in: ['PENDING', 'APPLIED'] }, updatedAt: { $lt: cutoff } }).toArray()) {
+    for (const entry of await repo.unfinishedBefore(cutoff)) {
       await ledger.advance(entry);
       finished++;
     }
 
     // Marks of finished entries are strays (a finished entry has none): reverse them, once each.
-    for (const account of await repo.accounts.find({ 'pending.0': { $exists: true } }, { projection: { pending: 1 } }).toArray()) {
-      const finishedEntries = await repo.journal.find({ _id: { $in: account.pending }, state: 'DONE' }).toArray();
+    for (const account of await repo.accountsWithMarks()) {
+      const finishedEntries = await repo.doneAmong(account.pending);
       for (const entry of finishedEntries) {
         const amount = fromStored(entry.amount);
         await ledger.reverseStray(entry._id, account._id, entry.debit === account._id ? amount : -amount);
@@ -82,25 +82,21 @@ export class Reconciler {
     };
     if (!report.ok) logger.error({ report }, 'wallet books do not balance, or the chain holds less than members are owed');
     else if (finished > 0) logger.warn({ finished }, 'finished ledger entries a crash had left between steps');
-    await repo.checks.replaceOne(
-      { _id: 'latest' },
-      {
-        at: this.deps.clock(),
-        ok: report.ok,
-        finished,
-        unbalancedCurrencies: [...totals.values()].filter((total) => total !== 0n).length,
-        mismatchedAccounts: mismatchedAccounts.length,
-        negativeWallets: negativeWallets.length,
-        uncoveredCurrencies: chain ? Object.values(chain).filter((c) => !c.covered).length : null,
-      },
-      { upsert: true },
-    );
+    await repo.saveCheck({
+      at: this.deps.clock(),
+      ok: report.ok,
+      finished,
+      unbalancedCurrencies: [...totals.values()].filter((total) => total !== 0n).length,
+      mismatchedAccounts: mismatchedAccounts.length,
+      negativeWallets: negativeWallets.length,
+      uncoveredCurrencies: chain ? Object.values(chain).filter((c) => !c.covered).length : null,
+    });
     return report;
   }
 
   /** The last check's outcome (what the metrics show); null before the first. */
   latest(): Promise<BooksCheckDoc | null> {
-    return this.deps.repo.checks.findOne({ _id: 'latest' });
+    return this.deps.repo.latestCheck();
   }
 
   /** One pass over the accounts and the lines: totals per currency, negative wallets, accounts off their lines. */
@@ -110,7 +106,7 @@ export class Reconciler {
     const balances = new Map<string, bigint>();
     const negativeWallets: string[] = [];
     const inFlight = new Set<string>();
-    for await (const account of repo.accounts.find({}, { projection: { currency: 1, available: 1, held: 1, kind: 1, pending: 1 } })) {
+    for await (const account of repo.allBalances()) {
       const balance = fromStored(account.available) + fromStored(account.held);
       totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balance);
       balances.set(account._id, balance);
@@ -118,7 +114,7 @@ export class Reconciler {
       if (account.pending.length > 0) inFlight.add(account._id);
     }
     // Every account against its lines, summed by the database.
-    const sums = await repo.lines.aggregate<{ _id: string; total: unknown; count: number }>([{ $group: { _id: '$accountId', total: { $sum: '$amount' }, count: { $sum: 1 } } }]).toArray();
+    const sums = await repo.sumsByAccount();
     let entriesChecked = 0;
     const fromLines = new Map<string, bigint>();
     for (const sum of sums) {
@@ -137,7 +133,7 @@ export class Reconciler {
     for (const currency of CURRENCY_CODES) {
       let owed = 0n;
       const addresses: string[] = [];
-      for await (const account of repo.accounts.find({ currency, $or: [{ kind: 'WALLET' }, { kind: 'APP' }, { _id: systemAccountId('outgoing', currency) }] }, { projection: { available: 1, held: 1, depositAddress: 1 } })) {
+      for await (const account of repo.owedIn(currency, systemAccountId('outgoing', currency))) {
         owed += fromStored(account.available) + fromStored(account.held);
         if (account.depositAddress) addresses.push(account.depositAddress);
       }

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Decimal128 } from 'mongodb';
 import type { BiometricService } from '../devices/biometric.service.js';
 import type { Clock } from '../platform/clock.js';
 import { page, type Page } from '../platform/paging.js';
@@ -12,31 +11,10 @@ import type { PriceSource } from './prices.js';
 import type { SwapDtoSchema, SwapQuoteDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
+import type { QuoteDoc, SwapDoc, SwapsRepo } from './swaps.repo.js';
 
 export type SwapQuoteView = z.infer<typeof SwapQuoteDtoSchema>;
 export type SwapView = z.infer<typeof SwapDtoSchema>;
-
-interface QuoteDoc {
-  _id: string;
-  userId: string;
-  fromWalletId: string;
-  toWalletId: string;
-  fromCurrency: Currency;
-  toCurrency: Currency;
-  amount: Decimal128;
-  fee: Decimal128;
-  price: string;
-  receive: Decimal128;
-  expiresAt: Date;
-  acceptedAt: Date | null;
-  createdAt: Date;
-}
-
-interface SwapDoc extends Omit<QuoteDoc, 'acceptedAt' | 'expiresAt'> {
-  quoteId: string;
-  status: SwapView['status'];
-  completedAt: Date | null;
-}
 
 /** What the device signs for a swap (DESIGN.md, "Wallets"). */
 export const swapSigned = (nonce: string, quoteId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|SWAP|${quoteId}`;
@@ -96,13 +74,11 @@ function presentSwap(s: SwapDoc): SwapView {
  * credits it when the house can. Every step is a ledger entry keyed by the swap, so nothing runs twice.
  */
 export class SwapsService {
-  private readonly quotes: Collection<QuoteDoc>;
-  readonly swaps: Collection<SwapDoc>;
   /** Currencies whose starting liquidity this process has seen put in. */
   private readonly seeded = new Set<Currency>();
 
   constructor(
-    db: Db,
+    private readonly repo: SwapsRepo,
     private readonly deps: {
       ledger: Ledger;
       wallets: WalletsService;
@@ -113,19 +89,7 @@ export class SwapsService {
       houseLiquidity: Record<Currency, bigint>;
       clock: Clock;
     },
-  ) {
-    this.quotes = db.collection<QuoteDoc>('wallet_swap_quotes');
-    this.swaps = db.collection<SwapDoc>('wallet_swaps');
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.swaps.createIndexes([
-      { key: { quoteId: 1 }, name: 'one_swap_per_quote', unique: true },
-      { key: { fromWalletId: 1, createdAt: -1 }, name: 'swaps_from_wallet' },
-      { key: { toWalletId: 1, createdAt: -1 }, name: 'swaps_to_wallet' },
-      { key: { status: 1 }, name: 'by_status' },
-    ]);
-  }
+  ) {}
 
   async quote(principal: Principal, input: { fromWalletId: string; toWalletId: string; amount: string }): Promise<SwapQuoteView> {
     const { wallets, prices } = this.deps;
@@ -154,12 +118,12 @@ export class SwapsService {
       acceptedAt: null,
       createdAt: now,
     };
-    await this.quotes.insertOne(quote);
+    await this.repo.insertQuote(quote);
     return presentQuote(quote);
   }
 
   async execute(principal: Principal, input: { quoteId: string; biometric?: { nonce: string; signature: string } | null }): Promise<SwapView> {
-    const quote = await this.quotes.findOne({ _id: input.quoteId });
+    const quote = await this.repo.findQuote(input.quoteId);
     if (!quote || quote.userId !== principal.userId) throw WalletsErrors.QUOTE_NOT_FOUND();
     await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => swapSigned(nonce, quote._id));
     const from = await this.deps.wallets.owned(principal, quote.fromWalletId);
@@ -167,16 +131,16 @@ export class SwapsService {
     const now = this.deps.clock();
     if (quote.acceptedAt) throw WalletsErrors.QUOTE_ALREADY_USED();
     if (quote.expiresAt <= now) throw WalletsErrors.QUOTE_EXPIRED();
-    const taken = await this.quotes.findOneAndUpdate({ _id: quote._id, acceptedAt: null, expiresAt: { $gt: now } }, { $set: { acceptedAt: now } });
+    const taken = await this.repo.takeQuote(quote._id, now);
     if (!taken) {
-      const current = await this.quotes.findOne({ _id: quote._id });
+      const current = await this.repo.findQuote(quote._id);
       throw current?.acceptedAt ? WalletsErrors.QUOTE_ALREADY_USED() : WalletsErrors.QUOTE_EXPIRED();
     }
     const swap: SwapDoc = { ...quote, _id: randomUUID(), quoteId: quote._id, status: 'PENDING', completedAt: null, createdAt: now };
     delete (swap as Partial<QuoteDoc>).acceptedAt;
     delete (swap as Partial<QuoteDoc>).expiresAt;
     try {
-      await this.swaps.insertOne(swap);
+      await this.repo.insertSwap(swap);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       throw WalletsErrors.QUOTE_ALREADY_USED();
@@ -196,7 +160,7 @@ export class SwapsService {
       });
     } catch (error) {
       if (!(error instanceof InsufficientFunds)) throw error;
-      await this.swaps.updateOne({ _id: swap._id }, { $set: { status: 'FAILED' } });
+      await this.repo.markFailed(swap._id);
       throw WalletsErrors.INSUFFICIENT_FUNDS();
     }
     return presentSwap(await this.fill(swap));
@@ -224,13 +188,13 @@ export class SwapsService {
       if (!(error instanceof InsufficientFunds)) throw error;
       return swap;
     }
-    return (await this.swaps.findOneAndUpdate({ _id: swap._id, status: 'PENDING' }, { $set: { status: 'COMPLETED', completedAt: this.deps.clock() } }, { returnDocument: 'after' })) ?? (await this.swaps.findOne({ _id: swap._id }))!;
+    return (await this.repo.complete(swap._id, this.deps.clock())) ?? (await this.repo.findSwap(swap._id))!;
   }
 
   /** The sweep: pending swaps the house can now fill (their pay step done). */
   async fillPending(): Promise<number> {
     let filled = 0;
-    for (const swap of await this.swaps.find({ status: 'PENDING', createdAt: { $lt: new Date(this.deps.clock().getTime() - 2_000) } }).toArray()) {
+    for (const swap of await this.repo.pendingBefore(new Date(this.deps.clock().getTime() - 2_000))) {
       if ((await this.fill(swap)).status === 'COMPLETED') filled++;
     }
     return filled;
@@ -238,11 +202,7 @@ export class SwapsService {
 
   async list(principal: Principal, walletId: string, pageSize: number, currentPage: number): Promise<Page<SwapView>> {
     await this.deps.wallets.owned(principal, walletId);
-    const filter = { $or: [{ fromWalletId: walletId }, { toWalletId: walletId }], status: { $ne: 'FAILED' as const } };
-    const [items, total] = await Promise.all([
-      this.swaps.find(filter).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.swaps.countDocuments(filter),
-    ]);
+    const { items, total } = await this.repo.pageOfWallet(walletId, pageSize, currentPage);
     return page(items.map(presentSwap), total, pageSize, currentPage);
   }
 

@@ -52,7 +52,7 @@ export class TransfersService {
     const base = { requestId: item.requestId, fromWalletId: item.fromWalletId, toUserId: item.toUserId, amount: item.amount, note: item.note ?? null };
     try {
       // A repeat answers as the first time, without asking the device again.
-      const earlier = await this.deps.repo.journal.findOne({ _id: entryId });
+      const earlier = await this.deps.repo.findEntry(entryId);
       if (earlier) {
         if (earlier.fingerprint !== fingerprintOf(item)) throw WalletsErrors.REQUEST_ID_REUSED();
         if (earlier.state === 'FAILED') throw WalletsErrors.INSUFFICIENT_FUNDS();

@@ -68,14 +68,14 @@ export class WalletsService {
    * and for another member's (rule 1).
    */
   async owned(principal: Principal, walletId: string): Promise<AccountDoc> {
-    const wallet = await this.deps.repo.accounts.findOne({ _id: walletId });
+    const wallet = await this.deps.repo.findAccount(walletId);
     if (!wallet || wallet.kind !== 'WALLET' || wallet.userId !== principal.userId) throw WalletsErrors.WALLET_NOT_FOUND();
     return wallet;
   }
 
   async create(principal: Principal, input: { currency: Currency; name?: string }): Promise<WalletView> {
     const { repo, chain } = this.deps;
-    if ((await repo.accounts.countDocuments({ userId: principal.userId, kind: 'WALLET' })) >= MAX_WALLETS_PER_USER) throw WalletsErrors.WALLET_LIMIT_REACHED();
+    if ((await repo.countWalletsOf(principal.userId)) >= MAX_WALLETS_PER_USER) throw WalletsErrors.WALLET_LIMIT_REACHED();
     const name = input.name === undefined ? input.currency : walletName(input.name);
     const depositIndex = await repo.next('deposit-address');
     const now = this.deps.clock();
@@ -94,13 +94,13 @@ export class WalletsService {
       createdAt: now,
       updatedAt: now,
     };
-    await repo.accounts.insertOne(wallet);
+    await repo.insertWallet(wallet);
     return presentWallet(wallet);
   }
 
   /** The caller's wallets, oldest first. */
   async list(principal: Principal): Promise<WalletView[]> {
-    return this.present(await this.deps.repo.accounts.find({ userId: principal.userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray());
+    return this.present(await this.deps.repo.walletsOf(principal.userId));
   }
 
   async get(principal: Principal, walletId: string): Promise<WalletView> {
@@ -109,7 +109,7 @@ export class WalletsService {
 
   async rename(principal: Principal, walletId: string, name: string): Promise<WalletView> {
     await this.owned(principal, walletId);
-    const renamed = await this.deps.repo.accounts.findOneAndUpdate({ _id: walletId }, { $set: { name: walletName(name), updatedAt: this.deps.clock() } }, { returnDocument: 'after' });
+    const renamed = await this.deps.repo.rename(walletId, walletName(name), this.deps.clock());
     return (await this.present([renamed!]))[0]!;
   }
 
@@ -121,16 +121,12 @@ export class WalletsService {
   /** The wallet's ledger lines, newest first. */
   async history(principal: Principal, walletId: string, pageSize: number, currentPage: number): Promise<Page<z.infer<typeof LedgerLineSchema>>> {
     await this.owned(principal, walletId);
-    const { lines } = this.deps.repo;
-    const [items, total] = await Promise.all([
-      lines.find({ accountId: walletId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      lines.countDocuments({ accountId: walletId }),
-    ]);
+    const { items, total } = await this.deps.repo.pageOfLines(walletId, pageSize, currentPage);
     return page(items.map(presentLine), total, pageSize, currentPage);
   }
 
   /** The recipient's wallet for a currency: their oldest one. */
   async primaryWallet(userId: string, currency: Currency): Promise<AccountDoc | null> {
-    return this.deps.repo.accounts.find({ userId, kind: 'WALLET', currency }).sort({ createdAt: 1, _id: 1 }).limit(1).next();
+    return this.deps.repo.firstWalletOf(userId, currency);
   }
 }

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { createHash, randomUUID } from 'node:crypto';
-import type { Collection, Db, Decimal128 } from 'mongodb';
 import type { Hex } from 'viem';
 import type { BiometricService } from '../devices/biometric.service.js';
 import type { Clock } from '../platform/clock.js';
@@ -14,32 +13,12 @@ import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '
 import type { WithdrawalCreateSchema, WithdrawalDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
+import type { WithdrawalDoc, WithdrawalsRepo } from './withdrawals.repo.js';
 
 export type WithdrawalInput = z.infer<typeof WithdrawalCreateSchema>;
 export type WithdrawalView = z.infer<typeof WithdrawalDtoSchema>;
 export type WithdrawalStatus = WithdrawalView['status'];
 
-export interface WithdrawalDoc {
-  _id: string;
-  /** `<userId>:<requestId>`: unique, so a request is made once. */
-  key: string;
-  requestId: string;
-  userId: string;
-  walletId: string;
-  currency: Currency;
-  amount: Decimal128;
-  fee: Decimal128;
-  toAddress: string;
-  fingerprint: string;
-  status: WithdrawalStatus;
-  /** The signed transaction, stored before it is broadcast: a retry broadcasts these same bytes. */
-  rawTx: string | null;
-  txHash: string | null;
-  nonce: number | null;
-  failure: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 /** What the device signs for a withdrawal (DESIGN.md, "Wallets"). */
 export const withdrawSigned = (nonce: string, item: Pick<WithdrawalInput, 'requestId' | 'walletId' | 'toAddress' | 'amount'>) =>
@@ -79,10 +58,8 @@ const DAY_MS = 24 * 3600 * 1000;
  * every status.
  */
 export class WithdrawalsService {
-  readonly collection: Collection<WithdrawalDoc>;
-
   constructor(
-    db: Db,
+    private readonly repo: WithdrawalsRepo,
     private readonly deps: {
       ledger: Ledger;
       wallets: WalletsService;
@@ -101,37 +78,17 @@ export class WithdrawalsService {
       clock: Clock;
       logger: Logger;
     },
-  ) {
-    this.collection = db.collection<WithdrawalDoc>('wallet_withdrawals');
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([
-      { key: { key: 1 }, name: 'request_key', unique: true },
-      { key: { status: 1, updatedAt: 1 }, name: 'by_status' },
-      { key: { userId: 1, currency: 1, createdAt: -1 }, name: 'recent_of_user' },
-    ]);
-  }
-
-  /** What each wallet has on its way out: amount and fee of its withdrawals not yet confirmed or refunded. */
-  async heldOf(walletIds: string[]): Promise<Map<string, bigint>> {
-    const held = new Map<string, bigint>();
-    if (walletIds.length === 0) return held;
-    for (const w of await this.collection.find({ walletId: { $in: walletIds }, status: { $in: ['pending', 'sent'] } }, { projection: { walletId: 1, amount: 1, fee: 1 } }).toArray()) {
-      held.set(w.walletId, (held.get(w.walletId) ?? 0n) + fromStored(w.amount) + fromStored(w.fee));
-    }
-    return held;
-  }
+  ) {}
 
   async get(principal: Principal, withdrawalId: string): Promise<WithdrawalView> {
-    const doc = await this.collection.findOne({ _id: withdrawalId });
+    const doc = await this.repo.findById(withdrawalId);
     if (!doc || doc.userId !== principal.userId) throw WalletsErrors.WITHDRAWAL_NOT_FOUND();
     return present(doc);
   }
 
   async create(principal: Principal, input: WithdrawalInput): Promise<WithdrawalView> {
     const key = `${principal.userId}:${input.requestId}`;
-    const earlier = await this.collection.findOne({ key });
+    const earlier = await this.repo.findByKey(key);
     if (earlier) return this.repeat(earlier, input);
 
     const wallet = await this.deps.wallets.owned(principal, input.walletId);
@@ -164,10 +121,10 @@ export class WithdrawalsService {
       updatedAt: now,
     };
     try {
-      await this.collection.insertOne(doc);
+      await this.repo.insert(doc);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      return this.repeat((await this.collection.findOne({ key }))!, input);
+      return this.repeat((await this.repo.findByKey(key))!, input);
     }
     if (!(await this.hold(doc))) throw WalletsErrors.INSUFFICIENT_FUNDS();
     await this.tell(doc, 'pending');
@@ -178,7 +135,7 @@ export class WithdrawalsService {
   /** A repeated requestId: the first result, or 400 when other fields came with it. */
   private async repeat(earlier: WithdrawalDoc, input: WithdrawalInput): Promise<WithdrawalView> {
     if (earlier.fingerprint !== fingerprintOf(input)) throw WalletsErrors.REQUEST_ID_REUSED();
-    return present((await this.collection.findOne({ _id: earlier._id }))!);
+    return present((await this.repo.findById(earlier._id))!);
   }
 
   /** The 24-hour sending limit of the account's tier: withdrawals not refused count. */
@@ -186,7 +143,7 @@ export class WithdrawalsService {
     const limit = await this.deps.limitOf(userId, currency);
     if (limit === null) return;
     const since = new Date(this.deps.clock().getTime() - DAY_MS);
-    const recent = await this.collection.find({ userId, currency, createdAt: { $gte: since }, status: { $in: ['pending', 'sent', 'confirmed'] } }, { projection: { amount: 1 } }).toArray();
+    const recent = await this.repo.sentAmountsSince(userId, currency, since);
     const sent = recent.reduce((sum, w) => sum + fromStored(w.amount), 0n);
     if (sent + amount > limit) {
       throw WalletsErrors.LIMIT_EXCEEDED({ message: `At most ${formatAmount(limit, currency)} ${currency} in 24 hours; ${formatAmount(sent, currency)} already sent` });
@@ -217,11 +174,11 @@ export class WithdrawalsService {
 
   /** The worker's step: sign with the next nonce, store, broadcast. Safe to repeat. */
   async send(withdrawalId: string): Promise<void> {
-    let doc = await this.collection.findOne({ _id: withdrawalId });
+    let doc = await this.repo.findById(withdrawalId);
     if (!doc || doc.status !== 'pending') return;
     // A crash between recording the withdrawal and its hold: the hold first (once, by its key).
     if (!(await this.hold(doc))) return;
-    doc = (await this.collection.findOne({ _id: withdrawalId }))!;
+    doc = (await this.repo.findById(withdrawalId))!;
     const { chain } = this.deps;
     const outcome = await this.deps.withHotWallet(async () => {
       let current = doc!;
@@ -235,11 +192,7 @@ export class WithdrawalsService {
           this.deps.logger.warn({ err: error, withdrawalId }, 'the chain refused to estimate a withdrawal');
           return 'REFUSED' as const;
         }
-        const stored = await this.collection.findOneAndUpdate(
-          { _id: current._id, status: 'pending', rawTx: null },
-          { $set: { rawTx: signed.raw, txHash: signed.hash, nonce: signed.nonce, updatedAt: this.deps.clock() } },
-          { returnDocument: 'after' },
-        );
+        const stored = await this.repo.storeSigned(current._id, { rawTx: signed.raw, txHash: signed.hash, nonce: signed.nonce }, this.deps.clock());
         if (!stored) return 'DONE_ELSEWHERE' as const;
         current = stored;
       }
@@ -261,11 +214,11 @@ export class WithdrawalsService {
   async sweep(): Promise<{ confirmed: number; refunded: number; resent: number }> {
     const counts = { confirmed: 0, refunded: 0, resent: 0 };
     const stale = new Date(this.deps.clock().getTime() - this.deps.resendAfterMs);
-    for (const doc of await this.collection.find({ status: 'pending', updatedAt: { $lt: stale } }).toArray()) {
+    for (const doc of await this.repo.pendingSince(stale)) {
       await this.send(doc._id);
       counts.resent++;
     }
-    for (const doc of await this.collection.find({ status: 'sent' }).toArray()) {
+    for (const doc of await this.repo.sent()) {
       const state = await this.deps.chain.state(doc.txHash as Hex);
       if (state.state === 'MINED' && !state.success) {
         await this.refund(doc, 'REVERTED');
@@ -317,7 +270,7 @@ export class WithdrawalsService {
   }
 
   private async setStatus(doc: WithdrawalDoc, from: WithdrawalStatus[], to: WithdrawalStatus, extra: Partial<WithdrawalDoc> = {}): Promise<WithdrawalDoc | null> {
-    return this.collection.findOneAndUpdate({ _id: doc._id, status: { $in: from } }, { $set: { status: to, updatedAt: this.deps.clock(), ...extra } }, { returnDocument: 'after' });
+    return this.repo.setStatus(doc._id, from, to, this.deps.clock(), extra);
   }
 
   private async tell(doc: WithdrawalDoc, status: WithdrawalStatus): Promise<void> {

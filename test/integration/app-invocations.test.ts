@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
+import type { AccountDoc } from '../../src/wallets/ledger.repo.js';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import type { Workers } from '../../workers/main.js';
@@ -314,7 +315,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual([paid.json().payment.status, paid.json().reply], ['COMPLETED', { outcome: 'ack', card: null, message: 'Thanks, your pizza is on its way', userMessage: null }]);
     assert.deepEqual(paid.json().payment.card, afterCard, 'shown once the sheet is answered');
     assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '7.5');
-    const appAccount = await t.ctx.repos.ledger.accounts.findOne({ _id: `app:${s.appId}:USDT` });
+    const appAccount = await t.db.collection<AccountDoc>('ledger_accounts').findOne({ _id: `app:${s.appId}:USDT` });
     assert.equal(appAccount?.available.toString(), '2500000');
     const completed = events.at(-1)!;
     assert.deepEqual(Object.keys(completed).sort(), ['app', 'id', 'payment', 'ts', 'type', 'user']);

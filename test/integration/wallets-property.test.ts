@@ -87,10 +87,10 @@ describe('the books under random transfers, withdrawals and swaps (property)', (
     assert.ok(succeeded.transfer > 0 && succeeded.withdraw > 0 && succeeded.swap > 0, JSON.stringify(succeeded));
     // And once the worker has settled every withdrawal on chain, still.
     const deadline = Date.now() + 30_000;
-    while ((await t.ctx.services.withdrawals.collection.countDocuments({ status: { $in: ['pending', 'sent'] } })) > 0 && Date.now() < deadline) {
+    while ((await t.db.collection('wallet_withdrawals').countDocuments({ status: { $in: ['pending', 'sent'] } })) > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    assert.equal(await t.ctx.services.withdrawals.collection.countDocuments({ status: { $in: ['pending', 'sent'] } }), 0);
+    assert.equal(await t.db.collection('wallet_withdrawals').countDocuments({ status: { $in: ['pending', 'sent'] } }), 0);
     const settled = await t.ctx.services.walletsReconciler.run();
     assert.ok(settled.ok, JSON.stringify(settled));
   });

@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
 import { fund as fundWallet, ledgerOf } from '../helpers/wallets.js';
-import type { JournalDoc } from '../../src/wallets/ledger.repo.js';
+import type { AccountDoc, JournalDoc } from '../../src/wallets/ledger.repo.js';
 import { formatAmount, parseAmount, toStored, type Currency } from '../../src/wallets/money.js';
 import { transferSigned } from '../../src/wallets/transfers.service.js';
 
@@ -212,7 +212,8 @@ describe('wallets and transfers', () => {
     const from = await createWallet(alice);
     const to = await createWallet(bob);
     await fund(from.id, 'ETH', 10n ** 18n);
-    const { journal, accounts } = t.ctx.repos.ledger;
+    const journal = t.db.collection<JournalDoc>('ledger_journal');
+    const accounts = t.db.collection<AccountDoc>('ledger_accounts');
     // What a process that died right after the debit step leaves behind.
     const id = `transfer:${alice.userId}:crashed`;
     const amount = toStored(4n * 10n ** 17n);
@@ -236,7 +237,7 @@ describe('wallets and transfers', () => {
     const from = await createWallet(alice);
     const to = await createWallet(bob);
     await fund(from.id, 'ETH', 10n ** 18n);
-    const { journal } = t.ctx.repos.ledger;
+    const journal = t.db.collection<JournalDoc>('ledger_journal');
     // A process wrote the entry two minutes ago and stalled (a long pause) before its first step.
     const past = new Date(Date.now() - 120_000);
     const stalled: JournalDoc = { _id: `transfer:${alice.userId}:stalled`, kind: 'TRANSFER', currency: 'ETH', amount: toStored(3n * 10n ** 17n), debit: from.id, credit: to.id, state: 'PENDING', fingerprint: 'x', memo: { fromUserId: alice.userId, toUserId: bob.userId }, failure: null, createdAt: past, updatedAt: past };
@@ -255,13 +256,13 @@ describe('wallets and transfers', () => {
     const wallet = await createWallet(s, 'USDT');
     await fund(wallet.id, 'USDT', 1_000_000n);
     // Money appearing without an entry.
-    await t.ctx.repos.ledger.accounts.updateOne({ _id: wallet.id }, { $inc: { available: toStored(5n) } });
+    await t.db.collection<AccountDoc>('ledger_accounts').updateOne({ _id: wallet.id }, { $inc: { available: toStored(5n) } });
     const report = await t.ctx.services.walletsReconciler.run();
     assert.equal(report.ok, false);
     assert.deepEqual(report.mismatchedAccounts, [wallet.id]);
     assert.equal(report.totals.USDT, '0.000005');
     assert.equal(await balanceOf(s, wallet.id), '1.000005', 'reported, not corrected');
-    await t.ctx.repos.ledger.accounts.updateOne({ _id: wallet.id }, { $inc: { available: toStored(-5n) } });
+    await t.db.collection<AccountDoc>('ledger_accounts').updateOne({ _id: wallet.id }, { $inc: { available: toStored(-5n) } });
     assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
   });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { JournalDoc } from '../../src/wallets/ledger.repo.js';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createPublicClient, http, type Hex } from 'viem';
@@ -66,26 +67,26 @@ describe('a withdrawal while the chain is stopped and its worker is killed', () 
     // holder's lock runs out first): no answer is not a refusal.
     await assert.rejects(withdrawals.send(id));
     await assert.rejects(withdrawals.sweep());
-    const waiting = (await withdrawals.collection.findOne({ _id: id }))!;
+    const waiting = (await t.ctx.repos.withdrawals.findById(id))!;
     assert.deepEqual([waiting.status, waiting.rawTx, waiting.failure], ['pending', null, null]);
     const wallet = async () => (await api(s, 'GET', `/api/wallets/${walletId}`)).json() as { balance: string; available: string };
     assert.equal((await wallet()).available, '0.699', 'the debit holds');
-    assert.equal(await t.ctx.repos.ledger.journal.countDocuments({ _id: `withdrawal-refund:${id}` }), 0);
+    assert.equal(await t.db.collection<JournalDoc>('ledger_journal').countDocuments({ _id: `withdrawal-refund:${id}` }), 0);
 
     // The chain is back: the worker role's sweep sends it, once, and confirms it.
     chain.child.kill('SIGCONT');
     workers = await startTestWorkers(t);
     const confirmedBy = Date.now() + 30_000;
-    let final = (await withdrawals.collection.findOne({ _id: id }))!;
+    let final = (await t.ctx.repos.withdrawals.findById(id))!;
     while (final.status !== 'confirmed' && Date.now() < confirmedBy) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      final = (await withdrawals.collection.findOne({ _id: id }))!;
+      final = (await t.ctx.repos.withdrawals.findById(id))!;
     }
     assert.equal(final.status, 'confirmed', JSON.stringify(final));
     const client = createPublicClient({ transport: http(chain.rpcUrl) });
     assert.equal(await client.getBalance({ address: to as Hex }), 3n * 10n ** 17n, 'paid exactly once');
     assert.deepEqual(await wallet(), { ...(await wallet()), balance: '0.699', available: '0.699' });
-    const entries = await t.ctx.repos.ledger.journal.find({ _id: { $regex: `^withdrawal-[a-z]+:${id}$` } }).toArray();
+    const entries = await t.db.collection<JournalDoc>('ledger_journal').find({ _id: { $regex: `^withdrawal-[a-z]+:${id}$` } }).toArray();
     assert.deepEqual(entries.map((e) => [e._id.split(':')[0], e.state]).sort(), [
       ['withdrawal-fee', 'DONE'],
       ['withdrawal-hold', 'DONE'],

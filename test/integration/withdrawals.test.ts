@@ -156,7 +156,7 @@ describe('withdrawals to the chain', () => {
     try {
       const res = await withdraw(s, { requestId: requestId(), walletId, toAddress: to, amount: '0.1' });
       const id = res.json().id as string;
-      const collection = t.ctx.services.withdrawals.collection;
+      const collection = t.db.collection<{ _id: string; status: string; txHash: string | null }>('wallet_withdrawals');
       const doc = (await collection.findOne({ _id: id }))!;
       const { EvmChain } = await import('../../src/wallets/chain.js');
       const chain = new EvmChain({ rpcUrl: t.config.EVM_RPC_URL, depositMnemonic: t.config.DEPOSIT_MNEMONIC, hotWalletKey: t.config.HOT_WALLET_PRIVATE_KEY as Hex, usdtAddress: t.config.USDT_TOKEN_ADDRESS });
