@@ -19,6 +19,8 @@ const SETTLE_MS = Number(process.env.SETTLE_SECONDS ?? 60) * 1000;
 const ECHO_SOCKETS = Number(process.env.ECHO_SOCKETS ?? 100);
 const ECHO_SECONDS = Number(process.env.ECHO_SECONDS ?? 8);
 const CLIENT_PROCESSES = 2;
+// The engine of the capacity phase (uws; ws to compare).
+const CAPACITY_ENGINE = process.env.CAPACITY_ENGINE ?? 'uws';
 const PHASES = new Set((process.env.PHASES ?? 'fanout,capacity,echo').split(','));
 const ROOM = 'bench-room';
 
@@ -28,9 +30,16 @@ const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 const { tmp, stack, env, config, ctx, children } = await startBench('rt');
 
 async function spawnHub(engine) {
-  const port = await freePort();
-  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine }, children);
-  return { port, pid: child.pid, child };
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
+  return { port, opsPort, pid: child.pid, child };
+}
+
+/** The hub's V8 heap (used and total) and memory outside it, in MB, from its /metrics. */
+async function heapOf(hub) {
+  const text = await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text();
+  const mb = (name) => (Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024).toFixed(0);
+  return `heap used ${mb('nodejs_heap_size_used_bytes')} MB of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
 }
 
 async function stopHub(hub) {
@@ -117,7 +126,7 @@ try {
 
   // 2. Capacity of one hub node.
   if (PHASES.has('capacity')) {
-    const hub = await spawnHub('uws');
+    const hub = await spawnHub(CAPACITY_ENGINE);
     await sleep(2000);
     const before = rssKb(hub.pid);
     const clients = Array.from({ length: 3 }, spawnClient);
@@ -131,11 +140,11 @@ try {
       await sleep(5000);
       samples.push(rssKb(hub.pid));
     }
-    log(`hub RSS every 5 s while idle (MB): ${samples.map((kb) => (kb / 1024).toFixed(0)).join(' ')}`);
+    log(`hub RSS every 5 s while idle (MB): ${samples.map((kb) => (kb / 1024).toFixed(0)).join(' ')}; then ${await heapOf(hub)}`);
     const after = samples.at(-1);
     const perSocket = (kb) => (((kb - before) * 1024) / connected / 1000).toFixed(1);
     rows.push([
-      `capacity, idle authenticated sockets on 1 hub node`,
+      `capacity, idle authenticated sockets on 1 hub node${CAPACITY_ENGINE === 'uws' ? '' : ` (${CAPACITY_ENGINE})`}`,
       `${connected} sockets held; hub RSS ${(before / 1024).toFixed(0)} MB → ${(after / 1024).toFixed(0)} MB after ${SETTLE_MS / 1000} s idle: ${perSocket(after)} KB per socket (${perSocket(early)} KB 5 s after connecting)`,
       `limit: 20,000 descriptors per process on this machine`,
     ]);

@@ -1,36 +1,17 @@
 import { createHash } from 'node:crypto';
-import type { Collection, Db, Decimal128 } from 'mongodb';
+import type { Decimal128 } from 'mongodb';
 import { z } from 'zod';
 import type { Clock } from '../platform/clock.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { InsufficientFunds, type Ledger } from '../wallets/ledger.js';
-import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '../wallets/money.js';
+import { formatAmount, fromStored, parseAmount, toStored } from '../wallets/money.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 import { AppsErrors } from './apps.errors.js';
 import type { CredentialDoc } from './apps.repo.js';
 import type { AppsService } from './apps.service.js';
 import type { InstallsService } from './installs.service.js';
-import { seconds, type AppPaymentsService, type AppPaymentDoc } from './payments.service.js';
-
-/** A refund or a payout the app asked for, under its idempotency key (`_id` `<appId>:<kind>:<key>`). */
-interface MoneyRequestDoc {
-  _id: string;
-  appId: string;
-  kind: 'REFUND' | 'PAYOUT';
-  /** What the request asked: a repeat of the key must ask the same. */
-  fingerprint: string;
-  paymentId: string | null;
-  userId: string | null;
-  appUserId: string | null;
-  walletId: string;
-  currency: Currency;
-  amount: Decimal128;
-  status: 'PENDING' | 'DONE' | 'FAILED';
-  failure: string | null;
-  /** A refund's amount was taken from what is left to refund (so a retry does not take it again). */
-  taken: boolean;
-  createdAt: Date;
-}
+import { seconds, type AppPaymentsService } from './payments.service.js';
+import type { AppMoneyRequestsRepo, AppPaymentDoc, MoneyRequestDoc } from './app-payments.repo.js';
 
 export const IdempotencyKeyHeader = z.string().min(8).max(128).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -');
 export const RefundRequestSchema = z.object({ amount: z.string().max(40).optional().describe('A decimal string; the whole remaining amount when absent') }).strict().meta({ id: 'RefundRequest' });
@@ -69,10 +50,8 @@ const fingerprintOf = (...parts: unknown[]) => createHash('sha256').update(JSON.
  * update, so refunds together never exceed the payment.
  */
 export class AppApiService {
-  readonly requests: Collection<MoneyRequestDoc>;
-
   constructor(
-    db: Db,
+    private readonly requests: AppMoneyRequestsRepo,
     private readonly deps: {
       apps: Pick<AppsService, 'verifyCredential'>;
       payments: AppPaymentsService;
@@ -83,9 +62,7 @@ export class AppApiService {
       accountOf: (accountId: string) => Promise<{ available: Decimal128 } | null>;
       clock: Clock;
     },
-  ) {
-    this.requests = db.collection<MoneyRequestDoc>('app_money_requests');
-  }
+  ) {}
 
   /** The app a presented `bpk_…` key stands for, or 401. */
   async authenticate(authorization: string | undefined): Promise<CredentialDoc> {
@@ -114,7 +91,7 @@ export class AppApiService {
   }
 
   async payment(appId: string, lookup: { paymentId?: string; reference?: string }) {
-    const doc = lookup.paymentId ? await this.deps.payments.payments.findOne({ _id: lookup.paymentId, appId }) : await this.deps.payments.payments.findOne({ referenceKey: `${appId}:${lookup.reference}` });
+    const doc = await this.deps.payments.repo.findOfApp(appId, lookup);
     if (!doc) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
     return this.present(doc);
   }
@@ -125,7 +102,7 @@ export class AppApiService {
   }
 
   async refund(appId: string, paymentId: string, key: string, input: z.infer<typeof RefundRequestSchema>) {
-    const payment = await this.deps.payments.payments.findOne({ _id: paymentId, appId });
+    const payment = await this.deps.payments.repo.findOfApp(appId, { paymentId });
     if (!payment) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
     if (payment.status !== 'COMPLETED' || !payment.walletId) throw AppsErrors.PAYMENT_NOT_REFUNDABLE();
     const remaining = fromStored(payment.refundable ?? payment.amount);
@@ -135,12 +112,11 @@ export class AppApiService {
     if (doc.status !== 'PENDING') return this.result(doc);
     if (!doc.taken) {
       // What is left to refund goes down first, conditionally: refunds together never pass the payment.
-      const taken = await this.deps.payments.payments.updateOne({ _id: paymentId, refundable: { $gte: toStored(amount) } }, { $inc: { refundable: toStored(-amount) } });
-      if (taken.modifiedCount !== 1) return this.fail(doc, 'REFUND_EXCEEDS_PAYMENT');
-      await this.requests.updateOne({ _id: doc._id }, { $set: { taken: true } });
+      if (!(await this.deps.payments.repo.takeRefundable(paymentId, amount))) return this.fail(doc, 'REFUND_EXCEEDS_PAYMENT');
+      await this.requests.markTaken(doc._id);
     }
     return this.move(doc, `app-refund:${doc._id}`, async () => {
-      await this.deps.payments.payments.updateOne({ _id: paymentId }, { $inc: { refundable: toStored(amount) } });
+      await this.deps.payments.repo.giveBackRefundable(paymentId, amount);
     });
   }
 
@@ -148,7 +124,7 @@ export class AppApiService {
     const currency = input.currency;
     const amount = parseAmount(input.amount, currency);
     if (amount === null || amount <= 0n) throw AppsErrors.AMOUNT_INVALID_FOR_APP();
-    const identity = await this.deps.installs.identities.findOne({ _id: input.userId, appId, tester: false, activeKey: { $exists: true } });
+    const identity = await this.deps.installs.installs.activeMemberIdentity(appId, input.userId);
     if (!identity) throw AppsErrors.APP_MEMBER_NOT_FOUND();
     const wallet = await this.deps.wallets.primaryWallet(identity.userId, currency);
     if (!wallet) throw AppsErrors.APP_MEMBER_HAS_NO_WALLET();
@@ -161,11 +137,11 @@ export class AppApiService {
   private async begin(fields: Omit<MoneyRequestDoc, 'status' | 'failure' | 'taken' | 'createdAt'>): Promise<MoneyRequestDoc> {
     const doc: MoneyRequestDoc = { ...fields, status: 'PENDING', failure: null, taken: false, createdAt: this.deps.clock() };
     try {
-      await this.requests.insertOne(doc);
+      await this.requests.insert(doc);
       return doc;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      const earlier = (await this.requests.findOne({ _id: doc._id }))!;
+      const earlier = (await this.requests.findById(doc._id))!;
       if (earlier.fingerprint !== doc.fingerprint) throw AppsErrors.APP_IDEMPOTENCY_KEY_REUSED();
       return earlier;
     }
@@ -182,12 +158,12 @@ export class AppApiService {
       await giveBack();
       return this.fail(doc, 'APP_BALANCE_SHORT');
     }
-    const done = (await this.requests.findOneAndUpdate({ _id: doc._id }, { $set: { status: 'DONE', failure: null } }, { returnDocument: 'after' }))!;
+    const done = (await this.requests.markDone(doc._id))!;
     return this.result(done);
   }
 
   private async fail(doc: MoneyRequestDoc, failure: 'REFUND_EXCEEDS_PAYMENT' | 'APP_BALANCE_SHORT'): Promise<never> {
-    await this.requests.updateOne({ _id: doc._id }, { $set: { status: 'FAILED', failure } });
+    await this.requests.markFailed(doc._id, failure);
     throw failure === 'REFUND_EXCEEDS_PAYMENT' ? AppsErrors.REFUND_EXCEEDS_PAYMENT() : AppsErrors.APP_BALANCE_SHORT();
   }
 

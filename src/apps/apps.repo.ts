@@ -1,4 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
+import { isDuplicateKey } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 
 /** One webhook secret, encrypted at rest; a rotated-out one keeps signing until `retiresAt`. */
@@ -102,13 +103,17 @@ export interface ActivityDoc {
   createdAt: Date;
 }
 
+/**
+ * The app platform's collections (`apps`, `app_manifests`, `app_credentials`, `room_apps`,
+ * `app_activity`, `app_deliveries`) behind named reads and conditional writes.
+ */
 export class AppsRepo {
-  readonly apps: Collection<AppDoc>;
-  readonly manifests: Collection<ManifestDoc>;
-  readonly credentials: Collection<CredentialDoc>;
-  readonly roomApps: Collection<RoomAppDoc>;
-  readonly activity: Collection<ActivityDoc>;
-  readonly deliveries: Collection<DeliveryDoc>;
+  private readonly apps: Collection<AppDoc>;
+  private readonly manifests: Collection<ManifestDoc>;
+  private readonly credentials: Collection<CredentialDoc>;
+  private readonly roomApps: Collection<RoomAppDoc>;
+  private readonly activity: Collection<ActivityDoc>;
+  private readonly deliveries: Collection<DeliveryDoc>;
   private readonly recent: SharedCache<AppDoc | null>;
 
   constructor(db: Db, bus?: CacheBus) {
@@ -131,6 +136,167 @@ export class AppsRepo {
     const after = await this.apps.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
     await this.recent.clear(id);
     return after;
+  }
+
+  // Apps.
+
+  findApp(appId: string): Promise<AppDoc | null> {
+    return this.apps.findOne({ _id: appId });
+  }
+
+  async appExists(appId: string): Promise<boolean> {
+    return (await this.apps.findOne({ _id: appId }, { projection: { _id: 1 } })) !== null;
+  }
+
+  async insertApp(app: AppDoc): Promise<void> {
+    await this.apps.insertOne(app);
+  }
+
+  /** A member's own apps, newest first. */
+  appsOf(ownerId: string): Promise<AppDoc[]> {
+    return this.apps.find({ ownerId }).sort({ createdAt: -1 }).toArray();
+  }
+
+  appsByIds(appIds: string[]): Promise<AppDoc[]> {
+    return this.apps.find({ _id: { $in: appIds } }).toArray();
+  }
+
+  /** One page of the public apps with a manifest whose names have every word of `words`, by name, and how many there are. */
+  async pageOfDirectory(words: string[], pageSize: number, currentPage: number): Promise<{ items: AppDoc[]; total: number }> {
+    const filter = { public: true, manifestVersion: { $ne: null }, ...(words.length > 0 ? { nameWords: { $all: words } } : {}) };
+    const [items, total] = await Promise.all([this.apps.find(filter).sort({ name: 1, _id: 1 }).skip(currentPage * pageSize).limit(pageSize).toArray(), this.apps.countDocuments(filter)]);
+    return { items, total };
+  }
+
+  /** Apps called since `since` (the health checks' round). */
+  appsUsedSince(since: Date): Promise<AppDoc[]> {
+    return this.apps.find({ lastUsedAt: { $gte: since } }).toArray();
+  }
+
+  countDownUsedSince(since: Date): Promise<number> {
+    return this.apps.countDocuments({ lastUsedAt: { $gte: since }, health: 'DOWN' });
+  }
+
+  // Manifests: one document per app and version, never changed.
+
+  /** Throws the driver's duplicate-key error when the version was uploaded before. */
+  async insertManifest(manifest: ManifestDoc): Promise<void> {
+    await this.manifests.insertOne(manifest);
+  }
+
+  findManifest(appId: string, version: string): Promise<ManifestDoc | null> {
+    return this.manifests.findOne({ _id: `${appId}:${version}` });
+  }
+
+  // Credentials (bot tokens and payments keys, kept as hashes).
+
+  async insertCredential(credential: CredentialDoc): Promise<void> {
+    await this.credentials.insertOne(credential);
+  }
+
+  findCredential(credentialId: string): Promise<CredentialDoc | null> {
+    return this.credentials.findOne({ _id: credentialId });
+  }
+
+  /** An app's credentials not revoked, newest first. */
+  liveCredentialsOf(appId: string): Promise<CredentialDoc[]> {
+    return this.credentials.find({ appId, revokedAt: null }).sort({ createdAt: -1 }).toArray();
+  }
+
+  /** Revokes a live credential of the app; false when there was none such. */
+  async revokeCredential(appId: string, credentialId: string, at: Date): Promise<boolean> {
+    return (await this.credentials.updateOne({ _id: credentialId, appId, revokedAt: null }, { $set: { revokedAt: at } })).modifiedCount === 1;
+  }
+
+  /** Revokes the app's bot tokens for a room. */
+  async revokeBotTokens(appId: string, roomId: string, at: Date): Promise<void> {
+    await this.credentials.updateMany({ appId, roomId, kind: 'BOT_TOKEN', revokedAt: null }, { $set: { revokedAt: at } });
+  }
+
+  // Rooms' apps.
+
+  async isInRoom(roomId: string, appId: string): Promise<boolean> {
+    return (await this.roomApps.findOne({ _id: `${roomId}:${appId}` })) !== null;
+  }
+
+  /** Adds the app to the room (once: adding it again changes nothing). */
+  async addToRoom(roomApp: Omit<RoomAppDoc, '_id'>): Promise<void> {
+    try {
+      await this.roomApps.insertOne({ _id: `${roomApp.roomId}:${roomApp.appId}`, ...roomApp });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  async removeFromRoom(roomId: string, appId: string): Promise<void> {
+    await this.roomApps.deleteOne({ _id: `${roomId}:${appId}` });
+  }
+
+  // Activity: one row per call to an app.
+
+  async insertActivity(activity: ActivityDoc): Promise<void> {
+    await this.activity.insertOne(activity);
+  }
+
+  findActivity(appId: string, activityId: string): Promise<ActivityDoc | null> {
+    return this.activity.findOne({ _id: activityId, appId });
+  }
+
+  async setAppErrorCode(activityId: string, code: string): Promise<void> {
+    await this.activity.updateOne({ _id: activityId }, { $set: { appErrorCode: code } });
+  }
+
+  /** An app's activity, newest first, read as a stream. */
+  activityStream(appId: string): AsyncIterable<ActivityDoc> {
+    return this.activity.find({ appId }).sort({ createdAt: -1, _id: -1 });
+  }
+
+  /** One page of an app's activity, newest first, and how many rows there are. */
+  async pageOfActivity(appId: string, pageSize: number, currentPage: number): Promise<{ items: ActivityDoc[]; total: number }> {
+    const [items, total] = await Promise.all([
+      this.activity.find({ appId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.activity.countDocuments({ appId }),
+    ]);
+    return { items, total };
+  }
+
+  /** Removes activity rows made before `before`; how many. */
+  async deleteActivityBefore(before: Date): Promise<number> {
+    return (await this.activity.deleteMany({ createdAt: { $lt: before } })).deletedCount;
+  }
+
+  // Deliveries of payment events: each attempt claimed by its (attempt, round), so a stale job does nothing.
+
+  async insertDelivery(delivery: DeliveryDoc): Promise<void> {
+    await this.deliveries.insertOne(delivery);
+  }
+
+  /** Claims the attempt a job stands for (the delivery pending at that attempt and round); null when the job is stale. */
+  claimAttempt(deliveryId: string, attempt: number, round: number, at: Date): Promise<DeliveryDoc | null> {
+    return this.deliveries.findOneAndUpdate({ _id: deliveryId, status: 'PENDING', attempts: attempt, round }, { $inc: { attempts: 1 }, $set: { updatedAt: at } }, { returnDocument: 'after' });
+  }
+
+  /** Gives a claimed attempt back under a new round (held or waiting); null when another job moved on meanwhile. */
+  giveBackAttempt(claimed: Pick<DeliveryDoc, '_id' | 'attempts' | 'round'>): Promise<DeliveryDoc | null> {
+    return this.deliveries.findOneAndUpdate({ _id: claimed._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+  }
+
+  async setNextAttempt(deliveryId: string, at: Date): Promise<void> {
+    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { nextAttemptAt: at } });
+  }
+
+  async finishDelivery(deliveryId: string, status: DeliveryDoc['status'], at: Date): Promise<void> {
+    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { status, nextAttemptAt: null, updatedAt: at } });
+  }
+
+  /** Makes a finished delivery of the app pending again under a new round; null when it is still pending (or not the app's). */
+  reopenDelivery(appId: string, deliveryId: string, at: Date): Promise<DeliveryDoc | null> {
+    return this.deliveries.findOneAndUpdate({ _id: deliveryId, appId, status: { $ne: 'PENDING' } }, { $set: { status: 'PENDING', attempts: 0, nextAttemptAt: at, updatedAt: at }, $inc: { round: 1 } }, { returnDocument: 'after' });
+  }
+
+  /** How many deliveries are in a status (the benches count them). */
+  countDeliveries(status?: DeliveryDoc['status']): Promise<number> {
+    return this.deliveries.countDocuments(status ? { status } : {});
   }
 
   async ensureIndexes(): Promise<void> {

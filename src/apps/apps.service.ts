@@ -69,7 +69,7 @@ export class AppsService {
 
   /** The caller's own app, or 400 APP_NOT_FOUND (also for another member's). */
   async owned(principal: Principal, appId: string): Promise<AppDoc> {
-    const app = await this.deps.repo.apps.findOne({ _id: appId });
+    const app = await this.deps.repo.findApp(appId);
     if (!app || app.ownerId !== principal.userId) throw AppsErrors.APP_NOT_FOUND();
     return app;
   }
@@ -100,12 +100,12 @@ export class AppsService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.repo.apps.insertOne(app);
+    await this.deps.repo.insertApp(app);
     return { ...this.present(app), webhookSecret: secret };
   }
 
   async list(principal: Principal): Promise<AppView[]> {
-    return (await this.deps.repo.apps.find({ ownerId: principal.userId }).sort({ createdAt: -1 }).toArray()).map((app) => this.present(app));
+    return (await this.deps.repo.appsOf(principal.userId)).map((app) => this.present(app));
   }
 
   async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined }): Promise<AppView> {
@@ -124,10 +124,10 @@ export class AppsService {
     const manifest = parseManifest(uploaded);
     const hash = manifestHash(uploaded);
     try {
-      await this.deps.repo.manifests.insertOne({ _id: `${appId}:${manifest.version}`, appId, version: manifest.version, hash, manifest: JSON.stringify(uploaded), createdAt: this.deps.clock() });
+      await this.deps.repo.insertManifest({ _id: `${appId}:${manifest.version}`, appId, version: manifest.version, hash, manifest: JSON.stringify(uploaded), createdAt: this.deps.clock() });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      const earlier = await this.deps.repo.manifests.findOne({ _id: `${appId}:${manifest.version}` });
+      const earlier = await this.deps.repo.findManifest(appId, manifest.version);
       if (earlier?.hash !== hash) throw AppsErrors.MANIFEST_VERSION_EXISTS();
     }
     await this.deps.repo.updateApp(appId, { $set: { manifestVersion: manifest.version, manifestHash: hash, updatedAt: this.deps.clock() } });
@@ -148,30 +148,29 @@ export class AppsService {
 
   async createCredential(principal: Principal, appId: string, kind: CredentialDoc['kind'], roomId: string | null): Promise<z.infer<typeof CredentialCreatedSchema>> {
     await this.owned(principal, appId);
-    if (kind === 'BOT_TOKEN' && !(await this.deps.repo.roomApps.findOne({ _id: `${roomId}:${appId}` }))) throw AppsErrors.APP_NOT_IN_ROOM();
+    if (kind === 'BOT_TOKEN' && !(roomId && (await this.deps.repo.isInRoom(roomId, appId)))) throw AppsErrors.APP_NOT_IN_ROOM();
     const id = randomBytes(9).toString('base64url');
     const token = newSecret(`${CREDENTIAL_PREFIX[kind]}${id}_`);
     const doc: CredentialDoc = { _id: id, appId, kind, roomId, prefix: `${CREDENTIAL_PREFIX[kind]}${id}`, hash: tokenHash(token), createdAt: this.deps.clock(), revokedAt: null };
-    await this.deps.repo.credentials.insertOne(doc);
+    await this.deps.repo.insertCredential(doc);
     return { ...presentCredential(doc), token };
   }
 
   async credentials(principal: Principal, appId: string): Promise<CredentialView[]> {
     await this.owned(principal, appId);
-    return (await this.deps.repo.credentials.find({ appId, revokedAt: null }).sort({ createdAt: -1 }).toArray()).map(presentCredential);
+    return (await this.deps.repo.liveCredentialsOf(appId)).map(presentCredential);
   }
 
   async revokeCredential(principal: Principal, appId: string, credentialId: string): Promise<void> {
     await this.owned(principal, appId);
-    const revoked = await this.deps.repo.credentials.updateOne({ _id: credentialId, appId, revokedAt: null }, { $set: { revokedAt: this.deps.clock() } });
-    if (revoked.modifiedCount !== 1) throw AppsErrors.CREDENTIAL_NOT_FOUND();
+    if (!(await this.deps.repo.revokeCredential(appId, credentialId, this.deps.clock()))) throw AppsErrors.CREDENTIAL_NOT_FOUND();
   }
 
   /** The credential a presented `bbt_…` or `bpk_…` stands for, compared with its stored hash in constant time; null when none. */
   async verifyCredential(presented: string, kind: CredentialDoc['kind']): Promise<CredentialDoc | null> {
     const match = new RegExp(`^${CREDENTIAL_PREFIX[kind]}([A-Za-z0-9_-]{12})_[A-Za-z0-9_-]{43}$`).exec(presented);
     if (!match) return null;
-    const doc = await this.deps.repo.credentials.findOne({ _id: match[1]! });
+    const doc = await this.deps.repo.findCredential(match[1]!);
     if (!doc || doc.kind !== kind || doc.revokedAt !== null) return null;
     return tokenMatches(presented, doc.hash) ? doc : null;
   }
@@ -180,19 +179,15 @@ export class AppsService {
   async addToRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
     const room = await this.deps.rooms.managedRoom(principal, roomId);
     if (room.type === 'E2EE') throw AppsErrors.APP_NOT_FOR_E2EE();
-    if (!(await this.deps.repo.apps.findOne({ _id: appId }, { projection: { _id: 1 } }))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
-    try {
-      await this.deps.repo.roomApps.insertOne({ _id: `${roomId}:${appId}`, roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-    }
+    if (!(await this.deps.repo.appExists(appId))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    await this.deps.repo.addToRoom({ roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });
   }
 
   /** Room admins remove an app from their room; its bot tokens for that room stop working. */
   async removeFromRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
     await this.deps.rooms.managedRoom(principal, roomId);
-    await this.deps.repo.roomApps.deleteOne({ _id: `${roomId}:${appId}` });
-    await this.deps.repo.credentials.updateMany({ appId, roomId, kind: 'BOT_TOKEN', revokedAt: null }, { $set: { revokedAt: this.deps.clock() } });
+    await this.deps.repo.removeFromRoom(roomId, appId);
+    await this.deps.repo.revokeBotTokens(appId, roomId, this.deps.clock());
   }
 
   /** A site administrator grants an app up to 120 s to reply (5 s otherwise; spec, "Limits"). */
@@ -212,7 +207,7 @@ export class AppsService {
   /** Sends a recorded payment-event delivery again, with its original delivery id, through the queue. */
   async replay(principal: Principal, appId: string, activityId: string): Promise<void> {
     await this.owned(principal, appId);
-    const activity = await this.deps.repo.activity.findOne({ _id: activityId, appId });
+    const activity = await this.deps.repo.findActivity(appId, activityId);
     if (!activity || !activity.event.startsWith('payment.')) throw AppsErrors.NOT_REPLAYABLE();
     if (!(await this.deps.webhooks.replay(appId, activity.deliveryId))) throw AppsErrors.NOT_REPLAYABLE({ message: 'This delivery is still being tried, or was not queued' });
   }
@@ -220,7 +215,7 @@ export class AppsService {
   /** The activity list as CSV (RFC 4180: a header row, CRLF, fields quoted when they need it), newest first, read in a stream. */
   async activityCsv(principal: Principal, appId: string): Promise<AsyncIterable<string>> {
     await this.owned(principal, appId);
-    const cursor = this.deps.repo.activity.find({ appId }).sort({ createdAt: -1, _id: -1 });
+    const cursor = this.deps.repo.activityStream(appId);
     return (async function* () {
       yield `${CSV_COLUMNS.join(',')}\r\n`;
       for await (const doc of cursor) {
@@ -232,11 +227,7 @@ export class AppsService {
 
   async activity(principal: Principal, appId: string, pageSize: number, currentPage: number): Promise<Page<ActivityView>> {
     await this.owned(principal, appId);
-    const filter = { appId };
-    const [items, total] = await Promise.all([
-      this.deps.repo.activity.find(filter).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.deps.repo.activity.countDocuments(filter),
-    ]);
+    const { items, total } = await this.deps.repo.pageOfActivity(appId, pageSize, currentPage);
     return page(items.map(presentActivity), total, pageSize, currentPage);
   }
 }

@@ -23,7 +23,7 @@ export class BotService {
     const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const credential = presented ? await this.deps.apps.verifyCredential(presented, 'BOT_TOKEN') : null;
     if (!credential) throw AppsErrors.BOT_TOKEN_INVALID();
-    if (credential.roomId !== roomId || !(await this.deps.repo.roomApps.findOne({ _id: `${roomId}:${credential.appId}` }))) throw AppsErrors.BOT_TOKEN_OTHER_ROOM();
+    if (credential.roomId !== roomId || !(await this.deps.repo.isInRoom(roomId, credential.appId))) throw AppsErrors.BOT_TOKEN_OTHER_ROOM();
     await this.deps.countCard(credential._id);
     const posted = await this.deps.postCard(roomId, credential.appId, card);
     return { messageId: posted.id, roomId, createdAt: posted.createdAt };

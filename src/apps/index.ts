@@ -11,6 +11,9 @@ import { InvocationsService } from './invocations.service.js';
 import { BotService } from './bot.service.js';
 import { AppPaymentsService } from './payments.service.js';
 import { AppApiService } from './app-api.service.js';
+import { AppMoneyRequestsRepo, AppPaymentsRepo } from './app-payments.repo.js';
+import { InstallsRepo } from './installs.repo.js';
+import { InvocationsRepo } from './invocations.repo.js';
 import type { WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/biometric.service.js';
 import { AppsErrors } from './apps.errors.js';
@@ -36,16 +39,16 @@ export function appsArea(
     clock: p.clock,
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
-  const installs = new InstallsService(p.db, { repo, clock: p.clock });
+  const installs = new InstallsService(new InstallsRepo(p.db), { repo, clock: p.clock });
   const { ledger } = deps.wallets;
-  const payments = new AppPaymentsService(p.db, {
+  const payments = new AppPaymentsService(new AppPaymentsRepo(p.db), {
     ledger,
     wallets: deps.wallets.wallets,
     biometric: deps.biometric,
     webhooks,
     clock: p.clock,
   });
-  const invocations = new InvocationsService(p.db, {
+  const invocations = new InvocationsService(new InvocationsRepo(p.db), {
     payments,
     repo,
     installs,
@@ -69,7 +72,7 @@ export function appsArea(
       if (!hit.allowed) throw AppsErrors.TOO_MANY_BOT_CARDS({ retryAfter: hit.retryAfter });
     },
   });
-  const appApi = new AppApiService(p.db, {
+  const appApi = new AppApiService(new AppMoneyRequestsRepo(p.db), {
     apps,
     payments,
     installs,
@@ -78,6 +81,6 @@ export function appsArea(
     accountOf: (accountId) => deps.wallets.repos.ledger.availableOf(accountId),
     clock: p.clock,
   });
-  return { repos: { apps: repo, appInstalls: installs, appPayments: payments }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Collection, Db } from 'mongodb';
 import { z } from 'zod';
 import type { Clock } from '../platform/clock.js';
 import type { GeoLocator } from '../platform/geoip.js';
@@ -8,6 +7,7 @@ import type { Principal } from '../platform/principal.js';
 import type { RoomsPolicy } from '../rooms/rooms.policy.js';
 import type { UsersRepo } from '../users/users.repo.js';
 import { AppsErrors } from './apps.errors.js';
+import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from './apps.repo.js';
 import { ReplySchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
 import type { InstallsService } from './installs.service.js';
@@ -50,22 +50,6 @@ export const InvocationResultSchema = z
   })
   .meta({ id: 'AppInvocationResult' });
 export type InvocationResult = z.infer<typeof InvocationResultSchema>;
-
-/** A form under way (dynamic flows): which view the next answers must come from, and how many steps were taken. */
-interface InvocationDoc {
-  _id: string;
-  appId: string;
-  userId: string;
-  roomId: string | null;
-  command: string | null;
-  flow: string | null;
-  payload: Record<string, unknown> | null;
-  manifestVersion: string;
-  steps: number;
-  expectedView: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 type Input = Manifest['flows'][number]['views'][number]['inputs'][number];
 type Flow = Manifest['flows'][number];
@@ -145,10 +129,8 @@ const empty = { card: null, visibility: null, messageId: null, message: null, us
  * as every other call.
  */
 export class InvocationsService {
-  readonly invocations: Collection<InvocationDoc>;
-
   constructor(
-    db: Db,
+    private readonly invocations: InvocationsRepo,
     private readonly deps: {
       repo: AppsRepo;
       payments: Pick<AppPaymentsService, 'open' | 'present'>;
@@ -161,17 +143,15 @@ export class InvocationsService {
       findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
       clock: Clock;
     },
-  ) {
-    this.invocations = db.collection<InvocationDoc>('app_invocations');
-  }
+  ) {}
 
   async invoke(principal: Principal, appId: string, input: InvokeInput, context: { ip: string; testConsole: boolean }): Promise<InvocationResult> {
     const { repo } = this.deps;
-    const app = await repo.apps.findOne({ _id: appId });
+    const app = await repo.findApp(appId);
     if (!app || (context.testConsole && app.ownerId !== principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     const caller = await this.deps.installs.caller(app, principal.userId);
     if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
-    const manifestDoc = await repo.manifests.findOne({ _id: `${appId}:${caller.manifestVersion}` });
+    const manifestDoc = await repo.findManifest(appId, caller.manifestVersion);
     if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
     const manifest = JSON.parse(manifestDoc.manifest) as Manifest;
     const invalid = (message: string) => AppsErrors.INVOCATION_INVALID({ message });
@@ -181,13 +161,13 @@ export class InvocationsService {
     if (context.testConsole && input.roomId) throw invalid('The test console calls with no room');
     if (input.roomId) {
       room = await this.deps.rooms.mayPost(principal, input.roomId);
-      if (!(await repo.roomApps.findOne({ _id: `${input.roomId}:${appId}` }))) throw AppsErrors.APP_NOT_IN_ROOM();
+      if (!(await repo.isInRoom(input.roomId, appId))) throw AppsErrors.APP_NOT_IN_ROOM();
     }
 
     // What: a new invocation (exactly one of command, flow, action), or the next step of one under way.
     let doc: InvocationDoc | null = null;
     if (input.invocationId) {
-      doc = await this.invocations.findOne({ _id: input.invocationId, appId, userId: principal.userId });
+      doc = await this.invocations.findOfMember(input.invocationId, appId, principal.userId);
       if (!doc || doc.expectedView === null) throw AppsErrors.INVOCATION_NOT_FOUND();
       if (doc.steps >= MAX_STEPS) throw AppsErrors.INVOCATION_STEP_LIMIT();
       if ((doc.roomId ?? undefined) !== input.roomId) throw invalid('The next step comes from the same room');
@@ -282,9 +262,9 @@ export class InvocationsService {
 
     // A form moves on with a view, and ends with anything else.
     const nextView = outcome.outcome === 'OK' && (reply as Reply).type === 'view' ? (reply as Extract<Reply, { type: 'view' }>).view.id : null;
-    if (doc) await this.invocations.updateOne({ _id: doc._id }, { $inc: { steps: 1 }, $set: { expectedView: nextView, updatedAt: now } });
+    if (doc) await this.invocations.step(doc._id, nextView, now);
     else if (nextView) {
-      await this.invocations.insertOne({ _id: invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, command: commandId, flow: flowId, payload, manifestVersion: caller.manifestVersion, steps: 1, expectedView: nextView, createdAt: now, updatedAt: now });
+      await this.invocations.insert({ _id: invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, command: commandId, flow: flowId, payload, manifestVersion: caller.manifestVersion, steps: 1, expectedView: nextView, createdAt: now, updatedAt: now });
     }
 
     if (outcome.outcome !== 'OK') return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
@@ -302,7 +282,7 @@ export class InvocationsService {
         return { invocationId, outcome: 'ack', ...empty, message: answer.message };
       case 'error':
         // The code is for the app's logs: kept on the activity row, not shown.
-        if (answer.code) await this.deps.repo.activity.updateOne({ _id: outcome._id }, { $set: { appErrorCode: answer.code } });
+        if (answer.code) await this.deps.repo.setAppErrorCode(outcome._id, answer.code);
         return { invocationId, outcome: 'error', ...empty, userMessage: answer.userMessage };
       case 'view':
         return { invocationId, outcome: 'view', ...empty, view: answer.view };

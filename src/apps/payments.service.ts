@@ -1,46 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Decimal128 } from 'mongodb';
 import { z } from 'zod';
 import type { BiometricService } from '../devices/biometric.service.js';
 import type { Clock } from '../platform/clock.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
 import { InsufficientFunds, type Ledger } from '../wallets/ledger.js';
-import { formatAmount, fromStored, parseAmount, toStored, type Currency } from '../wallets/money.js';
+import { formatAmount, fromStored, parseAmount, toStored } from '../wallets/money.js';
 import { WalletsErrors } from '../wallets/wallets.errors.js';
 import type { WalletsService } from '../wallets/wallets.service.js';
 import { AppsErrors } from './apps.errors.js';
-import { ReplySchema, type Card, type Reply } from './cards.js';
+import { ReplySchema, type Reply } from './cards.js';
 import type { WebhooksService } from './webhooks.service.js';
-
-export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
-
-/** A payment an app asked a member for in chat (a `payment` reply), and what became of it. */
-export interface AppPaymentDoc {
-  _id: string;
-  appId: string;
-  /** The payer, and the id the app knows them by. */
-  userId: string;
-  appUserId: string;
-  invocationId: string;
-  kind: 'charge';
-  /** `<appId>:<reference>`: an app's references are unique. */
-  referenceKey: string;
-  reference: string;
-  description: string;
-  currency: Currency;
-  amount: Decimal128;
-  /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
-  refundable?: Decimal128;
-  /** The card the app's payment reply carried: shown to the payer once the sheet is answered. */
-  card: Card | null;
-  status: AppPaymentStatus;
-  walletId: string | null;
-  expiresAt: Date;
-  createdAt: Date;
-  completedAt: Date | null;
-  updatedAt: Date;
-}
+import type { AppPaymentDoc, AppPaymentsRepo } from './app-payments.repo.js';
 
 export const AppPaymentDtoSchema = z
   .object({
@@ -92,10 +63,8 @@ export const seconds = (date: Date | null) => (date === null ? null : Math.floor
  * an error) is shown to them.
  */
 export class AppPaymentsService {
-  readonly payments: Collection<AppPaymentDoc>;
-
   constructor(
-    db: Db,
+    readonly repo: AppPaymentsRepo,
     private readonly deps: {
       ledger: Ledger;
       wallets: Pick<WalletsService, 'owned'>;
@@ -103,16 +72,7 @@ export class AppPaymentsService {
       webhooks: Pick<WebhooksService, 'sendNow' | 'enqueue'>;
       clock: Clock;
     },
-  ) {
-    this.payments = db.collection<AppPaymentDoc>('app_payments');
-  }
-
-  async ensureIndexes(): Promise<void> {
-    await this.payments.createIndexes([
-      { key: { referenceKey: 1 }, name: 'reference_once', unique: true },
-      { key: { status: 1, expiresAt: 1 }, name: 'open_by_expiry' },
-    ]);
-  }
+  ) {}
 
   present(doc: AppPaymentDoc): AppPaymentView {
     return {
@@ -158,7 +118,7 @@ export class AppPaymentsService {
       updatedAt: now,
     };
     try {
-      await this.payments.insertOne(doc);
+      await this.repo.insert(doc);
     } catch (error) {
       if (isDuplicateKey(error)) return null;
       throw error;
@@ -171,7 +131,7 @@ export class AppPaymentsService {
   }
 
   private async payersOwn(principal: Principal, paymentId: string): Promise<AppPaymentDoc> {
-    const doc = await this.payments.findOne({ _id: paymentId });
+    const doc = await this.repo.findById(paymentId);
     if (!doc || doc.userId !== principal.userId) throw AppsErrors.APP_PAYMENT_NOT_FOUND();
     return doc;
   }
@@ -187,13 +147,13 @@ export class AppPaymentsService {
     if (fromStored(wallet.available) < amount) throw WalletsErrors.INSUFFICIENT_FUNDS();
 
     // Claimed first (so a decline or the expiry cannot slip in), then the money moves once, by the payment's key.
-    const claimed = await this.payments.findOneAndUpdate({ _id: paymentId, status: 'PENDING', expiresAt: { $gt: now } }, { $set: { status: 'PAYING', walletId: wallet._id, updatedAt: now } }, { returnDocument: 'after' });
+    const claimed = await this.repo.transition(paymentId, 'PENDING', 'PAYING', { walletId: wallet._id, updatedAt: now }, now);
     if (!claimed) throw AppsErrors.APP_PAYMENT_CLOSED();
     try {
       await this.move(claimed);
     } catch (error) {
       if (!(error instanceof InsufficientFunds)) throw error;
-      await this.payments.updateOne({ _id: paymentId, status: 'PAYING' }, { $set: { status: 'PENDING', walletId: null, updatedAt: this.deps.clock() } });
+      await this.repo.transition(paymentId, 'PAYING', 'PENDING', { walletId: null, updatedAt: this.deps.clock() });
       throw WalletsErrors.INSUFFICIENT_FUNDS();
     }
     const completed = await this.complete(claimed);
@@ -204,7 +164,7 @@ export class AppPaymentsService {
   async decline(principal: Principal, paymentId: string): Promise<AppPaymentView> {
     await this.payersOwn(principal, paymentId);
     const now = this.deps.clock();
-    const declined = await this.payments.findOneAndUpdate({ _id: paymentId, status: 'PENDING', expiresAt: { $gt: now } }, { $set: { status: 'DECLINED', updatedAt: now } }, { returnDocument: 'after' });
+    const declined = await this.repo.transition(paymentId, 'PENDING', 'DECLINED', { updatedAt: now }, now);
     if (!declined) throw AppsErrors.APP_PAYMENT_CLOSED();
     await this.deps.webhooks.enqueue(declined.appId, 'payment.declined', this.eventBody(declined, 'payment.declined'), { retry: true });
     return this.present(declined);
@@ -217,20 +177,20 @@ export class AppPaymentsService {
   async sweep(): Promise<{ expired: number; finished: number }> {
     const now = this.deps.clock();
     let expired = 0;
-    for (const doc of await this.payments.find({ status: 'PENDING', expiresAt: { $lte: now } }).limit(500).toArray()) {
-      const done = await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PENDING' }, { $set: { status: 'EXPIRED', updatedAt: now } }, { returnDocument: 'after' });
+    for (const doc of await this.repo.pendingExpiredAt(now, 500)) {
+      const done = await this.repo.transition(doc._id, 'PENDING', 'EXPIRED', { updatedAt: now });
       if (!done) continue;
       await this.deps.webhooks.enqueue(done.appId, 'payment.expired', this.eventBody(done, 'payment.expired'), { retry: true });
       expired++;
     }
     let finished = 0;
-    for (const doc of await this.payments.find({ status: 'PAYING', updatedAt: { $lt: new Date(now.getTime() - 60_000) } }).limit(500).toArray()) {
+    for (const doc of await this.repo.payingSince(new Date(now.getTime() - 60_000), 500)) {
       const entry = await this.deps.ledger.entry(`app-payment:${doc._id}`);
       if (entry?.state === 'DONE') {
         const completed = await this.complete(doc);
         await this.deps.webhooks.enqueue(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true });
       } else if (!entry || entry.state === 'FAILED') {
-        await this.payments.updateOne({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'PENDING', walletId: null, updatedAt: now } });
+        await this.repo.transition(doc._id, 'PAYING', 'PENDING', { walletId: null, updatedAt: now });
       }
       finished++;
     }
@@ -255,8 +215,8 @@ export class AppPaymentsService {
   private async complete(doc: AppPaymentDoc): Promise<AppPaymentDoc> {
     const now = this.deps.clock();
     return (
-      (await this.payments.findOneAndUpdate({ _id: doc._id, status: 'PAYING' }, { $set: { status: 'COMPLETED', completedAt: now, refundable: doc.amount, updatedAt: now } }, { returnDocument: 'after' })) ??
-      (await this.payments.findOne({ _id: doc._id }))!
+      (await this.repo.transition(doc._id, 'PAYING', 'COMPLETED', { completedAt: now, refundable: doc.amount, updatedAt: now })) ??
+      (await this.repo.findById(doc._id))!
     );
   }
 

@@ -122,7 +122,7 @@ export class WebhooksService {
       failure,
       createdAt: now,
     };
-    await this.deps.repo.activity.insertOne(activity);
+    await this.deps.repo.insertActivity(activity);
     // "Used in the last 24 hours" needs no more than a minute's precision: one write a minute at most.
     const used = event !== 'ping' && admission !== 'OPEN' && admission !== 'BUSY';
     if (used && (app.lastUsedAt === null || now.getTime() - app.lastUsedAt.getTime() > 60_000)) await this.deps.repo.updateApp(app._id, { $set: { lastUsedAt: now } });
@@ -165,7 +165,7 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.repo.deliveries.insertOne(doc);
+    await this.deps.repo.insertDelivery(doc);
     return doc;
   }
 
@@ -179,14 +179,14 @@ export class WebhooksService {
     const { repo } = this.deps;
     const now = this.deps.clock().getTime();
     // The claim is the read: only the job whose attempt and round are current goes on.
-    const claimed = await repo.deliveries.findOneAndUpdate({ _id: job.deliveryId, status: 'PENDING', attempts: job.attempt, round: job.round }, { $inc: { attempts: 1 }, $set: { updatedAt: new Date(now) } }, { returnDocument: 'after' });
+    const claimed = await repo.claimAttempt(job.deliveryId, job.attempt, job.round, new Date(now));
     if (!claimed) return { status: 'STALE', reply: null };
     const delivery = claimed;
     const app = await repo.appCached(delivery.appId);
     if (!app) return { status: await this.finishDelivery(delivery, 'FAILED'), reply: null };
     if (delivery.retry && (await this.deps.gate.isOpen(app._id, now))) {
       // Held while the breaker is open: the attempt is given back and tried when its minute is over.
-      const held = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+      const held = await repo.giveBackAttempt(claimed);
       if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: held.attempts, round: held.round }, BREAKER_OPEN_MS);
       return { status: 'PENDING', reply: null };
     }
@@ -197,7 +197,7 @@ export class WebhooksService {
     });
     if (!result.activity) {
       // Eight calls to this app are in flight: the delivery waits its turn in the queue, its attempt unspent.
-      const waiting = await repo.deliveries.findOneAndUpdate({ _id: delivery._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+      const waiting = await repo.giveBackAttempt(claimed);
       if (waiting) await this.deps.enqueue({ deliveryId: delivery._id, attempt: waiting.attempts, round: waiting.round }, 10 + Math.floor(Math.random() * 40));
       return { status: 'PENDING', reply: null };
     }
@@ -207,7 +207,7 @@ export class WebhooksService {
     if (step === undefined) return { status: await this.finishDelivery(claimed, 'GAVE_UP'), reply: null };
     const seconds = result.retryAfterSeconds !== null ? Math.min(Math.max(result.retryAfterSeconds, 1), 86_400) : step * (0.9 + Math.random() * 0.2);
     const delayMs = Math.round(seconds * 1000);
-    await repo.deliveries.updateOne({ _id: delivery._id }, { $set: { nextAttemptAt: new Date(now + delayMs) } });
+    await repo.setNextAttempt(delivery._id, new Date(now + delayMs));
     await this.deps.enqueue({ deliveryId: delivery._id, attempt: claimed.attempts, round: claimed.round }, delayMs);
     return { status: 'PENDING', reply: null };
   }
@@ -215,25 +215,20 @@ export class WebhooksService {
   /** Sends a recorded delivery again with its original delivery id (the app deduplicates on it). */
   async replay(appId: string, deliveryId: string): Promise<boolean> {
     const now = this.deps.clock();
-    const reset = await this.deps.repo.deliveries.findOneAndUpdate(
-      { _id: deliveryId, appId, status: { $ne: 'PENDING' } },
-      { $set: { status: 'PENDING', attempts: 0, nextAttemptAt: now, updatedAt: now }, $inc: { round: 1 } },
-      { returnDocument: 'after' },
-    );
+    const reset = await this.deps.repo.reopenDelivery(appId, deliveryId, now);
     if (!reset) return false;
     await this.deps.enqueue({ deliveryId, attempt: 0, round: reset.round }, 0);
     return true;
   }
 
   private async finishDelivery(delivery: DeliveryDoc, status: DeliveryDoc['status']): Promise<DeliveryDoc['status']> {
-    await this.deps.repo.deliveries.updateOne({ _id: delivery._id }, { $set: { status, nextAttemptAt: null, updatedAt: this.deps.clock() } });
+    await this.deps.repo.finishDelivery(delivery._id, status, this.deps.clock());
     return status;
   }
 
   /** Removes activity rows older than 30 days (spec, "Limits"); how many. */
   async deleteOldActivity(now: Date): Promise<number> {
-    const removed = await this.deps.repo.activity.deleteMany({ createdAt: { $lt: new Date(now.getTime() - ACTIVITY_KEPT_MS) } });
-    return removed.deletedCount;
+    return this.deps.repo.deleteActivityBefore(new Date(now.getTime() - ACTIVITY_KEPT_MS));
   }
 
   /**
@@ -259,10 +254,10 @@ export class WebhooksService {
   async pingRecentlyUsed(): Promise<{ pinged: number; down: number }> {
     const since = new Date(this.deps.clock().getTime() - 24 * 3600 * 1000);
     let pinged = 0;
-    for (const app of await this.deps.repo.apps.find({ lastUsedAt: { $gte: since } }).toArray()) {
+    for (const app of await this.deps.repo.appsUsedSince(since)) {
       await this.ping(app);
       pinged++;
     }
-    return { pinged, down: await this.deps.repo.apps.countDocuments({ lastUsedAt: { $gte: since }, health: 'DOWN' }) };
+    return { pinged, down: await this.deps.repo.countDownUsedSince(since) };
   }
 }

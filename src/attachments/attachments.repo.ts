@@ -29,7 +29,7 @@ export interface AttachmentDoc {
 }
 
 export class AttachmentsRepo {
-  readonly collection: Collection<AttachmentDoc>;
+  private readonly collection: Collection<AttachmentDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<AttachmentDoc>('attachments');
@@ -44,6 +44,33 @@ export class AttachmentsRepo {
 
   async insertMany(docs: AttachmentDoc[]): Promise<void> {
     if (docs.length > 0) await this.collection.insertMany(docs);
+  }
+
+  // Encrypted uploads (the e2ee area's): stored as they came, taken once by a message of their uploader.
+
+  async insertEncrypted(doc: AttachmentDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  /** A message takes an encrypted upload of its author to its room not used yet; false when there is none such. */
+  async claimEncrypted(attachmentId: string, claim: { roomId: string; uploaderId: string; messageId: string }): Promise<boolean> {
+    const claimed = await this.collection.updateOne({ _id: attachmentId, roomId: claim.roomId, uploaderId: claim.uploaderId, encrypted: true, messageId: '' }, { $set: { messageId: claim.messageId } });
+    return claimed.modifiedCount === 1;
+  }
+
+  /** Gives back uploads a message had taken (its claim failed part way). */
+  async releaseEncrypted(attachmentIds: string[], messageId: string): Promise<void> {
+    await this.collection.updateMany({ _id: { $in: attachmentIds }, messageId }, { $set: { messageId: '' } });
+  }
+
+  /** Encrypted uploads no message took, made before `before`; at most `limit`. */
+  unusedEncryptedBefore(before: Date, limit: number): Promise<AttachmentDoc[]> {
+    return this.collection.find({ encrypted: true, messageId: '', createdAt: { $lt: before } }).limit(limit).toArray();
+  }
+
+  /** Deletes an upload's record unless a message took it meanwhile; true when this call did. */
+  async deleteIfUnused(attachmentId: string): Promise<boolean> {
+    return (await this.collection.deleteOne({ _id: attachmentId, messageId: '' })).deletedCount === 1;
   }
 
   findById(id: string): Promise<AttachmentDoc | null> {

@@ -12,7 +12,7 @@ export interface LoginCodeDoc {
 }
 
 export class LoginCodesRepo {
-  readonly collection: Collection<LoginCodeDoc>;
+  private readonly collection: Collection<LoginCodeDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<LoginCodeDoc>('login_codes');

@@ -13,7 +13,7 @@ export interface BlockDoc {
 }
 
 export class BlocksRepo {
-  readonly collection: Collection<BlockDoc>;
+  private readonly collection: Collection<BlockDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<BlockDoc>('blocks');

@@ -35,7 +35,7 @@ export interface InvitationDelivery {
 export const pairKey = (a: string, b: string) => [a, b].sort().join(':');
 
 export class ConnectionRequestsRepo {
-  readonly collection: Collection<ConnectionRequestDoc>;
+  private readonly collection: Collection<ConnectionRequestDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<ConnectionRequestDoc>('connection_requests');

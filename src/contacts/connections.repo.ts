@@ -12,7 +12,7 @@ export interface ConnectionDoc {
 export const connectionId = (a: string, b: string) => [a, b].sort().join(':');
 
 export class ConnectionsRepo {
-  readonly collection: Collection<ConnectionDoc>;
+  private readonly collection: Collection<ConnectionDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<ConnectionDoc>('connections');

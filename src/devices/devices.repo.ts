@@ -39,7 +39,7 @@ export interface DeviceDoc {
 const SPENT_HASHES_KEPT = 50;
 
 export class DevicesRepo {
-  readonly collection: Collection<DeviceDoc>;
+  private readonly collection: Collection<DeviceDoc>;
 
   /** Device id → its user while active, else null. */
   private readonly activeOwners: SharedCache<string | null>;

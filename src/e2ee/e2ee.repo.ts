@@ -73,12 +73,16 @@ export interface KeyRequestDoc {
 
 export const keyVersionId = (roomId: string, version: number) => `${roomId}:${version}`;
 
+/**
+ * End-to-end encryption's collections (`e2ee_identities`, `e2ee_backups`, `e2ee_key_versions`,
+ * `e2ee_rooms`, `e2ee_key_requests`) behind named reads and conditional writes.
+ */
 export class E2eeRepo {
-  readonly identities: Collection<IdentityDoc>;
-  readonly backups: Collection<BackupDoc>;
-  readonly versions: Collection<KeyVersionDoc>;
-  readonly rooms: Collection<E2eeRoomDoc>;
-  readonly requests: Collection<KeyRequestDoc>;
+  private readonly identities: Collection<IdentityDoc>;
+  private readonly backups: Collection<BackupDoc>;
+  private readonly versions: Collection<KeyVersionDoc>;
+  private readonly rooms: Collection<E2eeRoomDoc>;
+  private readonly requests: Collection<KeyRequestDoc>;
 
   constructor(db: Db) {
     this.identities = db.collection<IdentityDoc>('e2ee_identities');
@@ -107,6 +111,100 @@ export class E2eeRepo {
 
   identitiesByIds(deviceIds: string[]): Promise<IdentityDoc[]> {
     return findByIds(this.identities, deviceIds);
+  }
+
+  // Identities.
+
+  /** Throws the driver's duplicate-key error when the device has one. */
+  async insertIdentity(identity: IdentityDoc): Promise<void> {
+    await this.identities.insertOne(identity);
+  }
+
+  findIdentity(deviceId: string): Promise<IdentityDoc | null> {
+    return this.identities.findOne({ _id: deviceId });
+  }
+
+  /** Marks a device's identity signed out; false when it was already (or has none). */
+  async revokeIdentity(deviceId: string): Promise<boolean> {
+    const revoked = await this.identities.updateOne({ _id: deviceId, revoked: false }, { $set: { revoked: true } });
+    return revoked.modifiedCount > 0;
+  }
+
+  // Key backups.
+
+  findBackup(userId: string): Promise<BackupDoc | null> {
+    return this.backups.findOne({ _id: userId });
+  }
+
+  /** The stored backup's version, or null. */
+  async backupVersion(userId: string): Promise<number | null> {
+    return (await this.backups.findOne({ _id: userId }, { projection: { version: 1 } }))?.version ?? null;
+  }
+
+  /**
+   * Stores a backup record when its version exceeds the stored one; returns the replaced record (null
+   * for the first). A duplicate-key error means a version at least as high came in between.
+   */
+  replaceBackupIfNewer(userId: string, record: Omit<BackupDoc, '_id'>): Promise<BackupDoc | null> {
+    return this.backups.findOneAndUpdate({ _id: userId, version: { $lt: record.version } }, { $set: record }, { upsert: true, returnDocument: 'before' });
+  }
+
+  deleteBackup(userId: string): Promise<BackupDoc | null> {
+    return this.backups.findOneAndDelete({ _id: userId });
+  }
+
+  // Room key versions.
+
+  /** The room's key versions, oldest first, each with only this device's share. */
+  versionsWithShareOf(roomId: string, deviceId: string): Promise<KeyVersionDoc[]> {
+    return this.versions.find({ roomId }, { projection: { version: 1, createdAt: 1, [`shares.${deviceId}`]: 1 } }).sort({ version: 1 }).toArray();
+  }
+
+  /** Throws the driver's duplicate-key error when the version was taken. */
+  async insertVersion(doc: KeyVersionDoc): Promise<void> {
+    await this.versions.insertOne(doc);
+  }
+
+  /** Adds shares for devices none of which has one in that version yet (all or none); false when any had. */
+  async addShares(versionId: string, shares: Record<string, unknown>): Promise<boolean> {
+    const devices = Object.keys(shares);
+    const set = Object.fromEntries(devices.map((deviceId) => [`shares.${deviceId}`, shares[deviceId]]));
+    const written = await this.versions.updateOne({ _id: versionId, $and: devices.map((deviceId) => ({ [`shares.${deviceId}`]: { $exists: false } })) }, { $set: set });
+    return written.modifiedCount === 1;
+  }
+
+  /** Which of the devices already have a share in that version. */
+  async devicesWithShares(versionId: string, deviceIds: string[]): Promise<string[]> {
+    const existing = await this.versions.findOne({ _id: versionId }, { projection: Object.fromEntries(deviceIds.map((deviceId) => [`shares.${deviceId}`, 1])) });
+    return deviceIds.filter((deviceId) => existing?.shares?.[deviceId]);
+  }
+
+  // Rooms' rotation state.
+
+  findRoom(roomId: string): Promise<E2eeRoomDoc | null> {
+    return this.rooms.findOne({ _id: roomId });
+  }
+
+  async markRotationDue(roomId: string, reason: E2eeRoomDoc['rotationReason'], at: Date): Promise<void> {
+    await this.rooms.updateOne({ _id: roomId }, { $set: { rotationDueAt: at, rotationReason: reason } }, { upsert: true });
+  }
+
+  // Key requests.
+
+  /** Throws the driver's duplicate-key error while the same request is open. */
+  async insertRequest(request: KeyRequestDoc): Promise<void> {
+    await this.requests.insertOne(request);
+  }
+
+  /** Records where an open request was delivered; false when it was answered meanwhile. */
+  async recordDeliveries(requestId: string, deliveries: KeyRequestDoc['deliveries']): Promise<boolean> {
+    const recorded = await this.requests.updateOne({ _id: requestId, status: 'OPEN' }, { $set: { deliveries } });
+    return recorded.modifiedCount > 0;
+  }
+
+  /** Marks the open request under `openKey` answered; null when there was none. */
+  answerRequest(openKey: string, at: Date): Promise<KeyRequestDoc | null> {
+    return this.requests.findOneAndUpdate({ openKey, status: 'OPEN' }, { $set: { status: 'ANSWERED', answeredAt: at }, $unset: { openKey: '' } }, { returnDocument: 'after' });
   }
 
   /** The room's newest key version (0 and null before the first). */

@@ -90,7 +90,7 @@ export class EncryptedUploadsService {
     const storage = this.deps.storage();
     await storage.putFile(doc.storageKey, blob.path, doc.contentType);
     if (thumbnail && doc.thumbnailKey) await storage.putFile(doc.thumbnailKey, thumbnail.path, doc.contentType);
-    await this.deps.attachments.collection.insertOne(doc);
+    await this.deps.attachments.insertEncrypted(doc);
     return { attachmentId: id, size };
   }
 
@@ -99,12 +99,11 @@ export class EncryptedUploadsService {
    * not yet used. All or none: when one cannot be taken, those taken are given back and 400.
    */
   async claim(input: { roomId: string; uploaderId: string; messageId: string; attachmentIds: string[] }): Promise<void> {
-    const { collection } = this.deps.attachments;
+    const { attachments } = this.deps;
     const taken: string[] = [];
     for (const id of input.attachmentIds) {
-      const claimed = await collection.updateOne({ _id: id, roomId: input.roomId, uploaderId: input.uploaderId, encrypted: true, messageId: '' }, { $set: { messageId: input.messageId } });
-      if (claimed.modifiedCount !== 1) {
-        await collection.updateMany({ _id: { $in: taken }, messageId: input.messageId }, { $set: { messageId: '' } });
+      if (!(await attachments.claimEncrypted(id, input))) {
+        await attachments.releaseEncrypted(taken, input.messageId);
         throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: `No unused encrypted upload ${id} of yours in this room` });
       }
       taken.push(id);
@@ -113,13 +112,12 @@ export class EncryptedUploadsService {
 
   /** Deletes uploads that no message took within the configured time; how many. */
   async deleteUnused(now: Date): Promise<number> {
-    const { collection } = this.deps.attachments;
+    const { attachments } = this.deps;
     const cutoff = new Date(now.getTime() - this.deps.unusedTtlMs);
     let deleted = 0;
-    for (const doc of await collection.find({ encrypted: true, messageId: '', createdAt: { $lt: cutoff } }).limit(500).toArray()) {
+    for (const doc of await attachments.unusedEncryptedBefore(cutoff, 500)) {
       // The record goes first, conditionally: a message that takes it meanwhile keeps it.
-      const removed = await collection.deleteOne({ _id: doc._id, messageId: '' });
-      if (removed.deletedCount !== 1) continue;
+      if (!(await attachments.deleteIfUnused(doc._id))) continue;
       const storage = this.deps.storage();
       for (const key of [doc.storageKey, doc.thumbnailKey]) if (key) await storage.delete(key).catch((error: unknown) => this.deps.logger.warn({ err: error, key }, 'an unused encrypted upload stayed in storage'));
       deleted++;

@@ -54,7 +54,7 @@ export class KeyDirectoryService {
       createdAt: this.deps.clock(),
     };
     try {
-      await this.deps.repo.identities.insertOne(identity);
+      await this.deps.repo.insertIdentity(identity);
     } catch (error) {
       if (isDuplicateKey(error)) throw E2eeErrors.IDENTITY_EXISTS();
       throw error;
@@ -64,12 +64,12 @@ export class KeyDirectoryService {
 
   /** The identity of a device that may receive room keys (registered, not signed out), or null. */
   async eligibleIdentity(deviceId: string): Promise<IdentityDoc | null> {
-    const identity = await this.deps.repo.identities.findOne({ _id: deviceId });
+    const identity = await this.deps.repo.findIdentity(deviceId);
     return identity && !identity.revoked ? identity : null;
   }
 
   async backup(principal: Principal): Promise<BackupView | null> {
-    const doc = await this.deps.repo.backups.findOne({ _id: principal.userId });
+    const doc = await this.deps.repo.findBackup(principal.userId);
     if (!doc) return null;
     const ciphertext = (await buffer(await this.deps.storage().read(doc.blobKey))).toString('latin1');
     return { version: doc.version, kdf: doc.kdf, kdfParams: JSON.parse(doc.kdfParams) as Record<string, unknown>, ciphertext, etag: doc.etag, updatedAt: doc.updatedAt.toISOString() };
@@ -84,8 +84,8 @@ export class KeyDirectoryService {
     const kdfParams = JSON.stringify(input.kdfParams);
     if (Buffer.byteLength(kdfParams) > KDF_PARAMS_MAX_BYTES) throw E2eeErrors.BACKUP_INVALID({ message: `kdfParams may have at most ${KDF_PARAMS_MAX_BYTES} bytes of JSON` });
     const { repo } = this.deps;
-    const stored = await repo.backups.findOne({ _id: principal.userId }, { projection: { version: 1 } });
-    if (stored && stored.version >= input.version) throw this.versionConflict(stored.version);
+    const stored = await repo.backupVersion(principal.userId);
+    if (stored !== null && stored >= input.version) throw this.versionConflict(stored);
 
     const blobKey = `e2ee-backups/${principal.userId}/${input.version}-${randomUUID()}`;
     await mkdir(this.deps.stagingDir, { recursive: true });
@@ -96,19 +96,18 @@ export class KeyDirectoryService {
     const record = { version: input.version, kdf: input.kdf, kdfParams, blobKey, size: input.ciphertext.length, etag, updatedAt: this.deps.clock() };
     let before;
     try {
-      before = await repo.backups.findOneAndUpdate({ _id: principal.userId, version: { $lt: input.version } }, { $set: record }, { upsert: true, returnDocument: 'before' });
+      before = await repo.replaceBackupIfNewer(principal.userId, record);
     } catch (error) {
       await this.deps.storage().delete(blobKey);
       if (!isDuplicateKey(error)) throw error;
       // Another upload with a version at least as high came in between.
-      const now = await repo.backups.findOne({ _id: principal.userId }, { projection: { version: 1 } });
-      throw this.versionConflict(now?.version ?? input.version);
+      throw this.versionConflict((await repo.backupVersion(principal.userId)) ?? input.version);
     }
     if (before) await this.deps.storage().delete(before.blobKey).catch((error: unknown) => this.deps.logger.warn({ err: error }, 'an old key backup blob stayed'));
   }
 
   async deleteBackup(principal: Principal): Promise<void> {
-    const removed = await this.deps.repo.backups.findOneAndDelete({ _id: principal.userId });
+    const removed = await this.deps.repo.deleteBackup(principal.userId);
     if (removed) await this.deps.storage().delete(removed.blobKey).catch((error: unknown) => this.deps.logger.warn({ err: error }, 'a deleted key backup blob stayed'));
   }
 

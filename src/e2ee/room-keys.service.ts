@@ -57,9 +57,9 @@ export class RoomKeysService {
   async shares(principal: Principal, roomId: string): Promise<SharesView> {
     await this.e2eeRoom(principal, roomId);
     const { repo } = this.deps;
-    const versions = await repo.versions.find({ roomId }, { projection: { version: 1, createdAt: 1, [`shares.${principal.deviceId}`]: 1 } }).sort({ version: 1 }).toArray();
+    const versions = await repo.versionsWithShareOf(roomId, principal.deviceId);
     const newest = versions.at(-1);
-    const room = await repo.rooms.findOne({ _id: roomId });
+    const room = await repo.findRoom(roomId);
     const mine = versions.flatMap((v) => {
       const share = v.shares?.[principal.deviceId];
       return share ? [{ version: v.version, wrappedKey: share.wrappedKey, fromDeviceId: share.fromDeviceId, fromSigningKey: share.fromSigningKey, signature: share.signature, createdAt: share.createdAt.toISOString() }] : [];
@@ -108,7 +108,7 @@ export class RoomKeysService {
       if (missing.length > 0) throw E2eeErrors.KEY_SHARES_INCOMPLETE({ details: missing.map((deviceId) => ({ deviceId })) });
       const doc: KeyVersionDoc = { _id: keyVersionId(roomId, input.version), roomId, version: input.version, createdByDeviceId: principal.deviceId, createdAt: now, shares };
       try {
-        await repo.versions.insertOne(doc);
+        await repo.insertVersion(doc);
       } catch (error) {
         if (isDuplicateKey(error)) throw E2eeErrors.KEY_VERSION_TAKEN();
         throw error;
@@ -119,11 +119,8 @@ export class RoomKeysService {
     if (input.version < 1 || input.version > current.version) throw E2eeErrors.KEY_VERSION_INVALID({ message: `Key versions of this room are 1 to ${current.version}` });
     const id = keyVersionId(roomId, input.version);
     const devices = Object.keys(shares);
-    const set = Object.fromEntries(devices.map((deviceId) => [`shares.${deviceId}`, shares[deviceId]]));
-    const written = await repo.versions.updateOne({ _id: id, $and: devices.map((deviceId) => ({ [`shares.${deviceId}`]: { $exists: false } })) }, { $set: set });
-    if (written.modifiedCount !== 1) {
-      const existing = await repo.versions.findOne({ _id: id }, { projection: Object.fromEntries(devices.map((deviceId) => [`shares.${deviceId}`, 1])) });
-      const taken = devices.filter((deviceId) => existing?.shares?.[deviceId]);
+    if (!(await repo.addShares(id, shares))) {
+      const taken = await repo.devicesWithShares(id, devices);
       throw E2eeErrors.KEY_SHARE_EXISTS({ details: taken.map((deviceId) => ({ deviceId })) });
     }
     await this.answerRequests(roomId, input.version, devices);
@@ -156,7 +153,7 @@ export class RoomKeysService {
       answeredAt: null,
     };
     try {
-      await repo.requests.insertOne(request);
+      await repo.insertRequest(request);
     } catch (error) {
       // Already asked and not yet answered: the devices have it.
       if (isDuplicateKey(error)) return;
@@ -165,20 +162,15 @@ export class RoomKeysService {
     const data = { roomId, version, requestId: request._id, deviceId: principal.deviceId };
     const targets = [...eligible.keys()].filter((deviceId) => deviceId !== principal.deviceId);
     const deliveries = await Promise.all(targets.map(async (deviceId) => ({ deviceId, seq: await events.toDevice(deviceId, 'e2ee.key-requested', data) })));
-    const recorded = await repo.requests.updateOne({ _id: request._id, status: 'OPEN' }, { $set: { deliveries } });
     // Answered while it was being sent: take it back out of the inboxes now.
-    if (recorded.modifiedCount === 0) await this.withdraw({ ...request, deliveries });
+    if (!(await repo.recordDeliveries(request._id, deliveries))) await this.withdraw({ ...request, deliveries });
   }
 
   /** Marks the open requests of these devices for the version answered, and replaces them in the inboxes that still hold them. */
   private async answerRequests(roomId: string, version: number, deviceIds: string[]): Promise<void> {
     const { repo } = this.deps;
     for (const deviceId of deviceIds) {
-      const answered = await repo.requests.findOneAndUpdate(
-        { openKey: `${roomId}:${version}:${deviceId}`, status: 'OPEN' },
-        { $set: { status: 'ANSWERED', answeredAt: this.deps.clock() }, $unset: { openKey: '' } },
-        { returnDocument: 'after' },
-      );
+      const answered = await repo.answerRequest(`${roomId}:${version}:${deviceId}`, this.deps.clock());
       if (answered) await this.withdraw(answered);
     }
   }
@@ -197,7 +189,7 @@ export class RoomKeysService {
 
   /** Remembers that a rotation is due and tells the room's eligible devices (already read by the caller). */
   private async markRotationDue(roomId: string, reason: RotationReason, devices: string[]): Promise<void> {
-    await this.deps.repo.rooms.updateOne({ _id: roomId }, { $set: { rotationDueAt: this.deps.clock(), rotationReason: reason } }, { upsert: true });
+    await this.deps.repo.markRotationDue(roomId, reason, this.deps.clock());
     await Promise.all(devices.map((deviceId) => this.deps.events.toDevice(deviceId, 'e2ee.rotation-due', { roomId, reason })));
   }
 
@@ -216,8 +208,7 @@ export class RoomKeysService {
 
   /** A device was signed out: it may no longer receive keys, and its user's encrypted rooms are due a rotation. */
   async deviceRevoked(deviceId: string, userId: string): Promise<void> {
-    const revoked = await this.deps.repo.identities.updateOne({ _id: deviceId, revoked: false }, { $set: { revoked: true } });
-    if (revoked.modifiedCount === 0) return;
+    if (!(await this.deps.repo.revokeIdentity(deviceId))) return;
     for (const roomId of await this.deps.members.activeRoomIds(userId)) await this.rotationDue(roomId, 'DEVICE_REVOKED');
   }
 }

@@ -33,7 +33,7 @@ export interface MessageDoc {
 }
 
 export class MessagesRepo {
-  readonly collection: Collection<MessageDoc>;
+  private readonly collection: Collection<MessageDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<MessageDoc>('messages');

@@ -1,12 +1,5 @@
-import type { Collection, Db } from 'mongodb';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
-
-export interface RecordedPush {
-  token: string;
-  service: PushTarget['service'];
-  message: PushMessage;
-  at: Date;
-}
+import type { PushRecordsRepo } from './push-records.repo.js';
 
 /**
  * Development and test provider: records each push in the `push_records` collection instead of
@@ -14,15 +7,12 @@ export interface RecordedPush {
  */
 export class LocalPushProvider implements PushProvider {
   readonly name = 'local';
-  private readonly records: Collection<RecordedPush>;
 
-  constructor(db: Db) {
-    this.records = db.collection<RecordedPush>('push_records');
-  }
+  constructor(private readonly records: PushRecordsRepo) {}
 
   async send(target: PushTarget, message: PushMessage): Promise<PushResult> {
     if (target.token.startsWith('invalid-')) return { ok: false, tokenInvalid: true, reason: target.service === 'APNS' ? 'BadDeviceToken' : 'UNREGISTERED' };
-    await this.records.insertOne({ token: target.token, service: target.service, message, at: new Date() });
+    await this.records.record({ token: target.token, service: target.service, message, at: new Date() });
     return { ok: true };
   }
 }

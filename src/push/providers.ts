@@ -4,12 +4,13 @@ import type { Config } from '../platform/config.js';
 import { ApnsPushProvider } from './apns.provider.js';
 import { FcmPushProvider, type FcmServiceAccount } from './fcm.provider.js';
 import { LocalPushProvider } from './local.provider.js';
+import { PushRecordsRepo } from './push-records.repo.js';
 import type { PushProvider, PushTarget } from './push.js';
 
 /** The provider for each push service, from configuration: the recording one, or APNs and FCM. */
 export function pushProviders(config: Config, db: Db): { providerFor: (service: PushTarget['service']) => PushProvider | null; close(): Promise<void> } {
   if (config.PUSH_PROVIDER === 'local') {
-    const local = new LocalPushProvider(db);
+    const local = new LocalPushProvider(new PushRecordsRepo(db));
     return { providerFor: () => local, close: async () => {} };
   }
   const apns =

@@ -30,7 +30,7 @@ interface UserRoomsDoc {
 }
 
 export class RoomMembersRepo {
-  readonly collection: Collection<RoomMemberDoc>;
+  private readonly collection: Collection<RoomMemberDoc>;
   private readonly userRooms: Collection<UserRoomsDoc>;
 
   /** Memberships by `<roomId>:<userId>`, for the hot path (posting); every write here clears them everywhere. */

@@ -39,7 +39,7 @@ interface RoomLinkDoc {
 }
 
 export class RoomsRepo {
-  readonly collection: Collection<RoomDoc>;
+  private readonly collection: Collection<RoomDoc>;
   private readonly links: Collection<RoomLinkDoc>;
   private readonly recent: SharedCache<RoomDoc | null>;
 

@@ -33,7 +33,7 @@ export interface UserDoc {
 }
 
 export class UsersRepo {
-  readonly collection: Collection<UserDoc>;
+  private readonly collection: Collection<UserDoc>;
 
   constructor(db: Db) {
     this.collection = db.collection<UserDoc>('users');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
 import type { AccountDoc } from '../../src/wallets/ledger.repo.js';
+import type { ActivityDoc } from '../../src/apps/apps.repo.js';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import type { Workers } from '../../workers/main.js';
@@ -143,7 +144,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await outcome({ type: 'ack', message: 'x'.repeat(120) })).outcome, 'ack');
     const error = await outcome({ type: 'error', userMessage: 'y'.repeat(200), code: 'c'.repeat(64) });
     assert.deepEqual([error.outcome, error.userMessage], ['error', 'y'.repeat(200)]);
-    const logged = await t.ctx.repos.apps.activity.find({ appId: s.appId }).sort({ createdAt: -1 }).limit(1).next();
+    const logged = await t.db.collection<ActivityDoc>('app_activity').find({ appId: s.appId }).sort({ createdAt: -1 }).limit(1).next();
     assert.equal(logged?.appErrorCode, 'c'.repeat(64), 'the code only in the activity log');
     // Each breach is a contract failure (on an app of its own: five failures in a minute would open its breaker).
     for (const breach of [
@@ -161,7 +162,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       const fresh = await setUp();
       const answer = await outcome(breach, fresh);
       assert.deepEqual([answer.outcome, answer.message], ['failed', 'The app\'s reply could not be shown'], JSON.stringify(breach));
-      const row = await t.ctx.repos.apps.activity.find({ appId: fresh.appId }).sort({ createdAt: -1 }).limit(1).next();
+      const row = await t.db.collection<ActivityDoc>('app_activity').find({ appId: fresh.appId }).sort({ createdAt: -1 }).limit(1).next();
       assert.equal(row?.failure, 'CONTRACT');
     }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { parse as parseCsv } from 'csv-parse/sync';
+import type { DeliveryDoc } from '../../src/apps/apps.repo.js';
 import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 
@@ -54,7 +55,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const owner = await makeUser(t);
     const created = await createApp(owner, healthy.url);
     assert.match(created.webhookSecret, /^whsec_[A-Za-z0-9_-]{43}$/);
-    const stored = await t.ctx.repos.apps.apps.findOne({ _id: created.id });
+    const stored = await t.ctx.repos.apps.findApp(created.id);
     assert.ok(!JSON.stringify(stored).includes(created.webhookSecret.slice(6)), 'the secret is encrypted at rest');
     assert.ok(!JSON.stringify((await api(owner, 'GET', `/api/apps/${created.id}`)).json()).includes('whsec_'), 'shown once');
 
@@ -206,7 +207,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     await webhooks.pingRecentlyUsed();
     assert.equal(app.calls.length, 0, 'an app nobody used is not pinged');
     // A member's call (any call that is not a health check) makes the app "used".
-    const stored = (await t.ctx.repos.apps.apps.findOne({ _id: id }))!;
+    const stored = (await t.ctx.repos.apps.findApp(id))!;
     await webhooks.call(stored, 'invocation', { type: 'invocation', id: 'x', ts: 0 });
     await webhooks.pingRecentlyUsed();
     assert.equal(await health(), 'UP');
@@ -236,7 +237,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const { id } = await createApp(owner, quoting.url);
     for (let i = 0; i < 3; i++) await api(owner, 'POST', `/api/apps/${id}/ping`);
     // An event name with a comma, a quote and a line break, to check the quoting.
-    const stored = (await t.ctx.repos.apps.apps.findOne({ _id: id }))!;
+    const stored = (await t.ctx.repos.apps.findApp(id))!;
     await t.ctx.services.appWebhooks.call(stored, 'odd, "event"\nname', { type: 'odd' });
     const res = await api(owner, 'GET', `/api/apps/${id}/activity.csv`);
     assert.equal(res.statusCode, 200);
@@ -264,7 +265,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     assert.deepEqual(found.items.map((a: { id: string }) => a.id), [first.id]);
 
     // The owner, testing before installing, is a tester with an id of their own.
-    const storedFirst = (await t.ctx.repos.apps.apps.findOne({ _id: first.id }))!;
+    const storedFirst = (await t.ctx.repos.apps.findApp(first.id))!;
     const { appInstalls } = t.ctx.services;
     const tester = await appInstalls.caller(storedFirst, owner.userId);
     assert.equal(tester?.tester, true);
@@ -301,7 +302,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const owner = await makeUser(t);
     const created = await createApp(owner, app.url);
     const webhooks = t.ctx.services.appWebhooks;
-    const { deliveries } = t.ctx.repos.apps;
+    const deliveries = t.db.collection<DeliveryDoc>('app_deliveries');
     const until = async (id: string, status: string) => {
       const deadline = Date.now() + 10_000;
       while ((await deliveries.findOne({ _id: id }))?.status !== status && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -409,7 +410,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     assert.match(key.token, /^bpk_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}$/);
     const listed = (await api(owner, 'GET', `/api/apps/${id}/credentials`)).json();
     assert.deepEqual(listed.map((c: { prefix: string }) => c.prefix).sort(), [bot.prefix, key.prefix].sort());
-    assert.ok(!JSON.stringify(listed).includes(bot.token) && !JSON.stringify(await t.ctx.repos.apps.credentials.find().toArray()).includes(bot.token.slice(17)), 'only hashes are kept');
+    assert.ok(!JSON.stringify(listed).includes(bot.token) && !JSON.stringify(await t.db.collection('app_credentials').find().toArray()).includes(bot.token.slice(17)), 'only hashes are kept');
 
     const { apps } = t.ctx.services;
     assert.equal((await apps.verifyCredential(bot.token, 'BOT_TOKEN'))?.roomId, room.id);

@@ -110,7 +110,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     const second = await register(s, other);
     assert.equal(second.statusCode, 409);
     assert.equal(second.json().code, 'IDENTITY_EXISTS');
-    const stored = await t.ctx.repos.e2ee.identities.findOne({ _id: s.deviceId });
+    const stored = await t.ctx.repos.e2ee.findIdentity(s.deviceId);
     assert.equal(stored?.signingKey, keys.signingKey);
   });
 
@@ -267,7 +267,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     // Bob's phone b1 answers. Bob's b2, offline all along, then finds no request, only the notice that it was answered.
     assert.equal((await upload(b1, room.id, { version: 1, shares: [share(b1, room.id, 1, b3, b1.keys.unwrap((await keysOf(b1, room.id)).shares[0]!.wrappedKey))] })).statusCode, 204);
     assert.deepEqual(b3.keys.unwrap((await keysOf(b3, room.id)).shares[0]!.wrappedKey), roomKey);
-    const stored = await t.ctx.repos.e2ee.requests.findOne({ _id: requestId as string });
+    const stored = await t.db.collection<{ _id: string; status: string }>('e2ee_key_requests').findOne({ _id: requestId as string });
     assert.equal(stored?.status, 'ANSWERED');
     const onB2 = await connect(b2.s, 1);
     await onB2.until((r) => r.some((e) => e.event === 'e2ee.key-request-answered' && e.data.requestId === requestId));
@@ -370,7 +370,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
 
     // The clean-up, a day later: the upload no message took is deleted, the used one stays.
     const unused = (await uploadEncrypted(owner, room.id, [{ filename: 'a.bin', content: sealed(randomBytes(100)) }])).json().attachmentId as string;
-    const { collection } = t.ctx.repos.attachments;
+    const collection = t.db.collection<{ _id: string; storageKey: string }>('attachments');
     const unusedKey = (await collection.findOne({ _id: unused }))!.storageKey;
     const early = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 3_500_000));
     assert.equal(early.unusedEncryptedUploads, 0, 'not before its time');

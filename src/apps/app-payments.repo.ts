@@ -1,0 +1,142 @@
+import type { Collection, Db, Decimal128 } from 'mongodb';
+import { toStored, type Currency } from '../wallets/money.js';
+import type { Card } from './cards.js';
+
+export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
+
+/** A payment an app asked a member for in chat (a `payment` reply), and what became of it. */
+export interface AppPaymentDoc {
+  _id: string;
+  appId: string;
+  /** The payer, and the id the app knows them by. */
+  userId: string;
+  appUserId: string;
+  invocationId: string;
+  kind: 'charge';
+  /** `<appId>:<reference>`: an app's references are unique. */
+  referenceKey: string;
+  reference: string;
+  description: string;
+  currency: Currency;
+  amount: Decimal128;
+  /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
+  refundable?: Decimal128;
+  /** The card the app's payment reply carried: shown to the payer once the sheet is answered. */
+  card: Card | null;
+  status: AppPaymentStatus;
+  walletId: string | null;
+  expiresAt: Date;
+  createdAt: Date;
+  completedAt: Date | null;
+  updatedAt: Date;
+}
+
+/**
+ * In-chat payments (`app_payments`): a payment moves PENDING → PAYING → COMPLETED (or DECLINED,
+ * EXPIRED, or back to PENDING) by conditional updates, and its refundable amount is taken down by one.
+ */
+export class AppPaymentsRepo {
+  private readonly payments: Collection<AppPaymentDoc>;
+
+  constructor(db: Db) {
+    this.payments = db.collection<AppPaymentDoc>('app_payments');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.payments.createIndexes([
+      { key: { referenceKey: 1 }, name: 'reference_once', unique: true },
+      { key: { status: 1, expiresAt: 1 }, name: 'open_by_expiry' },
+    ]);
+  }
+
+  /** Throws the driver's duplicate-key error when the app used the reference before. */
+  async insert(doc: AppPaymentDoc): Promise<void> {
+    await this.payments.insertOne(doc);
+  }
+
+  findById(paymentId: string): Promise<AppPaymentDoc | null> {
+    return this.payments.findOne({ _id: paymentId });
+  }
+
+  /** An app's payment by its id or by the app's reference. */
+  findOfApp(appId: string, lookup: { paymentId?: string | undefined; reference?: string | undefined }): Promise<AppPaymentDoc | null> {
+    return lookup.paymentId ? this.payments.findOne({ _id: lookup.paymentId, appId }) : this.payments.findOne({ referenceKey: `${appId}:${lookup.reference}` });
+  }
+
+  /** Moves a payment from `from` to `to` (with `set`), only while it has not expired when `openAt` is given; null when it was not so. */
+  transition(paymentId: string, from: AppPaymentStatus, to: AppPaymentStatus, set: Partial<AppPaymentDoc>, openAt?: Date): Promise<AppPaymentDoc | null> {
+    return this.payments.findOneAndUpdate({ _id: paymentId, status: from, ...(openAt ? { expiresAt: { $gt: openAt } } : {}) }, { $set: { ...set, status: to } }, { returnDocument: 'after' });
+  }
+
+  /** Open payments past their time; at most `limit`. */
+  pendingExpiredAt(now: Date, limit: number): Promise<AppPaymentDoc[]> {
+    return this.payments.find({ status: 'PENDING', expiresAt: { $lte: now } }).limit(limit).toArray();
+  }
+
+  /** Payments PAYING since before `before` (a crash left them between steps); at most `limit`. */
+  payingSince(before: Date, limit: number): Promise<AppPaymentDoc[]> {
+    return this.payments.find({ status: 'PAYING', updatedAt: { $lt: before } }).limit(limit).toArray();
+  }
+
+  /** Takes `amount` off what is left to refund, unless less is left; false then. */
+  async takeRefundable(paymentId: string, amount: bigint): Promise<boolean> {
+    const taken = await this.payments.updateOne({ _id: paymentId, refundable: { $gte: toStored(amount) } }, { $inc: { refundable: toStored(-amount) } });
+    return taken.modifiedCount === 1;
+  }
+
+  /** Gives `amount` back to what is left to refund (a refund that did not happen). */
+  async giveBackRefundable(paymentId: string, amount: bigint): Promise<void> {
+    await this.payments.updateOne({ _id: paymentId }, { $inc: { refundable: toStored(amount) } });
+  }
+}
+
+/** A refund or a payout the app asked for, under its idempotency key (`_id` `<appId>:<kind>:<key>`). */
+export interface MoneyRequestDoc {
+  _id: string;
+  appId: string;
+  kind: 'REFUND' | 'PAYOUT';
+  /** What the request asked: a repeat of the key must ask the same. */
+  fingerprint: string;
+  paymentId: string | null;
+  userId: string | null;
+  appUserId: string | null;
+  walletId: string;
+  currency: Currency;
+  amount: Decimal128;
+  status: 'PENDING' | 'DONE' | 'FAILED';
+  failure: string | null;
+  /** A refund's amount was taken from what is left to refund (so a retry does not take it again). */
+  taken: boolean;
+  createdAt: Date;
+}
+
+/** Refunds and payouts apps asked for (`app_money_requests`), one per idempotency key. */
+export class AppMoneyRequestsRepo {
+  private readonly requests: Collection<MoneyRequestDoc>;
+
+  constructor(db: Db) {
+    this.requests = db.collection<MoneyRequestDoc>('app_money_requests');
+  }
+
+  /** Throws the driver's duplicate-key error when the key was used before. */
+  async insert(doc: MoneyRequestDoc): Promise<void> {
+    await this.requests.insertOne(doc);
+  }
+
+  findById(requestId: string): Promise<MoneyRequestDoc | null> {
+    return this.requests.findOne({ _id: requestId });
+  }
+
+  /** A refund's amount was taken from what is left to refund. */
+  async markTaken(requestId: string): Promise<void> {
+    await this.requests.updateOne({ _id: requestId }, { $set: { taken: true } });
+  }
+
+  markDone(requestId: string): Promise<MoneyRequestDoc | null> {
+    return this.requests.findOneAndUpdate({ _id: requestId }, { $set: { status: 'DONE', failure: null } }, { returnDocument: 'after' });
+  }
+
+  async markFailed(requestId: string, failure: string): Promise<void> {
+    await this.requests.updateOne({ _id: requestId }, { $set: { status: 'FAILED', failure } });
+  }
+}
