@@ -1,6 +1,12 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import { readdirSync } from 'node:fs';
+
+/** The areas: every folder of src/ but the platform they all build on. */
+const areas = readdirSync(new URL('./src/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name !== 'platform')
+  .map((entry) => entry.name);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
@@ -15,10 +21,32 @@ export default tseslint.config(
     },
   },
   {
-    // The domain never reaches into its adapters (DESIGN.md, "Shape").
+    // The domain never reaches into its adapters (README, "Layout").
     files: ['src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['**/rest/**', '**/realtime/**', '**/workers/**'] }],
+    },
+  },
+  {
+    // A collection is opened in exactly one repo file: services ask its named methods (ARCHITECTURE.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.repo.ts', 'src/platform/mongo.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='collection']", message: 'Open collections only in an <area>.repo.ts, behind named methods.' },
+        { selector: "TSTypeReference[typeName.name='Collection']", message: 'Services hold no Collection: ask the area\'s repo.' },
+      ],
+    },
+  },
+  {
+    // The platform is what every area builds on: it imports none of them (the composition hands it what it needs).
+    files: ['src/platform/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/rest/**', '**/realtime/**', '**/workers/**'] }, { regex: `^(\\.\\./)+(${areas.join('|')})/`, message: 'The platform imports no area.' }] },
+      ],
     },
   },
   {

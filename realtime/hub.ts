@@ -26,7 +26,7 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-/** What a device sends in the handshake (DESIGN.md, "Device socket protocol"). */
+/** What a device sends in the handshake (README, "Device socket protocol"). */
 const HandshakeAuthSchema = z.object({ token: z.string().min(1), lastSeq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined) });
 const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 

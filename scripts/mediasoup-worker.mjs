@@ -1,7 +1,7 @@
 // Builds mediasoup's C++ worker (the SFU behind room calls) from the sources npm installed, against
 // Debian's libraries. mediasoup's own build downloads its C++ dependencies through meson wraps,
-// which cannot work here, and its prebuilt binaries come from GitHub; DESIGN.md records that
-// 3.12 to 3.15 build once `worker/meson.build` takes the system libraries through pkg-config.
+// which cannot work here, and its prebuilt binaries come from GitHub. mediasoup 3.12 to 3.15 build
+// once `worker/meson.build` takes the system libraries through pkg-config (tried on Debian 12).
 // The binary is cached outside the repository, keyed by the mediasoup version, so the build
 // (about four minutes on two cores) happens once per machine. Node built-ins only.
 import { execFileSync } from 'node:child_process';

@@ -1,8 +1,8 @@
-import { attachmentsArea } from './attachments/index.js';
+import { attachmentsArea, attachmentsStore } from './attachments/index.js';
 import { authArea } from './auth/index.js';
 import { callsArea } from './calls/index.js';
 import { chatStatusArea } from './chat-status/index.js';
-import { e2eeArea, type E2eeArea } from './e2ee/index.js';
+import { e2eeArea } from './e2ee/index.js';
 import { appsArea } from './apps/index.js';
 import { walletsArea } from './wallets/index.js';
 import { contactsArea } from './contacts/index.js';
@@ -36,9 +36,10 @@ async function composeAreas(p: Platform) {
   const auth = authArea(p, { users: users.repos.users, devices, events });
   const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
   const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, events });
-  // Messages of encrypted rooms take encrypted uploads, which the e2ee area (made below, as it builds on attachments) keeps.
-  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => e2ee.uploads.claim(input) });
-  const attachments = attachmentsArea(p, { messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
+  // Messages of encrypted rooms claim the encrypted uploads kept by the attachments store.
+  const attachmentStore = attachmentsStore(p);
+  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input) });
+  const attachments = attachmentsArea(p, { store: attachmentStore, messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
@@ -52,7 +53,7 @@ async function composeAreas(p: Platform) {
     isSiteAdmin: (userId) => users.users.isSiteAdmin(userId),
   });
   const chatStatus = chatStatusArea({ rooms, messages, calls });
-  const e2ee: E2eeArea = e2eeArea(p, { rooms, events, attachments: attachments.repos.attachments });
+  const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks });
 

@@ -6,7 +6,7 @@ import type { RouteOptions } from '../app.js';
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
 import { AttachmentDtoSchema, MediaTicketSchema } from '../../src/attachments/attachments.schemas.js';
 import { principalOf } from '../auth.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import { MarkReadSchema, RoomStatusSchema } from '../../src/chat-status/chat-status.schemas.js';
 import { ENCRYPTED_PREVIEW_LIMIT, PREVIEW_LENGTH } from '../../src/chat-status/chat-status.service.js';
 import { principalOf } from '../auth.js';

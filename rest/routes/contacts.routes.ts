@@ -9,9 +9,8 @@ import {
   ConnectionRequestQuerySchema,
   IncomingCallsQuerySchema,
   IncomingCallsSettingSchema,
-  pagedSchema,
-  pagingQuery,
 } from '../../src/contacts/contacts.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import { UserDtoSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';

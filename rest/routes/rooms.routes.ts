@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { IdParam, LanguageParam, NoContentSchema } from '../../src/platform/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../../src/contacts/contacts.schemas.js';
+import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import {
   EnabledQuerySchema,
   MutedQuerySchema,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
-import { pagingQuery } from '../../src/contacts/contacts.schemas.js';
+import { pagingQuery } from '../../src/platform/common.schemas.js';
 import {
   DepositAddressSchema,
   ExchangeRatesSchema,
@@ -35,7 +35,7 @@ import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
 import { DevicesErrors } from '../../src/devices/devices.errors.js';
 
-/** Wallets, their history, transfers between members, exchange rates (spec, "Wallets"; DESIGN.md, "Wallets"). */
+/** Wallets, their history, transfers between members, exchange rates (spec, "Wallets"; README, "Wallets"). */
 export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { wallets, walletTransfers, withdrawals, swaps, paymentRequests, walletLimits, exchangeRates } = services;
   const tags = ['Wallets'];

@@ -2,24 +2,24 @@ import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
 import { AppsRepo } from './apps.repo.js';
-import { AppsService } from './apps.service.js';
-import { WebhooksService } from './webhooks.service.js';
-import { CallGate } from './call-gate.js';
-import { InstallsService } from './installs.service.js';
-import { AppSigner } from './signing.js';
-import { InvocationsService } from './invocations.service.js';
-import { BotService } from './bot.service.js';
-import { AppPaymentsService } from './payments.service.js';
-import { AppApiService } from './app-api.service.js';
-import { AppMoneyRequestsRepo, AppPaymentsRepo } from './app-payments.repo.js';
-import { InstallsRepo } from './installs.repo.js';
-import { InvocationsRepo } from './invocations.repo.js';
+import { AppsService } from './console/console.service.js';
+import { WebhooksService } from './delivery/webhooks.service.js';
+import { CallGate } from './delivery/call-gate.js';
+import { InstallsService } from './invocations/installs.service.js';
+import { AppSigner } from './delivery/signing.js';
+import { InvocationsService } from './invocations/invocations.service.js';
+import { BotService } from './bot/bot.service.js';
+import { AppPaymentsService } from './payments/payments.service.js';
+import { AppApiService } from './payments/app-api.service.js';
+import { AppMoneyRequestsRepo, AppPaymentsRepo } from './payments/payments.repo.js';
+import { InstallsRepo } from './invocations/installs.repo.js';
+import { InvocationsRepo } from './invocations/invocations.repo.js';
 import type { WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/biometric.service.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { UsersRepo } from '../users/users.repo.js';
-import type { Card } from './cards.js';
+import type { Card } from './invocations/cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
 export function appsArea(

@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
@@ -54,7 +55,7 @@ export class AttachmentsService {
       tokens: TokenService;
       ticketTtlSeconds: number;
       publicBaseUrl: string;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
@@ -90,7 +91,7 @@ export class AttachmentsService {
       await this.assertCapacity(principal, staged.filter((file) => needsProcessing(file.kind)).length);
       const ids = staged.map(() => randomUUID());
       const message = await this.deps.messages.postForAttachments(principal, room, payload, ids, request);
-      const now = this.deps.clock?.() ?? new Date();
+      const now = this.deps.clock();
       const docs: AttachmentDoc[] = [];
       for (const [i, file] of staged.entries()) {
         const id = ids[i]!;
@@ -132,7 +133,7 @@ export class AttachmentsService {
     await this.deps.rooms.mayRead(principal, attachment.roomId);
     const ttl = this.deps.ticketTtlSeconds;
     const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);
-    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date((this.deps.clock?.() ?? new Date()).getTime() + ttl * 1000).toISOString() };
+    return { url: `${this.deps.publicBaseUrl}/media/${ticket}`, expiresAt: new Date((this.deps.clock()).getTime() + ttl * 1000).toISOString() };
   }
 
   /** What a ticket opens: the attachment's file, or one of its derived files. */

@@ -8,11 +8,22 @@ import { publicBaseUrl } from '../platform/config.js';
 import { AttachmentsRepo } from './attachments.repo.js';
 import { AttachmentsService } from './attachments.service.js';
 import { MediaService } from './media.service.js';
+import { EncryptedUploadClaims } from './encrypted-claims.js';
+
+/**
+ * Where attachments are kept, made before the messages area: messages of encrypted rooms claim the
+ * encrypted uploads stored here (by the e2ee area), and the attachments area below builds on messages.
+ */
+export function attachmentsStore(p: Platform) {
+  const repo = new AttachmentsRepo(p.db);
+  return { repo, encryptedClaims: new EncryptedUploadClaims(repo) };
+}
+export type AttachmentsStore = ReturnType<typeof attachmentsStore>;
 
 /** Attachments: uploads, ticket links, and their processing (thumbnails, MP4, posters) in the worker. */
-export function attachmentsArea(p: Platform, deps: { messages: MessagesService; rooms: RoomsPolicy; tokens: TokenService; events: DeviceEvents }) {
+export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; messages: MessagesService; rooms: RoomsPolicy; tokens: TokenService; events: DeviceEvents }) {
   const { config } = p;
-  const repo = new AttachmentsRepo(p.db);
+  const { repo } = deps.store;
   const attachments = new AttachmentsService({
     attachments: repo,
     messages: deps.messages,

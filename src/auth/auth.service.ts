@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Config } from '../platform/config.js';
 import { normalizePhone } from '../platform/phone.js';
@@ -48,7 +49,7 @@ type AuthConfig = Pick<
 
 const invalidCode = () => AuthErrors.CODE_INVALID();
 
-/** Phone-number sign-in (DESIGN.md, "Authentication") and the one access-token check REST and sockets share. */
+/** Phone-number sign-in (README, "Sign-in") and the one access-token check REST and sockets share. */
 export class AuthService {
   constructor(
     private readonly deps: {
@@ -65,12 +66,12 @@ export class AuthService {
       keys: Keyspace['auth'];
       /** Told of each new session, once the device exists (so device events reach it). */
       domainEvents: DomainEvents;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.clock?.() ?? new Date();
+    return this.deps.clock();
   }
 
   private phoneOrThrow(input: string): string {

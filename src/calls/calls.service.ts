@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
@@ -50,12 +51,12 @@ export class CallsService {
       events: DeviceEvents;
       ringTimeoutSeconds: number;
       scheduleTimeout: (callId: string, delayMs: number) => Promise<void>;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.clock?.() ?? new Date();
+    return this.deps.clock();
   }
 
   private data(call: CallDoc): CallEventData {

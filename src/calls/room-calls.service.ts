@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
@@ -53,12 +54,12 @@ export class RoomCallsService {
       ringTimeoutSeconds: number;
       maxParticipants: number;
       scheduleTimeout: (callId: string, delayMs: number) => Promise<void>;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.clock?.() ?? new Date();
+    return this.deps.clock();
   }
 
   private data(call: RoomCallDoc): RoomCallEventData {

@@ -1,28 +1,10 @@
 import { z } from 'zod';
 import { BLOCK_REASONS } from './blocks.repo.js';
-import { IdParam, IsoDateTime, QueryBoolean, queryInt } from '../platform/common.schemas.js';
+import { IdParam, IsoDateTime, QueryBoolean } from '../platform/common.schemas.js';
 import { UserDtoSchema } from '../users/users.schemas.js';
 
 const bool = QueryBoolean;
 
-/** Zero-based paging by query, with the list's default page size (spec, "Limits"). */
-export const pagingQuery = (defaultSize: number, maxSize: number) =>
-  z.object({
-    pageSize: queryInt(1, maxSize, defaultSize).describe(`Default ${defaultSize}, at most ${maxSize}`),
-    currentPage: queryInt(0, 1_000_000, 0).describe('Zero-based'),
-  });
-
-export function pagedSchema<T extends z.ZodType>(item: T, id: string) {
-  return z
-    .object({
-      items: z.array(item),
-      pageSize: z.number().int(),
-      currentPage: z.number().int(),
-      totalItems: z.number().int(),
-      totalPages: z.number().int(),
-    })
-    .meta({ id });
-}
 
 export const BlockReasonSchema = z.enum(BLOCK_REASONS);
 

@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
@@ -52,12 +53,12 @@ export class ContactsService {
       appName: string;
       /** Where the pictures' public addresses start. */
       publicBaseUrl: string;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.clock?.() ?? new Date();
+    return this.deps.clock();
   }
 
   /** Rule 2: to an existing user (told in the app, pushed when offline), or an invitation by SMS or e-mail. */

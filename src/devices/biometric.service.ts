@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { CodeHasher } from '../platform/code-hash.js';
@@ -59,7 +60,7 @@ export class BiometricService {
       sms: SmsProvider;
       events: DeviceEvents;
       appName: string;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
@@ -73,7 +74,7 @@ export class BiometricService {
   async issueNonce(principal: Principal): Promise<{ nonce: string; expiresAt: string }> {
     const nonce = randomBytes(24).toString('base64url');
     await this.deps.ephemeral.put(this.deps.keys.nonce(nonce), principal.deviceId, NONCE_TTL_SECONDS);
-    return { nonce, expiresAt: new Date((this.deps.clock?.() ?? new Date()).getTime() + NONCE_TTL_SECONDS * 1000).toISOString() };
+    return { nonce, expiresAt: new Date((this.deps.clock()).getTime() + NONCE_TTL_SECONDS * 1000).toISOString() };
   }
 
   /** Uses up a nonce; true only once, only for the device it was issued to, only before it expires. */
@@ -140,7 +141,7 @@ export class BiometricService {
     const swapped = await this.deps.devices.swapBiometricKey(device._id, current?.publicKey ?? null, {
       publicKey: parsed.spki,
       algorithm: input.algorithm,
-      enrolledAt: this.deps.clock?.() ?? new Date(),
+      enrolledAt: this.deps.clock(),
     });
     if (!swapped) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The enrolled key changed meanwhile; try again' });
   }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { AttachmentDoc, AttachmentsRepo } from '../attachments/attachments.repo.js';
-import { AttachmentsErrors } from '../attachments/attachments.errors.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';
@@ -92,22 +91,6 @@ export class EncryptedUploadsService {
     if (thumbnail && doc.thumbnailKey) await storage.putFile(doc.thumbnailKey, thumbnail.path, doc.contentType);
     await this.deps.attachments.insertEncrypted(doc);
     return { attachmentId: id, size };
-  }
-
-  /**
-   * A message of the room takes these uploads: each an encrypted upload of its author to that room,
-   * not yet used. All or none: when one cannot be taken, those taken are given back and 400.
-   */
-  async claim(input: { roomId: string; uploaderId: string; messageId: string; attachmentIds: string[] }): Promise<void> {
-    const { attachments } = this.deps;
-    const taken: string[] = [];
-    for (const id of input.attachmentIds) {
-      if (!(await attachments.claimEncrypted(id, input))) {
-        await attachments.releaseEncrypted(taken, input.messageId);
-        throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: `No unused encrypted upload ${id} of yours in this room` });
-      }
-      taken.push(id);
-    }
   }
 
   /** Deletes uploads that no message took within the configured time; how many. */

@@ -1,11 +1,8 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 
-export interface GeoLocation {
-  latitude: number;
-  longitude: number;
-  country?: string | null;
-  city?: string | null;
-}
+import type { GeoLocation } from '../platform/geoip.js';
+
+export type { GeoLocation };
 
 export interface MessageDoc {
   /** A MongoDB ObjectId in hex: ordered by time, so it is also the paging cursor. */

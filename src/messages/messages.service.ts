@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { ObjectId } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
@@ -89,7 +90,7 @@ export class MessagesService {
       users: UsersRepo;
       supportedLanguages: string[];
       claimUploads: ClaimUploads;
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
@@ -132,7 +133,7 @@ export class MessagesService {
       translations: {},
       appId,
       card,
-      createdAt: this.deps.clock?.() ?? new Date(),
+      createdAt: this.deps.clock(),
     };
     doc.seq = await this.deps.activity.nextSeq(roomId);
     await this.deps.messages.insert(doc);
@@ -186,7 +187,7 @@ export class MessagesService {
       language,
       translations: {},
       ...(clientKey ? { clientKey } : {}),
-      createdAt: this.deps.clock?.() ?? new Date(),
+      createdAt: this.deps.clock(),
     };
     // The room's timeline number (comments have none): the chat list's unread counts come from it.
     if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The body of every error answer (DESIGN.md, "Errors"). */
+/** The body of every error answer (README, "Errors"). */
 export const ErrorResponseSchema = z
   .object({
     status: z.number().int().describe('HTTP status, repeated'),
@@ -36,3 +36,22 @@ export const QueryBoolean = z.enum(['true', 'false']).transform((value) => value
  */
 export const queryInt = (min: number, max: number, fallback: number) =>
   z.preprocess((value) => (value === '' ? Number.NaN : value), z.coerce.number().int().min(min).max(max)).default(fallback);
+
+/** Zero-based paging by query, with the list's default page size (spec, "Limits"). */
+export const pagingQuery = (defaultSize: number, maxSize: number) =>
+  z.object({
+    pageSize: queryInt(1, maxSize, defaultSize).describe(`Default ${defaultSize}, at most ${maxSize}`),
+    currentPage: queryInt(0, 1_000_000, 0).describe('Zero-based'),
+  });
+
+export function pagedSchema<T extends z.ZodType>(item: T, id: string) {
+  return z
+    .object({
+      items: z.array(item),
+      pageSize: z.number().int(),
+      currentPage: z.number().int(),
+      totalItems: z.number().int(),
+      totalPages: z.number().int(),
+    })
+    .meta({ id });
+}

@@ -1,11 +1,9 @@
 import { Emitter } from '@socket.io/redis-emitter';
 import type { Redis } from 'ioredis';
-import type { DeviceInbox } from '../inbox/inbox.js';
-import type { PresenceStore } from '../presence/presence.store.js';
 import type { Keyspace } from './keyspace.js';
 import { QUEUES, type Queues } from './queues.js';
 
-/** Socket.io room names: one per device, one per user, one per chat room (DESIGN.md, "Device socket protocol"). */
+/** Socket.io room names: one per device, one per user, one per chat room (README, "Device socket protocol"). */
 export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
 export const userRoom = (userId: string) => `user:${userId}`;
 export const chatRoom = (roomId: string) => `room:${roomId}`;
@@ -152,6 +150,17 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
  * and never import socket.io. Device events are written to the device's inbox first, then the hubs
  * are poked, then offline devices are pushed to where the event warrants it.
  */
+/** Where device events wait for their device (the inbox area's DeviceInbox answers; given by the composition). */
+export interface EventInbox {
+  append<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K]): Promise<number>;
+  replace<K extends DeviceEventName>(deviceId: string, seq: number, event: K, data: DeviceEventMap[K]): Promise<boolean>;
+}
+
+/** Whether a device has a live socket (the presence area's store answers). */
+export interface DevicePresence {
+  isOnline(deviceId: string): Promise<boolean>;
+}
+
 export class DeviceEvents {
   private readonly emitter: Emitter<ServerToClientEvents>;
 
@@ -159,8 +168,8 @@ export class DeviceEvents {
     private readonly deps: {
       redis: Redis;
       keys: Keyspace;
-      inbox: Pick<DeviceInbox, 'append' | 'replace'>;
-      presence: Pick<PresenceStore, 'isOnline'>;
+      inbox: EventInbox;
+      presence: DevicePresence;
       /** The user's active devices (the devices area answers). */
       activeDeviceIds: (userId: string) => Promise<string[]>;
       queues: Queues;

@@ -1,6 +1,13 @@
 import { createRequire } from 'node:module';
 import net from 'node:net';
-import type { GeoLocation } from '../messages/messages.repo.js';
+
+/** A place: coordinates, with the country and city where known. */
+export interface GeoLocation {
+  latitude: number;
+  longitude: number;
+  country?: string | null;
+  city?: string | null;
+}
 
 export interface GeoLocator {
   /** Where an IP address is, or null for private, loopback and unknown addresses. */

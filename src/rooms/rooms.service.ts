@@ -1,3 +1,4 @@
+import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
@@ -64,12 +65,12 @@ export class RoomsService {
       events: DeviceEvents;
       domainEvents: DomainEvents;
       supportedLanguages: string[];
-      clock?: () => Date;
+      clock: Clock;
     },
   ) {}
 
   private now(): Date {
-    return this.deps.clock?.() ?? new Date();
+    return this.deps.clock();
   }
 
   private room(roomId: string): Promise<RoomDoc> {

@@ -17,7 +17,7 @@ type Tier = (typeof LIMIT_TIERS)[number];
 type Duration = LimitRequestView['duration'];
 
 
-/** What the device signs for a limit request (DESIGN.md, "Wallets"). */
+/** What the device signs for a limit request (README, "Wallets"). */
 export const limitSigned = (nonce: string, tierOrNone: string, duration: Duration) => `BIOMETRIC_CONFIRM_V1|${nonce}|LIMIT_REQUEST|${tierOrNone}|${duration}`;
 
 const TIER_FACTOR: Record<Tier, bigint> = { TIER_1: 1n, TIER_2: 10n, TIER_3: 100n };

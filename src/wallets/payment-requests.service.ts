@@ -16,7 +16,7 @@ import type { PaymentRequestDoc, PaymentRequestsRepo } from './payment-requests.
 
 export type PaymentRequestView = z.infer<typeof PaymentRequestDtoSchema>;
 
-/** What the device signs to pay an item (DESIGN.md, "Wallets"). */
+/** What the device signs to pay an item (README, "Wallets"). */
 export const paySigned = (nonce: string, paymentRequestId: string, walletId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|PAY|${paymentRequestId}|${walletId}`;
 
 const paymentEntryId = (requestId: string, payerId: string) => `payment:${requestId}:${payerId}`;

@@ -16,7 +16,7 @@ import type { QuoteDoc, SwapDoc, SwapsRepo } from './swaps.repo.js';
 export type SwapQuoteView = z.infer<typeof SwapQuoteDtoSchema>;
 export type SwapView = z.infer<typeof SwapDtoSchema>;
 
-/** What the device signs for a swap (DESIGN.md, "Wallets"). */
+/** What the device signs for a swap (README, "Wallets"). */
 export const swapSigned = (nonce: string, quoteId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|SWAP|${quoteId}`;
 
 const PRICE_SCALE = 10n ** 18n;

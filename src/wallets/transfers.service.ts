@@ -16,7 +16,7 @@ import type { WalletsService } from './wallets.service.js';
 export type TransferInput = z.infer<typeof WalletTransactionRequestSchema>;
 export type TransferView = z.infer<typeof WalletTransactionDtoSchema>;
 
-/** What the device signs for a transfer (DESIGN.md, "Wallets"). */
+/** What the device signs for a transfer (README, "Wallets"). */
 export const transferSigned = (nonce: string, item: Pick<TransferInput, 'requestId' | 'fromWalletId' | 'toUserId' | 'amount'>) =>
   `BIOMETRIC_CONFIRM_V1|${nonce}|TRANSFER|${item.requestId}|${item.fromWalletId}|${item.toUserId}|${item.amount}`;
 

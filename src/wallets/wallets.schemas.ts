@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
-import { pagedSchema, pagingQuery } from '../contacts/contacts.schemas.js';
+import { pagedSchema, pagingQuery } from '../platform/common.schemas.js';
 import { AMOUNT_PATTERN, CURRENCY_CODES } from './money.js';
 
 export const CurrencySchema = z.enum(CURRENCY_CODES as [string, ...string[]]).describe('ETH (18 decimals) or USDT (6 decimals)');

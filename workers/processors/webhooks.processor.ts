@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
-import type { WebhooksService } from '../../src/apps/webhooks.service.js';
-import type { AppPaymentsService } from '../../src/apps/payments.service.js';
+import type { WebhooksService } from '../../src/apps/delivery/webhooks.service.js';
+import type { AppPaymentsService } from '../../src/apps/payments/payments.service.js';
 import type { WebhookJob } from '../../src/platform/queues.js';
 
 /** Pings every app used in the last 24 hours; two failed checks in a row mark an app DOWN (WebhooksService.ping). */

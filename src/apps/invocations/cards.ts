@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Cards in the style of Slack's Block Kit (spec, "Webhook replies"; DESIGN.md, "App platform"): a list
+ * Cards in the style of Slack's Block Kit (spec, "Webhook replies"; README, "App platform"): a list
  * of blocks, each with its `type` and fields, every text bounded. An `input` block belongs in a view.
  */
 const Text = (max: number) => z.string().min(1).max(max);

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
-import type { Clock } from '../platform/clock.js';
-import { page, type Page } from '../platform/paging.js';
-import type { Principal } from '../platform/principal.js';
-import { wordsOf } from '../platform/words.js';
-import { AppsErrors } from './apps.errors.js';
-import type { AppDoc, AppsRepo } from './apps.repo.js';
+import type { Clock } from '../../platform/clock.js';
+import { page, type Page } from '../../platform/paging.js';
+import type { Principal } from '../../platform/principal.js';
+import { wordsOf } from '../../platform/words.js';
+import { AppsErrors } from '../apps.errors.js';
+import type { AppDoc, AppsRepo } from '../apps.repo.js';
 import type { InstallsRepo } from './installs.repo.js';
-import type { DirectoryEntrySchema, InstallDtoSchema } from './apps.schemas.js';
+import type { DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
 
 type InstallView = z.infer<typeof InstallDtoSchema>;
 type DirectoryEntry = z.infer<typeof DirectoryEntrySchema>;

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Keyspace } from '../platform/keyspace.js';
+import type { Keyspace } from '../../platform/keyspace.js';
 
 /** Spec, "Limits": 5 failures in 60 seconds open the breaker for 60 seconds; 8 calls at once per app. */
 export const BREAKER_FAILURES = 5;

@@ -1,18 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { Clock } from '../platform/clock.js';
-import { isDuplicateKey } from '../platform/mongo.js';
-import { page, type Page } from '../platform/paging.js';
-import type { Principal } from '../platform/principal.js';
-import type { RoomsPolicy } from '../rooms/rooms.policy.js';
-import { AppsErrors } from './apps.errors.js';
-import type { AppDoc, AppsRepo, CredentialDoc } from './apps.repo.js';
-import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from './apps.schemas.js';
+import type { Clock } from '../../platform/clock.js';
+import { isDuplicateKey } from '../../platform/mongo.js';
+import { page, type Page } from '../../platform/paging.js';
+import type { Principal } from '../../platform/principal.js';
+import type { RoomsPolicy } from '../../rooms/rooms.policy.js';
+import { AppsErrors } from '../apps.errors.js';
+import type { AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
+import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from '../apps.schemas.js';
 import { manifestHash, parseManifest } from './manifest.js';
 import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
-import { webhookUrlProblem } from './webhook-client.js';
-import { presentActivity, type ActivityView, type WebhooksService } from './webhooks.service.js';
-import { wordsOf } from '../platform/words.js';
+import { webhookUrlProblem } from '../delivery/webhook-client.js';
+import { presentActivity, type ActivityView, type WebhooksService } from '../delivery/webhooks.service.js';
+import { wordsOf } from '../../platform/words.js';
 
 export type AppView = z.infer<typeof AppDtoSchema>;
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
@@ -33,7 +33,7 @@ export function csvField(value: string | number | null): string {
 const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
 
 /**
- * The developer console (DESIGN.md, "App platform"): an app belongs to the member who made it; its
+ * The developer console (README, "App platform"): an app belongs to the member who made it; its
  * webhook secret is shown once and kept encrypted (it must sign), rotated with 24 hours of overlap;
  * room bot tokens and payments keys are shown once and kept only as hashes. Room admins add apps to
  * their rooms.

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { Clock } from '../platform/clock.js';
-import type { ActivityDtoSchema } from './apps.schemas.js';
-import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc } from './apps.repo.js';
-import type { WebhookJob } from '../platform/queues.js';
+import type { Clock } from '../../platform/clock.js';
+import type { ActivityDtoSchema } from '../apps.schemas.js';
+import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc } from '../apps.repo.js';
+import type { WebhookJob } from '../../platform/queues.js';
 import { BREAKER_OPEN_MS } from './call-gate.js';
-import { openSecret, signatureHeader } from './secrets.js';
+import { openSecret, signatureHeader } from '../console/secrets.js';
 import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { isX25519PublicKey } from '../platform/public-keys.js';
-import { AppsErrors } from './apps.errors.js';
-import { ManifestSchema } from './apps.schemas.js';
-import { CardSchema } from './cards.js';
+import { isX25519PublicKey } from '../../platform/public-keys.js';
+import { AppsErrors } from '../apps.errors.js';
+import { ManifestSchema } from '../apps.schemas.js';
+import { CardSchema } from '../invocations/cards.js';
 import type { z } from 'zod';
 
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -17,7 +17,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** DESIGN.md, "App platform": the hex SHA-256 of the manifest as uploaded, keys sorted, no whitespace. */
+/** README, "App platform": the hex SHA-256 of the manifest as uploaded, keys sorted, no whitespace. */
 export const manifestHash = (uploaded: unknown) => createHash('sha256').update(canonicalJson(uploaded)).digest('hex');
 
 /**

@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Decimal128 } from 'mongodb';
 import { z } from 'zod';
-import type { Clock } from '../platform/clock.js';
-import { isDuplicateKey } from '../platform/mongo.js';
-import { InsufficientFunds, type Ledger } from '../wallets/ledger.js';
-import { formatAmount, fromStored, parseAmount, toStored } from '../wallets/money.js';
-import type { WalletsService } from '../wallets/wallets.service.js';
-import { AppsErrors } from './apps.errors.js';
-import type { CredentialDoc } from './apps.repo.js';
-import type { AppsService } from './apps.service.js';
-import type { InstallsService } from './installs.service.js';
+import type { Clock } from '../../platform/clock.js';
+import { isDuplicateKey } from '../../platform/mongo.js';
+import { InsufficientFunds, type Ledger } from '../../wallets/ledger.js';
+import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/money.js';
+import type { WalletsService } from '../../wallets/wallets.service.js';
+import { AppsErrors } from '../apps.errors.js';
+import type { CredentialDoc } from '../apps.repo.js';
+import type { AppsService } from '../console/console.service.js';
+import type { InstallsService } from '../invocations/installs.service.js';
 import { seconds, type AppPaymentsService } from './payments.service.js';
-import type { AppMoneyRequestsRepo, AppPaymentDoc, MoneyRequestDoc } from './app-payments.repo.js';
+import type { AppMoneyRequestsRepo, AppPaymentDoc, MoneyRequestDoc } from './payments.repo.js';
 
 export const IdempotencyKeyHeader = z.string().min(8).max(128).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -');
 export const RefundRequestSchema = z.object({ amount: z.string().max(40).optional().describe('A decimal string; the whole remaining amount when absent') }).strict().meta({ id: 'RefundRequest' });

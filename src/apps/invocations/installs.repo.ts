@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../platform/mongo.js';
+import { isDuplicateKey } from '../../platform/mongo.js';
 
 /** A member's install of an app (`_id` `<appId>:<userId>`): the manifest version they use until they update. */
 export interface InstallDoc {

@@ -1,6 +1,6 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
-import { toStored, type Currency } from '../wallets/money.js';
-import type { Card } from './cards.js';
+import { toStored, type Currency } from '../../wallets/money.js';
+import type { Card } from '../invocations/cards.js';
 
 export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
 

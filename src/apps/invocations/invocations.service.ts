@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import type { Clock } from '../platform/clock.js';
-import type { GeoLocator } from '../platform/geoip.js';
-import type { Principal } from '../platform/principal.js';
-import type { RoomsPolicy } from '../rooms/rooms.policy.js';
-import type { UsersRepo } from '../users/users.repo.js';
-import { AppsErrors } from './apps.errors.js';
+import type { Clock } from '../../platform/clock.js';
+import type { GeoLocator } from '../../platform/geoip.js';
+import type { Principal } from '../../platform/principal.js';
+import type { RoomsPolicy } from '../../rooms/rooms.policy.js';
+import type { UsersRepo } from '../../users/users.repo.js';
+import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
-import type { AppsRepo } from './apps.repo.js';
+import type { AppsRepo } from '../apps.repo.js';
 import { ReplySchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
 import type { InstallsService } from './installs.service.js';
-import type { Manifest } from './manifest.js';
-import type { CallFailure, WebhooksService } from './webhooks.service.js';
-import { AppPaymentDtoSchema, type AppPaymentsService } from './payments.service.js';
+import type { Manifest } from '../console/manifest.js';
+import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.js';
+import { AppPaymentDtoSchema, type AppPaymentsService } from '../payments/payments.service.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
 export const MAX_STEPS = 8;
@@ -121,7 +121,7 @@ function failedMessage(failure: CallFailure): string {
 const empty = { card: null, visibility: null, messageId: null, message: null, userMessage: null, view: null, payment: null } as const;
 
 /**
- * A member's phone invoking an app (DESIGN.md, "App platform"): a command, a form step, or a card's
+ * A member's phone invoking an app (README, "App platform"): a command, a form step, or a card's
  * submit button. The answers are checked against the manifest version the member has before anything
  * is sent; the app gets exactly the spec's invocation body, signed; its reply is checked against its
  * bounds and the flow (a breach is a contract failure) and turned into what the phone shows. Calls go
@@ -145,26 +145,65 @@ export class InvocationsService {
     },
   ) {}
 
+  /**
+   * One invocation, in named steps: who calls (the install and its manifest), from where (the room),
+   * what (a command, a flow or a card action, or the next step of a form), the answers checked, the
+   * body built and signed, the reply checked against the contract, the form moved on, and the reply
+   * turned into what the phone shows.
+   */
   async invoke(principal: Principal, appId: string, input: InvokeInput, context: { ip: string; testConsole: boolean }): Promise<InvocationResult> {
-    const { repo } = this.deps;
-    const app = await repo.findApp(appId);
-    if (!app || (context.testConsole && app.ownerId !== principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const { app, caller, manifestDoc, manifest } = await this.callerOf(principal, appId, context.testConsole);
+    const room = await this.roomOf(principal, appId, input, context.testConsole);
+    const target = await this.targetOf(principal, appId, input, manifest);
+    const step = this.checkAnswers(input, manifest, target);
+    if (input.payload && (!target.flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
+    const contract = contractOf(manifest, target.flow);
+    const invocationId = target.doc?._id ?? randomUUID();
+    const now = this.deps.clock();
+    const body = {
+      type: 'invocation',
+      id: invocationId,
+      ts: Math.floor(now.getTime() / 1000),
+      app: { id: appId, version: caller.manifestVersion, manifestHash: manifestDoc.hash },
+      command: target.flowId === null ? target.commandId : null,
+      flow: target.flowId,
+      step,
+      values: manifest.sealing ? null : target.action ? {} : (input.values ?? {}),
+      sealed: input.sealed ?? null,
+      payload: target.payload,
+      action: target.action,
+      user: await this.userOf(principal, caller.appUserId, contract.scopes, context.ip),
+      conversation: room ? { roomType: room.type, ...(contract.scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null,
+    };
+    const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract: contract.keeps });
+    const outcome = activity!;
+    await this.moveForm(target, outcome.outcome === 'OK' ? (reply as Reply) : null, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
+    if (outcome.outcome !== 'OK') return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
+    return this.shown(reply as Reply, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id });
+  }
+
+  /** The app, the member's install of it (or the owner testing) and the manifest version they use. */
+  private async callerOf(principal: Principal, appId: string, testConsole: boolean) {
+    const app = await this.deps.repo.findApp(appId);
+    if (!app || (testConsole && app.ownerId !== principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     const caller = await this.deps.installs.caller(app, principal.userId);
     if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
-    const manifestDoc = await repo.findManifest(appId, caller.manifestVersion);
+    const manifestDoc = await this.deps.repo.findManifest(appId, caller.manifestVersion);
     if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
-    const manifest = JSON.parse(manifestDoc.manifest) as Manifest;
-    const invalid = (message: string) => AppsErrors.INVOCATION_INVALID({ message });
+    return { app, caller, manifestDoc, manifest: JSON.parse(manifestDoc.manifest) as Manifest };
+  }
 
-    // Where: a room the member may post in and the app was added to; none from the test console.
-    let room = null;
-    if (context.testConsole && input.roomId) throw invalid('The test console calls with no room');
-    if (input.roomId) {
-      room = await this.deps.rooms.mayPost(principal, input.roomId);
-      if (!(await repo.isInRoom(input.roomId, appId))) throw AppsErrors.APP_NOT_IN_ROOM();
-    }
+  /** Where: a room the member may post in and the app was added to; none from the test console. */
+  private async roomOf(principal: Principal, appId: string, input: InvokeInput, testConsole: boolean) {
+    if (testConsole && input.roomId) throw invalid('The test console calls with no room');
+    if (!input.roomId) return null;
+    const room = await this.deps.rooms.mayPost(principal, input.roomId);
+    if (!(await this.deps.repo.isInRoom(input.roomId, appId))) throw AppsErrors.APP_NOT_IN_ROOM();
+    return room;
+  }
 
-    // What: a new invocation (exactly one of command, flow, action), or the next step of one under way.
+  /** What: a new invocation (exactly one of command, flow, action), or the next step of a form under way. */
+  private async targetOf(principal: Principal, appId: string, input: InvokeInput, manifest: Manifest): Promise<Target> {
     let doc: InvocationDoc | null = null;
     if (input.invocationId) {
       doc = await this.invocations.findOfMember(input.invocationId, appId, principal.userId);
@@ -181,17 +220,23 @@ export class InvocationsService {
     const flowName = flowId ?? command?.flow ?? null;
     const flow = flowName === null ? null : manifest.flows.find((f) => f.id === flowName);
     if (flow === undefined) throw invalid(`The manifest has no flow ${flowName}`);
+    const action = input.action && !doc ? await this.actionOf(principal, appId, input) : null;
+    return { doc, commandId, flowId, flow, action, payload: doc ? doc.payload : (input.payload ?? null) };
+  }
 
-    let action: { id: string; payload: Record<string, unknown> } | null = null;
-    if (input.action && !doc) {
-      const message = await this.deps.findCardMessage(principal, input.action.messageId);
-      const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === input.action!.id && b.kind === 'submit') : undefined;
-      if (!button) throw invalid('No such submit button on a card of this app');
-      action = { id: button.id, payload: button.payload ?? {} };
-      if (input.values || input.sealed) throw invalid('A card action carries no answers');
-    }
+  /** A card's submit button, tapped: it must be on a card this app posted. */
+  private async actionOf(principal: Principal, appId: string, input: InvokeInput): Promise<{ id: string; payload: Record<string, unknown> }> {
+    const tapped = input.action!;
+    const message = await this.deps.findCardMessage(principal, tapped.messageId);
+    const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === tapped.id && b.kind === 'submit') : undefined;
+    if (!button) throw invalid('No such submit button on a card of this app');
+    if (input.values || input.sealed) throw invalid('A card action carries no answers');
+    return { id: button.id, payload: button.payload ?? {} };
+  }
 
-    // The answers: which inputs this call answers, then the values checked, or the sealed answers forwarded unread.
+  /** The answers: which inputs this call answers, then the values checked, or sealed answers forwarded unread. The step answered. */
+  private checkAnswers(input: InvokeInput, manifest: Manifest, target: Target): string | null {
+    const { flow, doc } = target;
     let inputs: Input[] = [];
     let step: string | null = null;
     if (flow) {
@@ -211,69 +256,39 @@ export class InvocationsService {
       const problems = checkValues(inputs, input.values ?? {});
       if (problems.length > 0) throw AppsErrors.INVOCATION_VALUES_INVALID({ message: problems.map((p) => `${p.input}: ${p.message}`).join('; '), details: problems });
     }
-    const payload = doc ? doc.payload : (input.payload ?? null);
-    if (input.payload && (!flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
+    return step;
+  }
 
-    // Who: the per-app id always; name, language and location only under their scopes; the room's ref under conversation.ref.
-    const scopes = new Set(manifest.scopes);
-    const user: Record<string, unknown> = { id: caller.appUserId };
+  /** Who: the per-app id always; name, language and location only under their scopes. */
+  private async userOf(principal: Principal, appUserId: string, scopes: Set<string>, ip: string): Promise<Record<string, unknown>> {
+    const user: Record<string, unknown> = { id: appUserId };
     if (scopes.has('user.name') || scopes.has('user.language')) {
       const profile = await this.deps.users.findById(principal.userId);
       if (scopes.has('user.name')) user.name = profile?.displayName ?? null;
       if (scopes.has('user.language')) user.language = profile?.language ?? null;
     }
-    if (scopes.has('user.location')) user.location = this.deps.geo.locate(context.ip);
-    const conversation = room ? { roomType: room.type, ...(scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null;
+    if (scopes.has('user.location')) user.location = this.deps.geo.locate(ip);
+    return user;
+  }
 
-    const invocationId = doc?._id ?? randomUUID();
-    const now = this.deps.clock();
-    const body = {
-      type: 'invocation',
-      id: invocationId,
-      ts: Math.floor(now.getTime() / 1000),
-      app: { id: appId, version: caller.manifestVersion, manifestHash: manifestDoc.hash },
-      command: flowId === null ? commandId : null,
-      flow: flowId,
-      step,
-      values: manifest.sealing ? null : action ? {} : (input.values ?? {}),
-      sealed: input.sealed ?? null,
-      payload,
-      action,
-      user,
-      conversation,
-    };
-    /** A card reply's card: sent inline, or a manifest template filled with the reply's data. */
-    const cardOf = (answer: Extract<Reply, { type: 'card' }>): Card | null => {
-      if (answer.card) return answer.card;
-      const template = manifest.templates?.find((t) => t.id === answer.template);
-      return template ? fillTemplate(template.card, answer.data ?? {}) : null;
-    };
-    const keepsContract = (reply: unknown): boolean => {
-      const parsed = ReplySchema.safeParse(reply);
-      if (!parsed.success) return false;
-      if (parsed.data.type === 'card') return cardOf(parsed.data) !== null;
-      if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
-      // A payment needs the payments scope.
-      if (parsed.data.type === 'payment') return scopes.has('payments');
-      return true;
-    };
-    const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract });
-    const outcome = activity!;
-
-    // A form moves on with a view, and ends with anything else.
-    const nextView = outcome.outcome === 'OK' && (reply as Reply).type === 'view' ? (reply as Extract<Reply, { type: 'view' }>).view.id : null;
-    if (doc) await this.invocations.step(doc._id, nextView, now);
+  /** A form moves on with a view (recorded under the invocation's id), and ends with anything else. */
+  private async moveForm(target: Target, reply: Reply | null, form: { invocationId: string; appId: string; userId: string; roomId: string | null; manifestVersion: string; now: Date }): Promise<void> {
+    const nextView = reply?.type === 'view' ? reply.view.id : null;
+    if (target.doc) await this.invocations.step(target.doc._id, nextView, form.now);
     else if (nextView) {
-      await this.invocations.insert({ _id: invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, command: commandId, flow: flowId, payload, manifestVersion: caller.manifestVersion, steps: 1, expectedView: nextView, createdAt: now, updatedAt: now });
+      const { invocationId, appId, userId, roomId, manifestVersion, now } = form;
+      await this.invocations.insert({ _id: invocationId, appId, userId, roomId, command: target.commandId, flow: target.flowId, payload: target.payload, manifestVersion, steps: 1, expectedView: nextView, createdAt: now, updatedAt: now });
     }
+  }
 
-    if (outcome.outcome !== 'OK') return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
-    const answer = reply as Reply;
+  /** What the phone shows for a reply that kept the contract. */
+  private async shown(answer: Reply, contract: Contract, call: { invocationId: string; appId: string; roomId: string | null; userId: string; appUserId: string; activityId: string }): Promise<InvocationResult> {
+    const { invocationId } = call;
     switch (answer.type) {
       case 'card': {
-        const card = cardOf(answer)!;
-        if (answer.visibility !== 'private' && room) {
-          const posted = await this.deps.postCard(room._id, appId, card);
+        const card = contract.cardOf(answer)!;
+        if (answer.visibility !== 'private' && call.roomId) {
+          const posted = await this.deps.postCard(call.roomId, call.appId, card);
           return { invocationId, outcome: 'card', ...empty, card, visibility: 'room', messageId: posted.id };
         }
         return { invocationId, outcome: 'card', ...empty, card, visibility: 'private' };
@@ -282,15 +297,53 @@ export class InvocationsService {
         return { invocationId, outcome: 'ack', ...empty, message: answer.message };
       case 'error':
         // The code is for the app's logs: kept on the activity row, not shown.
-        if (answer.code) await this.deps.repo.setAppErrorCode(outcome._id, answer.code);
+        if (answer.code) await this.deps.repo.setAppErrorCode(call.activityId, answer.code);
         return { invocationId, outcome: 'error', ...empty, userMessage: answer.userMessage };
       case 'view':
         return { invocationId, outcome: 'view', ...empty, view: answer.view };
       case 'payment': {
-        const opened = await this.deps.payments.open({ appId, userId: principal.userId, appUserId: caller.appUserId, invocationId, payment: answer.payment });
+        const opened = await this.deps.payments.open({ appId: call.appId, userId: call.userId, appUserId: call.appUserId, invocationId, payment: answer.payment });
         if (!opened) return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
         return { invocationId, outcome: 'payment', ...empty, payment: this.deps.payments.present(opened) };
       }
     }
   }
 }
+
+/** What an invocation is about: a form under way, or the command, flow or card action it starts. */
+interface Target {
+  doc: InvocationDoc | null;
+  commandId: string | null;
+  flowId: string | null;
+  flow: Flow | null;
+  action: { id: string; payload: Record<string, unknown> } | null;
+  payload: Record<string, unknown> | null;
+}
+
+/** What a reply must keep to: a card (inline, or a template the manifest has), a view of the flow, a payment under its scope. */
+interface Contract {
+  scopes: Set<string>;
+  cardOf(answer: Extract<Reply, { type: 'card' }>): Card | null;
+  keeps(reply: unknown): boolean;
+}
+
+function contractOf(manifest: Manifest, flow: Flow | null): Contract {
+  const scopes = new Set<string>(manifest.scopes);
+  const cardOf = (answer: Extract<Reply, { type: 'card' }>): Card | null => {
+    if (answer.card) return answer.card;
+    const template = manifest.templates?.find((t) => t.id === answer.template);
+    return template ? fillTemplate(template.card, answer.data ?? {}) : null;
+  };
+  const keeps = (reply: unknown): boolean => {
+    const parsed = ReplySchema.safeParse(reply);
+    if (!parsed.success) return false;
+    if (parsed.data.type === 'card') return cardOf(parsed.data) !== null;
+    if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
+    // A payment needs the payments scope.
+    if (parsed.data.type === 'payment') return scopes.has('payments');
+    return true;
+  };
+  return { scopes, cardOf, keeps };
+}
+
+const invalid = (message: string) => AppsErrors.INVOCATION_INVALID({ message });
