@@ -39,6 +39,25 @@ export default tseslint.config(
       ],
     },
   },
+  // An area meets another only through that area's index.ts (its services, policies, small read
+  // interfaces and the types they use), its error codes and its schemas; never its repos or internals.
+  ...areas.map((area) => ({
+    files: [`src/${area}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/rest/**', '**/realtime/**', '**/workers/**'] },
+            {
+              regex: `^(\\.\\./)+(${areas.filter((other) => other !== area).join('|')})/(?!index\\.js$)(?![\\w./-]*\\.(schemas|errors)\\.js$)`,
+              message: `Import another area through its index.ts (or its *.errors.js / *.schemas.js), not its internals.`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // The platform is what every area builds on: it imports none of them (the composition hands it what it needs).
     files: ['src/platform/**/*.ts'],

@@ -15,10 +15,10 @@ import { AppMoneyRequestsRepo, AppPaymentsRepo } from './payments/payments.repo.
 import { InstallsRepo } from './invocations/installs.repo.js';
 import { InvocationsRepo } from './invocations/invocations.repo.js';
 import type { WalletsArea } from '../wallets/index.js';
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import type { Card } from './invocations/cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
@@ -84,3 +84,6 @@ export function appsArea(
   return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;
+
+// What other areas use of this one (they import only this file).
+export type { WebhooksService } from './delivery/webhooks.service.js';

@@ -1,8 +1,8 @@
-import type { TokenService } from '../auth/tokens.js';
-import type { MessagesService } from '../messages/messages.service.js';
+import type { TokenService } from '../auth/index.js';
+import type { MessagesService } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { RoomsPolicy } from '../rooms/rooms.policy.js';
+import type { RoomsPolicy } from '../rooms/index.js';
 import { QUEUES } from '../platform/queues.js';
 import { publicBaseUrl } from '../platform/config.js';
 import { AttachmentsRepo } from './attachments.repo.js';
@@ -39,3 +39,7 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
   });
   return { repos: { attachments: repo }, attachments, media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }) };
 }
+
+// What other areas use of this one (they import only this file).
+export { uploadStagingDir } from './attachment-limits.js';
+export type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { DEVICE_PLATFORMS } from '../devices/devices.repo.js';
-
+import { DEVICE_PLATFORMS } from '../devices/index.js';
 const Phone = z.string().trim().min(4).max(32).describe('Phone number in international (E.164) format, e.g. +14155550123');
 const SixDigits = z.string().regex(/^\d{6}$/, 'must be six digits');
 

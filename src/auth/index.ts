@@ -1,7 +1,7 @@
 import type { DevicesArea } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { AuthService } from './auth.service.js';
 import { LoginCodesRepo } from './login-codes.repo.js';
 import { TokenService } from './tokens.js';
@@ -28,3 +28,9 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
   });
   return { repos: { loginCodes }, auth, tokens };
 }
+
+// What other areas use of this one (they import only this file).
+export type { AuthService } from './auth.service.js';
+export { InvalidTokenError } from './tokens.js';
+export type { TokenService } from './tokens.js';
+export { matchTotpStep, newTotpSecret, totpUri } from './totp.js';

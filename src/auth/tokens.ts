@@ -2,8 +2,7 @@ import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
 import { systemClock, type Clock } from '../platform/clock.js';
-import type { DevicePlatform } from '../devices/devices.repo.js';
-
+import type { DevicePlatform } from '../devices/index.js';
 const ISSUER = 'chat-platform';
 const ACCESS_AUDIENCE = 'api';
 const TWO_FACTOR_AUDIENCE = 'auth-2fa';

@@ -3,8 +3,8 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
-import { SfuClient } from '../sfu/sfu-client.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import { SfuClient } from '../sfu/index.js';
+import type { UsersRepo } from '../users/index.js';
 import { AnyCallService } from './any-call.service.js';
 import { CallsRepo } from './calls.repo.js';
 import { CallsService } from './calls.service.js';
@@ -47,3 +47,7 @@ export function callsArea(p: Platform, deps: { users: UsersRepo; contacts: Conta
   return { repos, calls, roomCalls, anyCall, ice };
 }
 export type CallsArea = ReturnType<typeof callsArea>;
+
+// What other areas use of this one (they import only this file).
+export type { AnyCallService } from './any-call.service.js';
+export type { RoomCallsRepo } from './room-calls.repo.js';

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
-import type { RoomCallsRepo } from '../calls/room-calls.repo.js';
-import type { LastMessage, RoomActivityRepo } from '../messages/room-activity.repo.js';
+import type { RoomCallsRepo } from '../calls/index.js';
+import type { LastMessage, RoomActivityRepo } from '../messages/index.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
-import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
-import type { RoomsRepo } from '../rooms/rooms.repo.js';
-import { presentRoom } from '../rooms/rooms.service.js';
+import type { RoomMembersRepo } from '../rooms/index.js';
+import type { RoomsRepo } from '../rooms/index.js';
+import { presentRoom } from '../rooms/index.js';
 import type { LastMessageSchema, RoomStatusSchema } from './chat-status.schemas.js';
 
 export type RoomStatusView = z.infer<typeof RoomStatusSchema>;

@@ -1,9 +1,9 @@
-import { userSummary } from '../users/users.service.js';
+import { userSummary } from '../users/index.js';
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { page, type Page } from '../platform/paging.js';
 import { ContactsErrors } from './contacts.errors.js';
 import { UsersErrors } from '../users/users.errors.js';

@@ -2,7 +2,7 @@ import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { BlocksRepo } from './blocks.repo.js';
 import { BlocksService } from './blocks.service.js';
 import { ConnectionRequestsRepo } from './connection-requests.repo.js';
@@ -30,3 +30,8 @@ export function contactsArea(p: Platform, deps: { users: UsersRepo; events: Devi
   return { repos, contacts, blocks: new BlocksService(repos.blocks, deps.users, repos.connectionRequests, publicBaseUrl(p.config), p.clock) };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;
+
+// What other areas use of this one (they import only this file).
+export type { BlocksRepo } from './blocks.repo.js';
+export type { ConnectionsRepo } from './connections.repo.js';
+export type { ContactsService } from './contacts.service.js';

@@ -7,7 +7,7 @@ import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { AuthErrors } from '../auth/auth.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';

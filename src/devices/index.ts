@@ -1,6 +1,6 @@
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { BiometricService } from './biometric.service.js';
 import { DevicesRepo } from './devices.repo.js';
 import { DevicesService } from './devices.service.js';
@@ -28,3 +28,10 @@ export function biometricArea(p: Platform, deps: { devices: DevicesRepo; users: 
     }),
   };
 }
+
+// What other areas use of this one (they import only this file).
+export type { BiometricService } from './biometric.service.js';
+export { DEVICE_PLATFORMS } from './devices.repo.js';
+export type { DeviceDoc, DevicePlatform, DevicesRepo } from './devices.repo.js';
+export type { DevicesService } from './devices.service.js';
+export { parsePublicKey, verifySignature } from './signatures.js';

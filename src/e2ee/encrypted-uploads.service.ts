@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import type { AttachmentDoc, AttachmentsRepo } from '../attachments/attachments.repo.js';
+import type { AttachmentDoc, AttachmentsRepo } from '../attachments/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';

@@ -1,8 +1,8 @@
-import { uploadStagingDir } from '../attachments/attachment-limits.js';
+import { uploadStagingDir } from '../attachments/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
-import type { AttachmentsRepo } from '../attachments/attachments.repo.js';
+import type { AttachmentsRepo } from '../attachments/index.js';
 import { EncryptedUploadsService } from './encrypted-uploads.service.js';
 import { E2eeErrors } from './e2ee.errors.js';
 import { E2eeRepo } from './e2ee.repo.js';
@@ -53,3 +53,6 @@ export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEv
   return { repos: { e2ee: repo }, keyDirectory, roomKeys, uploads };
 }
 export type E2eeArea = ReturnType<typeof e2eeArea>;
+
+// What other areas use of this one (they import only this file).
+export type { EncryptedUploadsService } from './encrypted-uploads.service.js';

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { buffer } from 'node:stream/consumers';
-import { parsePublicKey, verifySignature } from '../devices/signatures.js';
+import { parsePublicKey, verifySignature } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import { isX25519PublicKey } from '../platform/public-keys.js';
 import type { Logger } from '../platform/logger.js';

@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { parsePublicKey, verifySignature } from '../devices/signatures.js';
+import { parsePublicKey, verifySignature } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
-import type { RoomMembersRepo } from '../rooms/room-members.repo.js';
-import type { RoomDoc } from '../rooms/rooms.repo.js';
-import type { RoomsPolicy } from '../rooms/rooms.policy.js';
+import type { RoomMembersRepo } from '../rooms/index.js';
+import type { RoomDoc } from '../rooms/index.js';
+import type { RoomsPolicy } from '../rooms/index.js';
 import { E2eeErrors } from './e2ee.errors.js';
 import { keyVersionId, type E2eeRepo, type IdentityDoc, type KeyRequestDoc, type KeyVersionDoc, type StoredShare } from './e2ee.repo.js';
 import type { E2eeShareUploadSchema, E2eeSharesDtoSchema } from './e2ee.schemas.js';

@@ -1,7 +1,7 @@
-import type { DevicesService } from '../devices/devices.service.js';
+import type { DevicesService } from '../devices/index.js';
 import { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { PresenceStore } from '../presence/presence.store.js';
+import type { PresenceStore } from '../presence/index.js';
 import { DeviceInbox } from './inbox.js';
 
 /** Each device's event inbox, and the emitter every area sends device events through. */
@@ -22,3 +22,6 @@ export function inboxArea(p: Platform, deps: { presence: PresenceStore; devices:
   });
   return { inbox, events };
 }
+
+// What other areas use of this one (they import only this file).
+export type { DeviceInbox, InboxEntry } from './inbox.js';

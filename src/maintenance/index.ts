@@ -1,8 +1,8 @@
-import type { AuthService } from '../auth/auth.service.js';
-import type { AnyCallService } from '../calls/any-call.service.js';
+import type { AuthService } from '../auth/index.js';
+import type { AnyCallService } from '../calls/index.js';
 import type { Platform } from '../platform/platform.js';
-import type { EncryptedUploadsService } from '../e2ee/encrypted-uploads.service.js';
-import type { WebhooksService } from '../apps/delivery/webhooks.service.js';
+import type { EncryptedUploadsService } from '../e2ee/index.js';
+import type { WebhooksService } from '../apps/index.js';
 import { MaintenanceService } from './maintenance.service.js';
 
 /** The minute clean-up: each area's expired rows and interrupted work. */

@@ -1,8 +1,7 @@
-import type { AuthService } from '../auth/auth.service.js';
-import type { AnyCallService } from '../calls/any-call.service.js';
-import type { EncryptedUploadsService } from '../e2ee/encrypted-uploads.service.js';
-import type { WebhooksService } from '../apps/delivery/webhooks.service.js';
-
+import type { AuthService } from '../auth/index.js';
+import type { AnyCallService } from '../calls/index.js';
+import type { EncryptedUploadsService } from '../e2ee/index.js';
+import type { WebhooksService } from '../apps/index.js';
 /**
  * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (README, "Decisions and departures"),
  * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.

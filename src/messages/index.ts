@@ -32,3 +32,9 @@ export function messagesArea(
   return { repos: { messages: messagesRepo }, activity, messages, policy };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
+
+// What other areas use of this one (they import only this file).
+export type { MessagesPolicy } from './messages.policy.js';
+export type { MessagesRepo } from './messages.repo.js';
+export type { MessagesService, PostMessageInput } from './messages.service.js';
+export type { LastMessage, RoomActivityRepo } from './room-activity.repo.js';

@@ -1,6 +1,6 @@
 import type { Principal } from '../platform/principal.js';
-import type { RoomsPolicy } from '../rooms/rooms.policy.js';
-import type { RoomDoc } from '../rooms/rooms.repo.js';
+import type { RoomsPolicy } from '../rooms/index.js';
+import type { RoomDoc } from '../rooms/index.js';
 import { MessagesErrors } from './messages.errors.js';
 import type { MessageDoc, MessagesRepo } from './messages.repo.js';
 

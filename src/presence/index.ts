@@ -1,7 +1,7 @@
-import type { ContactsService } from '../contacts/contacts.service.js';
-import type { DevicesService } from '../devices/devices.service.js';
+import type { ContactsService } from '../contacts/index.js';
+import type { DevicesService } from '../devices/index.js';
 import type { Platform } from '../platform/platform.js';
-import type { RoomsService } from '../rooms/rooms.service.js';
+import type { RoomsService } from '../rooms/index.js';
 import { PresenceService } from './presence.service.js';
 import { PresenceStore } from './presence.store.js';
 
@@ -14,3 +14,6 @@ export function presenceStore(p: Platform) {
 export function presenceArea(_p: Platform, deps: { store: PresenceStore; devices: DevicesService; contacts: ContactsService; rooms: RoomsService }) {
   return { presence: new PresenceService(deps.store, deps.devices, deps.contacts, deps.rooms) };
 }
+
+// What other areas use of this one (they import only this file).
+export type { PresenceStore } from './presence.store.js';

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import type { PresenceStore } from './presence.store.js';
-import type { ContactsService } from '../contacts/contacts.service.js';
-import type { DevicesService } from '../devices/devices.service.js';
-import type { RoomsService } from '../rooms/rooms.service.js';
+import type { ContactsService } from '../contacts/index.js';
+import type { DevicesService } from '../devices/index.js';
+import type { RoomsService } from '../rooms/index.js';
 import type { UserPresenceSchema } from './presence.schemas.js';
 
 /** As the UserPresence record of the OpenAPI document. */

@@ -1,7 +1,7 @@
-import type { DevicesRepo } from '../devices/devices.repo.js';
-import type { DeviceInbox } from '../inbox/inbox.js';
+import type { DevicesRepo } from '../devices/index.js';
+import type { DeviceInbox } from '../inbox/index.js';
 import type { Platform } from '../platform/platform.js';
-import type { PresenceStore } from '../presence/presence.store.js';
+import type { PresenceStore } from '../presence/index.js';
 import { pushProviders } from './providers.js';
 import { PushService } from './push.service.js';
 

@@ -1,9 +1,8 @@
 import type { PushJob } from '../platform/queues.js';
-import type { DeviceInbox, InboxEntry } from '../inbox/inbox.js';
-import type { PresenceStore } from '../presence/presence.store.js';
+import type { DeviceInbox, InboxEntry } from '../inbox/index.js';
+import type { PresenceStore } from '../presence/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
-import type { DeviceDoc, DevicesRepo } from '../devices/devices.repo.js';
-
+import type { DeviceDoc, DevicesRepo } from '../devices/index.js';
 export type PushOutcome = 'sent' | 'device-gone' | 'online' | 'already-handled' | 'no-token' | 'token-invalid';
 
 /** Thrown when the push service failed in a way worth retrying (the worker retries with backoff). */

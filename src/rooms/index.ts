@@ -1,4 +1,4 @@
-import type { BlocksRepo } from '../contacts/blocks.repo.js';
+import type { BlocksRepo } from '../contacts/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { UsersArea } from '../users/index.js';
@@ -25,3 +25,11 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlocksR
   return { repos, rooms, policy };
 }
 export type RoomsArea = ReturnType<typeof roomsArea>;
+
+// What other areas use of this one (they import only this file).
+export type { RoomMembersRepo } from './room-members.repo.js';
+export { assertTranslatable, isManager } from './rooms.policy.js';
+export type { RoomsPolicy } from './rooms.policy.js';
+export type { RoomDoc, RoomsRepo } from './rooms.repo.js';
+export { presentRoom } from './rooms.service.js';
+export type { RoomsService } from './rooms.service.js';

@@ -1,4 +1,4 @@
-import type { BlocksRepo } from '../contacts/blocks.repo.js';
+import type { BlocksRepo } from '../contacts/index.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { MessagesErrors } from '../messages/messages.errors.js';
 import type { Principal } from '../platform/principal.js';

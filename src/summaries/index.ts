@@ -2,7 +2,7 @@ import type { MessagesArea } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { ExtractiveSummarizer } from './extractive.summarizer.js';
 import { OpenAiCompatibleSummarizer } from './openai.summarizer.js';
 import { SummariesService } from './summaries.service.js';

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { SummaryJob } from '../platform/queues.js';
 import type { Principal } from '../platform/principal.js';
 import type { DeviceEvents } from '../platform/device-events.js';
-import type { MessagesRepo } from '../messages/messages.repo.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { MessagesRepo } from '../messages/index.js';
+import type { UsersRepo } from '../users/index.js';
 import type { Summarizer } from './summarizer.js';
-import type { MessagesPolicy } from '../messages/messages.policy.js';
+import type { MessagesPolicy } from '../messages/index.js';
 import { SummariesErrors } from './summaries.errors.js';
 
 export type { SummaryJob };

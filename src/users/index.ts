@@ -1,4 +1,4 @@
-import { uploadStagingDir } from '../attachments/attachment-limits.js';
+import { uploadStagingDir } from '../attachments/index.js';
 import { publicBaseUrl } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
 import { UsersRepo } from './users.repo.js';
@@ -26,3 +26,8 @@ export function usersArea(p: Platform) {
   };
 }
 export type UsersArea = ReturnType<typeof usersArea>;
+
+// What other areas use of this one (they import only this file).
+export type { UserDoc, UsersRepo } from './users.repo.js';
+export { userSummary } from './users.service.js';
+export type { UserSummaryView } from './users.service.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
-import { matchTotpStep, newTotpSecret, totpUri } from '../auth/totp.js';
+import { matchTotpStep, newTotpSecret, totpUri } from '../auth/index.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';

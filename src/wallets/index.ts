@@ -1,7 +1,7 @@
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { EvmChain } from './chain.js';
 import { LEDGER_GRACE_MS, Ledger } from './ledger.js';
 import { LedgerRepo } from './ledger.repo.js';
@@ -20,7 +20,7 @@ import { PaymentRequestsService } from './payment-requests.service.js';
 import { PaymentRequestsRepo } from './payment-requests.repo.js';
 import { LimitsService } from './limits.service.js';
 import { LimitRequestsRepo } from './limits.repo.js';
-import type { DevicesRepo } from '../devices/devices.repo.js';
+import type { DevicesRepo } from '../devices/index.js';
 import { RedisLock } from '../platform/lock.js';
 import { QUEUES } from '../platform/queues.js';
 import { parseAmount, type Currency } from './money.js';
@@ -98,3 +98,10 @@ export function walletsArea(
   };
 }
 export type WalletsArea = ReturnType<typeof walletsArea>;
+
+// What other areas use of this one (they import only this file).
+export { InsufficientFunds } from './ledger.js';
+export type { Ledger } from './ledger.js';
+export { formatAmount, fromStored, parseAmount, toStored } from './money.js';
+export type { Currency } from './money.js';
+export type { WalletsService } from './wallets.service.js';

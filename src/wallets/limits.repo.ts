@@ -1,5 +1,8 @@
 import type { Collection, Db } from 'mongodb';
-import type { LimitRequestView } from './limits.service.js';
+import type { z } from 'zod';
+import type { LimitRequestDtoSchema } from './wallets.schemas.js';
+
+type LimitRequestView = z.infer<typeof LimitRequestDtoSchema>;
 
 type Tier = NonNullable<LimitRequestView['tier']>;
 type Duration = LimitRequestView['duration'];

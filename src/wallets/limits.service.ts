@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { BiometricService } from '../devices/biometric.service.js';
-import type { DevicesRepo } from '../devices/devices.repo.js';
+import type { BiometricService } from '../devices/index.js';
+import type { DevicesRepo } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';

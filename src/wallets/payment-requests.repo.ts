@@ -1,6 +1,9 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import type { Currency } from './money.js';
-import type { PaymentRequestView } from './payment-requests.service.js';
+import type { z } from 'zod';
+import type { PaymentRequestDtoSchema } from './wallets.schemas.js';
+
+type PaymentRequestView = z.infer<typeof PaymentRequestDtoSchema>;
 
 export type ItemStatus = 'OPEN' | 'PAYING' | 'PAID';
 

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import type { JournalDoc } from './ledger.repo.js';
 import { formatAmount, fromStored, parseAmount, toStored } from './money.js';

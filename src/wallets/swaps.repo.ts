@@ -1,6 +1,9 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import type { Currency } from './money.js';
-import type { SwapView } from './swaps.service.js';
+import type { z } from 'zod';
+import type { SwapDtoSchema } from './wallets.schemas.js';
+
+type SwapView = z.infer<typeof SwapDtoSchema>;
 
 export interface QuoteDoc {
   _id: string;

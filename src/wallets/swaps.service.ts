@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';

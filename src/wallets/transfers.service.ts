@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { createHash } from 'node:crypto';
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { AppError } from '../platform/errors.js';
 import type { Principal } from '../platform/principal.js';
-import type { UsersRepo } from '../users/users.repo.js';
+import type { UsersRepo } from '../users/index.js';
 import { UsersErrors } from '../users/users.errors.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import type { JournalDoc, LedgerRepo } from './ledger.repo.js';

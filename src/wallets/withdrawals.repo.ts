@@ -1,6 +1,9 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import { fromStored, type Currency } from './money.js';
-import type { WithdrawalStatus } from './withdrawals.service.js';
+import type { z } from 'zod';
+import type { WithdrawalDtoSchema } from './wallets.schemas.js';
+
+type WithdrawalStatus = z.infer<typeof WithdrawalDtoSchema>['status'];
 
 export interface WithdrawalDoc {
   _id: string;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
-import type { BiometricService } from '../devices/biometric.service.js';
+import type { BiometricService } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Logger } from '../platform/logger.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import { page, type Page } from '../../platform/paging.js';
 import type { Principal } from '../../platform/principal.js';
-import type { RoomsPolicy } from '../../rooms/rooms.policy.js';
+import type { RoomsPolicy } from '../../rooms/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
 import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from '../apps.schemas.js';

@@ -1,5 +1,5 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
-import { toStored, type Currency } from '../../wallets/money.js';
+import { toStored, type Currency } from '../../wallets/index.js';
 import type { Card } from '../invocations/cards.js';
 
 export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';

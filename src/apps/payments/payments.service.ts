@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { BiometricService } from '../../devices/biometric.service.js';
+import type { BiometricService } from '../../devices/index.js';
 import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import type { Principal } from '../../platform/principal.js';
-import { InsufficientFunds, type Ledger } from '../../wallets/ledger.js';
-import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/money.js';
+import { InsufficientFunds, type Ledger } from '../../wallets/index.js';
+import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/index.js';
 import { WalletsErrors } from '../../wallets/wallets.errors.js';
-import type { WalletsService } from '../../wallets/wallets.service.js';
+import type { WalletsService } from '../../wallets/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import { ReplySchema, type Reply } from '../invocations/cards.js';
 import type { WebhooksService } from '../delivery/webhooks.service.js';
