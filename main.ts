@@ -13,6 +13,7 @@ import { startWorkers, type Workers } from './workers/main.js';
 const ROLES = ['api', 'realtime', 'worker', 'sfu'] as const;
 const READINESS_TIMEOUT_MS = 2_000;
 type Role = (typeof ROLES)[number];
+const isRole = (name: string): name is Role => ROLES.some((role) => role === name);
 
 /** `--role=api,realtime,worker,sfu` or `--role=all` (the default). */
 const roleArg = (argv: string[]) => argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? process.env.ROLES ?? 'all';
@@ -21,11 +22,11 @@ function parseRoles(argv: string[]): Set<Role> {
   const arg = roleArg(argv);
   const names = arg.split(',').map((name) => name.trim()).filter(Boolean);
   if (names.includes('all')) return new Set(ROLES);
-  const unknown = names.filter((name) => !(ROLES as readonly string[]).includes(name));
+  const unknown = names.filter((name) => !isRole(name));
   if (unknown.length > 0 || names.length === 0) {
     throw new ConfigError([`--role: expected all or a comma-separated list of ${ROLES.join(', ')}; got "${arg}"`]);
   }
-  return new Set(names as Role[]);
+  return new Set(names.filter(isRole));
 }
 
 async function main() {

@@ -31,7 +31,9 @@ const { tmp, stack, env, config, ctx, children } = await startBench('rt');
 
 async function spawnHub(engine) {
   const [port, opsPort] = [await freePort(), await freePort()];
-  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
+  // BENCH_HUB_NODE_OPTIONS: V8 flags for the hubs alone (memory experiments).
+  const hubOptions = process.env.BENCH_HUB_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_HUB_NODE_OPTIONS } : {};
+  const child = await spawnRole('realtime', { ...env, ...hubOptions, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
   return { port, opsPort, pid: child.pid, child };
 }
 

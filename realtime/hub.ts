@@ -7,12 +7,13 @@ import { z } from 'zod';
 import type { us_listen_socket, WebSocketBehavior } from 'uWebSockets.js';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
+import type { Logger } from '../src/platform/logger.js';
 import { AppError } from '../src/platform/errors.js';
 import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
 import { closeRedis, duplicate, keepPublishesHandled } from '../src/platform/redis.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
-import { loadUws } from './uws.js';
+import { loadUws, type UwsModule } from './uws.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
 import type { HubServer, HubSocket } from './socket-types.js';
 
@@ -43,7 +44,7 @@ export async function startHub(
   const log = platform.logger.child({ role: 'realtime' });
   // Refused before anything connects: a hub on a stub would accept sockets and never answer.
   const uws = options.engine === 'uws' ? await loadUws() : undefined;
-  const { auth, inbox, presenceStore: presence, rooms } = services;
+  const { inbox, presenceStore: presence } = services;
   const nodeId = randomUUID();
   const io: HubServer = new Server({
     path: '/socket.io/',
@@ -74,31 +75,7 @@ export async function startHub(
     presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
   }, Math.max(250, Math.floor(presence.ttlMs / 3)));
 
-  /** A handshake refused while MongoDB or Redis is away: `connect_error` with the code as its message and `data.retryAfter` in seconds. */
-  const unavailable = (refusal: AppError) => Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: platform.dependencies.retryAfterSeconds } });
-
-  io.use((socket, next) => {
-    const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);
-    if (!handshake.success) return next(new Error('UNAUTHORIZED'));
-    // A dependency away is not a bad token: the client is told which, and when to try again.
-    const refusal = platform.dependencies.refusal();
-    if (refusal) return next(unavailable(refusal));
-    auth.authenticate(handshake.data.token).then(
-      async (principal) => {
-        socket.data.principal = principal;
-        // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
-        const roomIds = await rooms.chatRoomIdsOf(principal.userId);
-        await socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)]);
-        next();
-      },
-      (error: unknown) => {
-        const away = platform.dependencies.noteError(error);
-        if (away) return next(unavailable(platform.dependencies.unavailable(away)));
-        if (!(error instanceof AppError)) log.error({ err: error }, 'socket handshake failed');
-        next(new Error('UNAUTHORIZED'));
-      },
-    );
-  });
+  io.use(handshakeGuard(platform, services, log));
 
   // Listeners are shared by every socket (`this` is the socket) rather than closures per socket: at
   // tens of thousands of sockets each closure costs memory.
@@ -138,30 +115,7 @@ export async function startHub(
     socket.on('disconnect', onDisconnect);
   });
 
-  let port: number;
-  let closeListener: () => Promise<void>;
-  if (uws) {
-    const app = uws.App();
-    // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
-    const ws = app.ws.bind(app);
-    app.ws = ((pattern: string, behavior: WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: true })) as typeof app.ws;
-    io.attachApp(app, { maxBackpressure: limits.maxBytes } as Parameters<typeof io.attachApp>[1]);
-    const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-      app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));
-    });
-    port = uws.us_socket_local_port(listenSocket);
-    closeListener = async () => uws.us_listen_socket_close(listenSocket);
-  } else {
-    const server = http.createServer();
-    io.attach(server);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port, options.host, () => resolve());
-    });
-    const address = server.address();
-    port = typeof address === 'object' && address ? address.port : options.port;
-    closeListener = () => new Promise((resolve) => server.close(() => resolve()));
-  }
+  const { port, closeListener } = await listen(io, uws, options, limits.maxBytes);
   log.info({ port, engine: options.engine, nodeId }, 'socket hub listening');
 
   return {
@@ -179,4 +133,59 @@ export async function startHub(
       await Promise.allSettled([pub, sub, pokes].map(closeRedis));
     },
   };
+}
+
+/**
+ * The handshake: the same token check as REST, the socket joined to its device, user and chat rooms
+ * before the connection completes. While MongoDB or Redis is away the client gets `connect_error` with
+ * the dependency's code and `data.retryAfter` (seconds), not UNAUTHORIZED (which would sign a phone out).
+ */
+function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick<Services, 'auth' | 'rooms'>, log: Logger): Parameters<HubServer['use']>[0] {
+  const { auth, rooms } = services;
+  const unavailable = (refusal: AppError) => Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: platform.dependencies.retryAfterSeconds } });
+  return (socket, next) => {
+    const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);
+    if (!handshake.success) return next(new Error('UNAUTHORIZED'));
+    // A dependency away is not a bad token: the client is told which, and when to try again.
+    const refusal = platform.dependencies.refusal();
+    if (refusal) return next(unavailable(refusal));
+    auth.authenticate(handshake.data.token).then(
+      async (principal) => {
+        socket.data.principal = principal;
+        // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
+        const roomIds = await rooms.chatRoomIdsOf(principal.userId);
+        await socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)]);
+        next();
+      },
+      (error: unknown) => {
+        const away = platform.dependencies.noteError(error);
+        if (away) return next(unavailable(platform.dependencies.unavailable(away)));
+        if (!(error instanceof AppError)) log.error({ err: error }, 'socket handshake failed');
+        next(new Error('UNAUTHORIZED'));
+      },
+    );
+  };
+}
+
+/** Listens on uWebSockets.js (when loaded) or on a node:http server with ws; the port, and how to stop listening. */
+async function listen(io: HubServer, uws: UwsModule | undefined, options: { host: string; port: number }, maxBytes: number): Promise<{ port: number; closeListener: () => Promise<void> }> {
+  if (uws) {
+    const app = uws.App();
+    // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
+    const ws = app.ws.bind(app);
+    app.ws = ((pattern: string, behavior: WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: true })) as typeof app.ws;
+    io.attachApp(app, { maxBackpressure: maxBytes } as Parameters<typeof io.attachApp>[1]);
+    const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+      app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));
+    });
+    return { port: uws.us_socket_local_port(listenSocket), closeListener: async () => uws.us_listen_socket_close(listenSocket) };
+  }
+  const server = http.createServer();
+  io.attach(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  return { port: typeof address === 'object' && address ? address.port : options.port, closeListener: () => new Promise((resolve) => server.close(() => resolve())) };
 }

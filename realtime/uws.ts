@@ -1,4 +1,5 @@
 import type * as Uws from 'uWebSockets.js';
+import { propertyOf } from '../src/platform/errors.js';
 
 export type UwsModule = typeof Uws;
 
@@ -7,8 +8,8 @@ export class UwsUnavailableError extends Error {}
 
 /** The glibc this process runs on, as the runtime reports it ("2.36"), or "none" off glibc. */
 function glibcVersion(): string {
-  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
-  return report.header?.glibcVersionRuntime ?? 'none';
+  const runtime = propertyOf(propertyOf(process.report.getReport(), 'header'), 'glibcVersionRuntime');
+  return typeof runtime === 'string' ? runtime : 'none';
 }
 
 /**
@@ -17,6 +18,7 @@ function glibcVersion(): string {
  */
 export async function loadUws(): Promise<UwsModule> {
   try {
+    // The ESM wrapper's default export is the CommonJS module, typed as the package's named exports.
     const loaded = (await import('uWebSockets.js')) as unknown as { default: UwsModule };
     if (typeof loaded.default.App !== 'function') throw new Error('the module has no App()');
     return loaded.default;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -86,7 +86,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
     // Errors the router raises before any route runs (a bad URL encoding, an over-long parameter).
     frameworkErrors: (error, request, reply) => {
       const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
-      void sendError(request as unknown as FastifyRequest, reply as unknown as FastifyReply, new AppError(status, CommonErrors.BAD_URL.code, CommonErrors.BAD_URL.message));
+      void sendError(request, reply, new AppError(status, CommonErrors.BAD_URL.code, CommonErrors.BAD_URL.message));
     },
   }).withTypeProvider<ZodTypeProvider>();
 

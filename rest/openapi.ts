@@ -2,6 +2,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { MUTATING } from './idempotency.js';
 
 type Json = Record<string, unknown>;
+
+/** A JSON object in the document, or undefined for anything else. */
+function json(value: unknown): Json | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+/** A JSON array in the document (the same array, to be changed in place), or a new empty one. */
+function jsonList(value: unknown): Json[] {
+  return Array.isArray(value) ? value : [];
+}
 type Document = { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
 
 /**
@@ -143,6 +153,7 @@ const operationIdOf = (method: string, path: string) =>
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
+    // `!`: filter(Boolean) left no empty word.
     .map((word, i) => (i === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1)))
     .join('');
 
@@ -151,7 +162,7 @@ const operationIdOf = (method: string, path: string) =>
  * those), and paging numbers fit 32 bits. The document says so in the types clients generate from.
  */
 function clientTypes(parameter: Json): void {
-  const schema = parameter.schema as Json | undefined;
+  const schema = json(parameter.schema);
   if (!schema || parameter.in !== 'query') return;
   if (schema.type === 'string' && isDeepStrictEqual(schema.enum, ['true', 'false'])) {
     delete schema.enum;
@@ -162,7 +173,8 @@ function clientTypes(parameter: Json): void {
 
 /** A mutating operation behind the access token takes an optional Idempotency-Key, with the codes it may bring. */
 function takesIdempotencyKey(operation: Json): void {
-  const parameters = ((operation.parameters as Json[] | undefined) ??= []);
+  const parameters = jsonList(operation.parameters);
+  operation.parameters = parameters;
   parameters.push({
     in: 'header',
     name: 'Idempotency-Key',
@@ -174,6 +186,7 @@ function takesIdempotencyKey(operation: Json): void {
   const addCodes = (status: string, description: string, codes: string[]) => {
     const response = responses[status];
     const listed = /^(.*Codes: )([A-Z0-9_, ]+)\.$/.exec(String(response?.description ?? ''));
+    // `!`: the pattern matched, so its second group is there.
     if (response && listed) response.description = `${listed[1]}${[...new Set([...listed[2]!.split(', '), ...codes])].sort().join(', ')}.`;
     else if (!response) responses[status] = { description: `${description}. Codes: ${codes.join(', ')}.`, content: (responses['401'] ?? responses['400'])?.content };
   };
@@ -191,7 +204,7 @@ export function finishDocument<T>(input: T): T {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       operation.operationId ??= operationIdOf(method, path);
-      for (const parameter of (operation.parameters as Json[] | undefined) ?? []) clientTypes(parameter);
+      for (const parameter of jsonList(operation.parameters)) clientTypes(parameter);
       const form = operation[MULTIPART_FORM];
       if (typeof form === 'string' && MULTIPART_FORMS[form]) {
         delete operation[MULTIPART_FORM];
@@ -201,13 +214,14 @@ export function finishDocument<T>(input: T): T {
       const download = operation[SUCCESS_CONTENT_TYPE];
       if (typeof download === 'string') {
         delete operation[SUCCESS_CONTENT_TYPE];
-        const ok = ((operation.responses as Json | undefined)?.['200'] ?? {}) as Json;
+        const ok = json(json(operation.responses)?.['200']) ?? {};
         ok.content = { [download]: { schema: { type: 'string' } } };
       }
       if (path.startsWith('/api/') && MUTATING.has(method.toUpperCase()) && Array.isArray(operation.security)) takesIdempotencyKey(operation);
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];
-      if (operation.requestBody) (operation.requestBody as { required?: boolean }).required = false;
+      const body = json(operation.requestBody);
+      if (body) body.required = false;
     }
   }
   document.components.schemas = schemas;

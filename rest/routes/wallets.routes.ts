@@ -29,7 +29,6 @@ import {
   LimitRequestDtoSchema,
   LimitRequestPageSchema,
 } from '../../src/wallets/wallets.schemas.js';
-import type { Currency } from '../../src/wallets/money.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
@@ -56,7 +55,7 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       body: WalletCreateSchema,
       response: { 200: WalletDtoSchema, ...authedErrors(WalletsErrors.WALLET_NAME_INVALID, WalletsErrors.WALLET_LIMIT_REACHED, ...BODY_ERRORS) },
     },
-    handler: async (request) => wallets.create(principalOf(request), { currency: request.body.currency as Currency, ...(request.body.name === undefined ? {} : { name: request.body.name }) }),
+    handler: async (request) => wallets.create(principalOf(request), { currency: request.body.currency, ...(request.body.name === undefined ? {} : { name: request.body.name }) }),
   });
 
   app.get('/api/wallets/:walletId', {

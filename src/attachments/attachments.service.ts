@@ -94,6 +94,7 @@ export class AttachmentsService {
       const now = this.deps.clock();
       const docs: AttachmentDoc[] = [];
       for (const [i, file] of staged.entries()) {
+        // `!`: one id was made per staged file.
         const id = ids[i]!;
         const storageKey = `rooms/${room._id}/${id}/original${path.extname(file.filename).toLowerCase().replace(/[^.a-z0-9]/g, '')}`;
         await this.deps.storage.putFile(storageKey, file.path, file.contentType);

@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
+import { errorMessage } from '../platform/errors.js';
 
 export const THUMBNAIL_SIZE = 320;
 
@@ -39,7 +40,7 @@ export async function thumbnail(input: string, output: string): Promise<void> {
       .webp({ quality: 75 })
       .toFile(output);
   } catch (error) {
-    throw new UnprocessableMediaError(`not a readable image: ${(error as Error).message}`);
+    throw new UnprocessableMediaError(`not a readable image: ${errorMessage(error)}`);
   }
 }
 

@@ -12,6 +12,7 @@ import type { SmsProvider } from '../platform/sms/sms.js';
 import { AuthErrors } from '../auth/auth.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { DevicesErrors } from './devices.errors.js';
+import { must } from '../platform/must.js';
 
 export const NONCE_TTL_SECONDS = 300;
 const CODE_TTL_SECONDS = 600;
@@ -134,7 +135,7 @@ export class BiometricService {
     if (current) {
       const byKey =
         input.currentKeySignature !== undefined &&
-        verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.replace(input.nonce)), input.currentKeySignature);
+        verifySignature(must(parsePublicKey(current.publicKey, current.algorithm), 'the enrolled key').key, current.algorithm, Buffer.from(signedMessage.replace(input.nonce)), input.currentKeySignature);
       const byCode = !byKey && input.code !== undefined && (await this.checkCode(principal, input.code));
       if (!byKey && !byCode) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The replacement proof is invalid' });
     }
@@ -158,7 +159,7 @@ export class BiometricService {
       proven =
         nonceOk &&
         input.nonce !== undefined &&
-        verifySignature(parsePublicKey(current.publicKey, current.algorithm)!.key, current.algorithm, Buffer.from(signedMessage.remove(input.nonce)), input.signature);
+        verifySignature(must(parsePublicKey(current.publicKey, current.algorithm), 'the enrolled key').key, current.algorithm, Buffer.from(signedMessage.remove(input.nonce)), input.signature);
     }
     if (!proven && input.code !== undefined) proven = await this.checkCode(principal, input.code);
     if (!proven) throw DevicesErrors.BIOMETRIC_PROOF_INVALID({ message: 'The removal proof is invalid' });
@@ -195,7 +196,7 @@ export class BiometricService {
       throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID({ message: 'The signed message does not carry this nonce' });
     }
     if (!(await this.consumeNonce(principal, input.nonce))) throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID({ message: 'The nonce is unknown, expired or used' });
-    const key = parsePublicKey(current.publicKey, current.algorithm)!.key;
+    const key = must(parsePublicKey(current.publicKey, current.algorithm), 'the enrolled key').key;
     if (!verifySignature(key, current.algorithm, input.message, input.signature)) {
       throw DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID();
     }

@@ -11,6 +11,7 @@ import type { RoomsPolicy } from '../rooms/index.js';
 import { E2eeErrors } from './e2ee.errors.js';
 import { keyVersionId, type E2eeRepo, type IdentityDoc, type KeyRequestDoc, type KeyVersionDoc, type StoredShare } from './e2ee.repo.js';
 import type { E2eeShareUploadSchema, E2eeSharesDtoSchema } from './e2ee.schemas.js';
+import { must } from '../platform/must.js';
 
 export type ShareUpload = z.infer<typeof E2eeShareUploadSchema>;
 export type SharesView = z.infer<typeof E2eeSharesDtoSchema>;
@@ -85,7 +86,7 @@ export class RoomKeysService {
     const eligible = await this.eligibleDevices(roomId);
     const uploader = eligible.get(principal.deviceId);
     if (!uploader) throw E2eeErrors.DEVICE_MAY_NOT_RECEIVE_KEYS();
-    const signingKey = parsePublicKey(uploader.signingKey, 'ED25519')!.key;
+    const signingKey = must(parsePublicKey(uploader.signingKey, 'ED25519'), 'the uploader\'s registered signing key').key;
 
     const seen = new Set<string>();
     const now = this.deps.clock();

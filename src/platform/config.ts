@@ -199,7 +199,7 @@ const EnvSchema = z
     // Wallets (README, "Wallets"): the EVM chain, the hot wallet's key, the deposit addresses' mnemonic.
     EVM_RPC_URL: z.url().default('http://127.0.0.1:8545'),
     USDT_TOKEN_ADDRESS: evmAddress.optional(),
-    HOT_WALLET_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'expected 0x and 64 hex digits').optional(),
+    HOT_WALLET_PRIVATE_KEY: z.custom<`0x${string}`>((value) => typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value), 'expected 0x and 64 hex digits').optional(),
     DEPOSIT_MNEMONIC: z.string().min(20).optional(),
     DEPOSIT_CONFIRMATIONS: z.coerce.number().int().min(0).max(1000).default(2),
     // How long a call to the chain's node may take before it counts as no answer (milliseconds).

@@ -3,6 +3,7 @@ import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError,
 import { CommonErrors } from './common.errors.js';
 import type { AppError } from './errors.js';
 import type { Logger } from './logger.js';
+import { errorMessage } from './errors.js';
 
 /** A probe still unanswered after this long is dropped and the next one sent. */
 const PROBE_GIVE_UP_MS = 60_000;
@@ -92,7 +93,7 @@ export class DependencyHealth {
   noteError(error: unknown): DependencyName | null {
     const name = dependencyOf(error);
     if (name === 'redis') {
-      this.set('redis', false, (error as Error).message);
+      this.set('redis', false, errorMessage(error));
       this.probeRedisSoon();
     }
     return name;
@@ -157,7 +158,7 @@ export class DependencyHealth {
     void redis.sendCommand(ping);
     ping.promise.then(
       () => this.set('redis', true),
-      (error: unknown) => this.set('redis', false, (error as Error).message),
+      (error: unknown) => this.set('redis', false, errorMessage(error)),
     ).finally(() => {
       clearTimeout(late);
       this.probing = false;

@@ -50,6 +50,7 @@ export function defineErrors<const T extends Record<string, ErrorDefinition>>(ar
   const made: Record<string, CodedError> = {};
   for (const [code, definition] of Object.entries(definitions)) {
     if (!/^[A-Z][A-Z0-9_]+$/.test(code)) throw new Error(`error code ${code} is not upper-snake`);
+    // `!`: has(code) was just true.
     if (catalogue.has(code)) throw new Error(`error code ${code} is declared by ${catalogue.get(code)!.area} and again by ${area}`);
     const make = (options: ErrorOptions = {}) => {
       const headers = { ...options.headers };
@@ -79,4 +80,14 @@ export function errorCatalogue(): CodedError[] {
 /** The declared error of this code, if any (for codes that arrive from another process, like the SFU's). */
 export function declaredError(code: string): CodedError | undefined {
   return catalogue.get(code);
+}
+
+/** What an error says, whatever was thrown. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A property of something thrown or parsed (an error's `code`, `cause`, `writeErrors`), without assuming its shape. */
+export function propertyOf(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
 }

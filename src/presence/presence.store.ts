@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keyspace } from '../platform/keyspace.js';
 import '../platform/redis-commands.js';
+import { z } from 'zod';
 
 export interface DevicePresence {
   deviceId: string;
@@ -98,12 +99,13 @@ export class PresenceStore {
     const pipeline = this.redis.pipeline();
     for (const id of deviceIds) pipeline.smembers(this.deviceNodesKey(id)).get(this.seenKey(id));
     const replies = (await pipeline.exec()) ?? [];
-    const nodesOf = deviceIds.map((_, i) => (replies[2 * i]?.[1] as string[] | undefined) ?? []);
-    const seenOf = deviceIds.map((_, i) => (replies[2 * i + 1]?.[1] as string | null | undefined) ?? null);
+    const nodesOf = deviceIds.map((_, i) => z.array(z.string()).catch([]).parse(replies[2 * i]?.[1]));
+    const seenOf = deviceIds.map((_, i) => z.string().nullable().catch(null).parse(replies[2 * i + 1]?.[1] ?? null));
     const nodes = [...new Set(nodesOf.flat())];
     const [beats, lasts] = nodes.length === 0 ? [[], []] : await Promise.all([this.redis.mget(nodes.map((n) => this.nodeKey(n))), this.redis.mget(nodes.map((n) => this.nodeLastKey(n)))]);
     const beatOf = new Map(nodes.map((n, i) => [n, beats[i] ?? null]));
     const lastOf = new Map(nodes.map((n, i) => [n, lasts[i] ?? null]));
+    // `!`: nodesOf has one entry per device id.
     return deviceIds.map((deviceId, i) => {
       const alive = nodesOf[i]!.filter((n) => beatOf.get(n));
       // Online: seen at the latest heartbeat of a node holding it. Offline: the later of its last

@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import { SignJWT, importPKCS8 } from 'jose';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
+import { z } from 'zod';
 
 export interface ApnsOptions {
   /** Key id of the .p8 signing key. */
@@ -78,7 +79,7 @@ export class ApnsPushProvider implements PushProvider {
     if (status === 200) return { ok: true };
     const reason = (() => {
       try {
-        return (JSON.parse(text) as { reason?: string }).reason ?? `HTTP ${status}`;
+        return z.object({ reason: z.string() }).safeParse(JSON.parse(text)).data?.reason ?? `HTTP ${status}`;
       } catch {
         return `HTTP ${status}`;
       }

@@ -1,12 +1,12 @@
 import { SignJWT, importPKCS8 } from 'jose';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
+import { z } from 'zod';
 
-export interface FcmServiceAccount {
-  project_id: string;
-  client_email: string;
-  private_key: string;
-  token_uri?: string;
-}
+/** The fields of a Google service-account key file FCM needs. */
+export const FcmServiceAccountSchema = z.object({ project_id: z.string().min(1), client_email: z.string().min(1), private_key: z.string().min(1), token_uri: z.string().optional() });
+export type FcmServiceAccount = z.infer<typeof FcmServiceAccountSchema>;
+const TokenAnswerSchema = z.object({ access_token: z.string(), expires_in: z.number() });
+const SendRefusalSchema = z.object({ error: z.object({ status: z.string().optional(), details: z.array(z.object({ errorCode: z.string().optional() })).optional() }).optional() });
 
 const SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
@@ -38,7 +38,7 @@ export class FcmPushProvider implements PushProvider {
       signal: AbortSignal.timeout(10_000),
     });
     if (!response.ok) throw new Error(`FCM token exchange answered ${response.status}`);
-    const body = (await response.json()) as { access_token: string; expires_in: number };
+    const body = TokenAnswerSchema.parse(await response.json());
     this.accessToken = { value: body.access_token, expiresAt: Date.now() + body.expires_in * 1000 };
     return body.access_token;
   }
@@ -64,7 +64,7 @@ export class FcmPushProvider implements PushProvider {
       signal: AbortSignal.timeout(10_000),
     });
     if (response.ok) return { ok: true };
-    const error = ((await response.json().catch(() => ({}))) as { error?: { status?: string; details?: { errorCode?: string }[] } }).error;
+    const error = SendRefusalSchema.safeParse(await response.json().catch(() => ({}))).data?.error;
     const code = error?.details?.find((d) => d.errorCode)?.errorCode ?? error?.status ?? `HTTP ${response.status}`;
     return { ok: false, tokenInvalid: code === 'UNREGISTERED' || (response.status === 404 && code === 'NOT_FOUND'), reason: code };
   }

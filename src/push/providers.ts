@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Db } from 'mongodb';
 import type { Config } from '../platform/config.js';
 import { ApnsPushProvider } from './apns.provider.js';
-import { FcmPushProvider, type FcmServiceAccount } from './fcm.provider.js';
+import { FcmPushProvider, FcmServiceAccountSchema } from './fcm.provider.js';
 import { LocalPushProvider } from './local.provider.js';
 import { PushRecordsRepo } from './push-records.repo.js';
 import type { PushProvider, PushTarget } from './push.js';
@@ -24,7 +24,7 @@ export function pushProviders(config: Config, db: Db): { providerFor: (service: 
         })
       : null;
   const fcm = config.FCM_SERVICE_ACCOUNT_FILE
-    ? new FcmPushProvider(JSON.parse(readFileSync(config.FCM_SERVICE_ACCOUNT_FILE, 'utf8')) as FcmServiceAccount, config.FCM_API_BASE)
+    ? new FcmPushProvider(FcmServiceAccountSchema.parse(JSON.parse(readFileSync(config.FCM_SERVICE_ACCOUNT_FILE, 'utf8'))), config.FCM_API_BASE)
     : null;
   return {
     providerFor: (service) => (service === 'APNS' ? apns : fcm),

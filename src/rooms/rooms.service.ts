@@ -15,6 +15,7 @@ import { RoomsErrors } from './rooms.errors.js';
 import { assertTranslatable, directChatKey, isOpenRoom, type RoomsPolicy } from './rooms.policy.js';
 import { UsersErrors } from '../users/users.errors.js';
 import type { RoomDtoSchema } from './rooms.schemas.js';
+import { must } from '../platform/must.js';
 
 /** As the RoomDto record of the OpenAPI document. */
 export type RoomView = z.infer<typeof RoomDtoSchema>;
@@ -45,6 +46,7 @@ export function presentRoom(room: RoomDoc, language?: string): RoomView {
     participantPublishEnabled: room.participantPublishEnabled,
     visible: room.visible,
     memberCount: room.memberCount,
+    // `!`: a translated version exists only for a language asked for.
     language: version ? language! : (room.language ?? 'en'),
     translatedInto: Object.keys(room.translations ?? {}).sort(),
     createdAt: room.createdAt.toISOString(),
@@ -114,6 +116,7 @@ export class RoomsService {
     if (input.type === 'DIRECT') {
       // A direct chat is between exactly two users and unique per pair: asking again returns it.
       if ((input.memberIds ?? []).length !== 1 || others.length !== 1) throw RoomsErrors.DIRECT_NEEDS_ONE_MEMBER();
+      // `!`: exactly one other member was checked just above.
       const other = others[0]!;
       await this.assertUsersExist([other]);
       await this.assertNoBlock(principal.userId, other);
@@ -142,7 +145,7 @@ export class RoomsService {
     const room = this.newRoom(principal, input, '', now, creator?.language ?? 'en');
     room.uniqueKey = room._id;
     if (hasLink(room.type)) {
-      room.link = linkOf(room.name!);
+      room.link = linkOf(must(room.name, 'a group\'s name'));
       if (!(await rooms.claimLink(room.link, room._id, now))) throw RoomsErrors.ROOM_LINK_TAKEN();
     }
     await rooms.insert(room);
@@ -194,6 +197,7 @@ export class RoomsService {
     const set: Partial<RoomDoc> = { name: input.name, description: input.description, nameWords: wordsOf(input.name), updatedAt: now };
     const bothSwitches = input.commentsEnabled !== undefined && input.commentsEnabled !== null && input.participantPublishEnabled !== undefined && input.participantPublishEnabled !== null;
     if (room.type === 'PUBLIC_GROUP' && bothSwitches) {
+      // `!`: bothSwitches says both are set.
       set.commentsEnabled = input.commentsEnabled!;
       set.participantPublishEnabled = input.participantPublishEnabled!;
     }

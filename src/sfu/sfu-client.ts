@@ -2,6 +2,11 @@ import type { Redis } from 'ioredis';
 import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 import { SfuErrors } from './sfu.errors.js';
 import { declaredError } from '../platform/errors.js';
+import { z } from 'zod';
+
+const SfuNodeAnnouncementSchema = z.object({ id: z.string(), url: z.string(), routers: z.number() });
+/** A node's refusal: its declared code and message. */
+const RefusalSchema = z.object({ code: z.string().optional(), message: z.string().optional() });
 
 const unavailable = () => SfuErrors.SFU_UNAVAILABLE();
 
@@ -26,7 +31,7 @@ export class SfuClient {
     if (gone.length > 0) await this.redis.srem(this.keys.nodes, ...gone);
     return values
       .filter((value): value is string => Boolean(value))
-      .map((value) => JSON.parse(value) as SfuNodeAnnouncement)
+      .map((value) => SfuNodeAnnouncementSchema.parse(JSON.parse(value)))
       .sort((a, b) => a.routers - b.routers);
   }
 
@@ -45,7 +50,7 @@ export class SfuClient {
   async send<K extends SfuOp>(nodeId: string, op: K, request: SfuOps[K]['request']): Promise<SfuOps[K]['response']> {
     const raw = await this.redis.get(this.keys.node(nodeId));
     if (!raw) throw unavailable();
-    const node = JSON.parse(raw) as SfuNodeAnnouncement;
+    const node = SfuNodeAnnouncementSchema.parse(JSON.parse(raw));
     let response: Response;
     try {
       response = await fetch(`${node.url}/sfu/${op}`, {
@@ -57,13 +62,15 @@ export class SfuClient {
     } catch {
       throw unavailable();
     }
-    const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+    const json: unknown = await response.json().catch(() => ({}));
+    const body = RefusalSchema.safeParse(json).data ?? {};
     if (response.status === 400) {
       // Only the node's own declared refusals pass through; anything else is a refusal without detail.
       const refusal = declaredError(body.code ?? '');
       throw (refusal?.area === 'sfu' ? refusal : SfuErrors.MEDIA_REJECTED)(body.message ? { message: body.message } : {});
     }
     if (!response.ok) throw unavailable();
-    return body as SfuOps[K]['response'];
+    // The node answers with the operation's response type (sfu-node.ts builds it from the same SfuOps).
+    return json as SfuOps[K]['response'];
   }
 }

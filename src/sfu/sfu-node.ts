@@ -94,6 +94,7 @@ export class SfuRouters {
     const inFlight = this.pending.get(callId);
     if (inFlight) return inFlight;
     const creating = (async () => {
+      // `!`: a node starts at least one worker (SFU_WORKERS >= 1).
       const worker = this.workers.reduce((best, w) => (this.routersOn(w) < this.routersOn(best) ? w : best), this.workers[0]!);
       const router = await worker.createRouter({ mediaCodecs: MEDIA_CODECS, appData: { callId, worker: this.workers.indexOf(worker) } });
       const state: CallState = { router, peers: new Map() };
@@ -205,11 +206,13 @@ export class SfuRouters {
       if (this.peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
         throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
       }
-      if (!state.router.canConsume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities })) {
+      // Checked by the api against its schema; mediasoup checks the rest.
+      const capabilities = rtpCapabilities as ms.RtpCapabilities;
+      if (!state.router.canConsume({ producerId, rtpCapabilities: capabilities })) {
         throw new Refusal(SfuErrors.MEDIA_REJECTED, 'These capabilities cannot receive that producer');
       }
       // Paused until the device says it is ready, so it misses no key frame.
-      const consumer = await transport.consume({ producerId, rtpCapabilities: rtpCapabilities as ms.RtpCapabilities, paused: true });
+      const consumer = await transport.consume({ producerId, rtpCapabilities: capabilities, paused: true });
       const mine = this.peer(state, deviceId);
       mine.consumers.set(consumer.id, consumer);
       consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
@@ -291,8 +294,9 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     const reply = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
-    const op = request.url?.startsWith('/sfu/') ? (request.url.slice('/sfu/'.length) as SfuOp) : undefined;
-    if (request.method !== 'POST' || !op || !SFU_OPS.includes(op)) return reply(404, { code: CommonErrors.NOT_FOUND.code, message: 'No such operation' });
+    const name = request.url?.startsWith('/sfu/') ? request.url.slice('/sfu/'.length) : undefined;
+    const op = SFU_OPS.find((known) => known === name);
+    if (request.method !== 'POST' || !op) return reply(404, { code: CommonErrors.NOT_FOUND.code, message: 'No such operation' });
     const given = createHash('sha256').update(String(request.headers[SFU_SECRET_HEADER] ?? '')).digest();
     if (!timingSafeEqual(given, secret)) return reply(401, { code: CommonErrors.UNAUTHORIZED.code, message: 'Bad control secret' });
     const chunks: Buffer[] = [];

@@ -1,4 +1,8 @@
 import type { Summarizer, Summary, TranscriptLine } from './summarizer.js';
+import { z } from 'zod';
+
+/** The part of a chat completion answer the summarizer reads. */
+const ChatCompletionSchema = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string().optional() }).optional() })).optional() });
 
 /** Any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, llama.cpp server, Ollama…). */
 export class OpenAiCompatibleSummarizer implements Summarizer {
@@ -22,7 +26,7 @@ export class OpenAiCompatibleSummarizer implements Summarizer {
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000),
     });
     if (!response.ok) throw new Error(`summarizer endpoint answered ${response.status}`);
-    const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+    const body = ChatCompletionSchema.safeParse(await response.json()).data ?? {};
     const text = body.choices?.[0]?.message?.content?.trim();
     if (!text) throw new Error('summarizer endpoint gave no text');
     return { text, language };

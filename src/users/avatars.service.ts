@@ -9,6 +9,7 @@ import type { BlobStorage } from '../platform/storage/storage.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { UsersErrors } from './users.errors.js';
 import type { AvatarRef, UserDoc, UsersRepo } from './users.repo.js';
+import { must } from '../platform/must.js';
 
 /** The two sizes made of every picture: square, cropped to the middle, WebP. */
 export const AVATAR_SIZES = [512, 128] as const;
@@ -68,7 +69,7 @@ export class AvatarsService {
       throw CommonErrors.UNAUTHORIZED();
     }
     if (before.avatar) await this.removeFiles(principal.userId, before.avatar);
-    return (await this.deps.users.findById(principal.userId))!;
+    return must(await this.deps.users.findById(principal.userId), 'the signed-in user');
   }
 
   async remove(principal: Principal): Promise<void> {
@@ -107,7 +108,7 @@ export class AvatarsService {
           sharp(upload, { failOn: 'error', limitInputPixels: AVATAR_MAX_PIXELS }).rotate().resize(side, side, { fit: 'cover' }).webp({ quality: 82 }).toBuffer(),
         ),
       );
-      return { 512: large!, 128: small! };
+      return { 512: must(large, 'the large picture'), 128: must(small, 'the small picture') };
     } catch {
       throw UsersErrors.AVATAR_NOT_AN_IMAGE({ message: 'The picture could not be decoded' });
     }

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { must } from '../platform/must.js';
 
 /** How far a watcher has read the chain (`chain_cursors`; `_id` 'deposits'). */
 interface CursorDoc {
@@ -18,7 +19,7 @@ export class ChainCursorsRepo {
     const cursor = await this.cursors.findOne({ _id: name });
     if (cursor) return cursor.nextBlock;
     await this.cursors.updateOne({ _id: name }, { $setOnInsert: { nextBlock: head } }, { upsert: true });
-    return (await this.cursors.findOne({ _id: name }))!.nextBlock;
+    return must(await this.cursors.findOne({ _id: name }), 'the cursor just written').nextBlock;
   }
 
   /** Moves the watcher on to `to`, unless another run moved it from `from` first. */

@@ -8,6 +8,7 @@ import {
   createWalletClient,
   encodeFunctionData,
   http,
+  getAddress,
   isAddress,
   keccak256,
   parseAbi,
@@ -98,7 +99,7 @@ export class EvmChain {
 
   /** Signs a payment from the hot wallet; nothing is sent. Throws when the chain refuses to estimate it (e.g. too little in the hot wallet). */
   async signTransfer(input: { currency: Currency; to: string; units: bigint; nonce: number }): Promise<SignedTransfer> {
-    const to = input.to as Hex;
+    const to = getAddress(input.to);
     const call =
       input.currency === 'ETH'
         ? { to, value: input.units, data: undefined }
@@ -193,12 +194,12 @@ export class EvmChain {
 
   /** What an address holds on chain, in the currency's smallest unit. */
   async balanceOf(address: string, currency: Currency): Promise<bigint> {
-    if (currency === 'ETH') return this.client.getBalance({ address: address as Hex });
-    return this.client.readContract({ address: this.token(), abi: ERC20, functionName: 'balanceOf', args: [address as Hex] });
+    if (currency === 'ETH') return this.client.getBalance({ address: getAddress(address) });
+    return this.client.readContract({ address: this.token(), abi: ERC20, functionName: 'balanceOf', args: [getAddress(address)] });
   }
 
   private token(): Hex {
     if (!this.options.usdtAddress) throw new Error('USDT_TOKEN_ADDRESS is not configured');
-    return this.options.usdtAddress as Hex;
+    return getAddress(this.options.usdtAddress);
   }
 }

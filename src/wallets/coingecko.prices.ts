@@ -1,4 +1,3 @@
-import type { Currency } from './money.js';
 import { invert, type PriceSource, type Rate } from './prices.js';
 
 /** A decimal string of a JSON number as it came: no binary rounding (the body is read as text). */
@@ -26,11 +25,11 @@ export class CoinGeckoPriceSource implements PriceSource {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
       });
       if (!answer.ok) throw new Error(`CoinGecko answered ${answer.status}`);
-      const match = PRICE.exec(await answer.text());
-      if (!match || /^0+(\.0+)?$/.test(match[1]!)) throw new Error('CoinGecko gave no ETH price');
+      const price = PRICE.exec(await answer.text())?.[1];
+      if (!price || /^0+(\.0+)?$/.test(price)) throw new Error('CoinGecko gave no ETH price');
       const rates: Rate[] = [
-        { from: 'ETH' as Currency, to: 'USDT' as Currency, rate: match[1]! },
-        { from: 'USDT' as Currency, to: 'ETH' as Currency, rate: invert(match[1]!) },
+        { from: 'ETH', to: 'USDT', rate: price },
+        { from: 'USDT', to: 'ETH', rate: invert(price) },
       ];
       this.last = { rates, at: now };
       return rates;

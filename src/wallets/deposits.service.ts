@@ -6,6 +6,7 @@ import type { Ledger } from './ledger.js';
 import type { LedgerRepo } from './ledger.repo.js';
 import type { ChainCursorsRepo } from './chain-cursors.repo.js';
 import { formatAmount } from './money.js';
+import { must } from '../platform/must.js';
 
 /** Blocks read per run at most, so one run stays short after a long pause. */
 const BLOCKS_PER_RUN = 200;
@@ -35,7 +36,7 @@ export class DepositsService {
     const payments = await chain.paymentsIn(BigInt(from), BigInt(to));
     const addresses = [...new Set(payments.map((p) => p.to))];
     const wallets = addresses.length === 0 ? [] : await repo.byDepositAddresses(addresses);
-    const byAddress = new Map(wallets.map((w) => [w.depositAddress!, w]));
+    const byAddress = new Map(wallets.map((w) => [w.depositAddress, w]));
     let credited = 0;
     for (const payment of payments) {
       const wallet = byAddress.get(payment.to);
@@ -47,10 +48,10 @@ export class DepositsService {
       const chainAccount = await ledger.ensureSystemAccount('chain', payment.currency);
       const id = `deposit:${payment.txHash}:${payment.index}`;
       const before = (await repo.entryExists(id)) ? 1 : 0;
-      await ledger.post({ id, kind: 'DEPOSIT', currency: payment.currency, amount: payment.units, debit: chainAccount, credit: wallet._id, fingerprint: `${payment.to}:${payment.units}`, memo: { userId: wallet.userId!, note: payment.txHash } });
+      await ledger.post({ id, kind: 'DEPOSIT', currency: payment.currency, amount: payment.units, debit: chainAccount, credit: wallet._id, fingerprint: `${payment.to}:${payment.units}`, memo: { userId: must(wallet.userId, 'a wallet\'s owner'), note: payment.txHash } });
       if (before === 0) {
         credited++;
-        await this.deps.events.toUsers([wallet.userId!], 'wallet.deposit-received', { walletId: wallet._id, currency: payment.currency, amount: formatAmount(payment.units, payment.currency), txHash: payment.txHash });
+        await this.deps.events.toUsers([must(wallet.userId, 'a wallet\'s owner')], 'wallet.deposit-received', { walletId: wallet._id, currency: payment.currency, amount: formatAmount(payment.units, payment.currency), txHash: payment.txHash });
       }
     }
     // Saved only now: a crash before this line reads these blocks again, and credits nothing twice.

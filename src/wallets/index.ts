@@ -24,6 +24,7 @@ import type { DevicesRepo } from '../devices/index.js';
 import { RedisLock } from '../platform/lock.js';
 import { QUEUES } from '../platform/queues.js';
 import { parseAmount, type Currency } from './money.js';
+import { must } from '../platform/must.js';
 
 /** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (README, "Wallets"). */
 export function walletsArea(
@@ -35,7 +36,7 @@ export function walletsArea(
   const limitsRepo = new LimitRequestsRepo(p.db);
   const swapsRepo = new SwapsRepo(p.db);
   const paymentRequestsRepo = new PaymentRequestsRepo(p.db);
-  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY as `0x${string}`, usdtAddress: p.config.USDT_TOKEN_ADDRESS, timeoutMs: p.config.EVM_RPC_TIMEOUT_MS });
+  const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY, usdtAddress: p.config.USDT_TOKEN_ADDRESS, timeoutMs: p.config.EVM_RPC_TIMEOUT_MS });
   const ledger = new Ledger({ repo, clock: p.clock, logger: p.logger });
   // A wallet's view shows what it has on its way out: its unfinished withdrawals.
   const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids) => withdrawalsRepo.heldOf(ids) });
@@ -46,7 +47,7 @@ export function walletsArea(
     (error) => p.logger.warn({ err: error }, 'the price source failed'),
   );
   const lock = new RedisLock(p.redis);
-  const units = (text: string, currency: Currency) => (/^0+(\.0+)?$/.test(text) ? 0n : parseAmount(text, currency)!);
+  const units = (text: string, currency: Currency) => (/^0+(\.0+)?$/.test(text) ? 0n : must(parseAmount(text, currency), `the configured amount ${text}`));
   const limits = new LimitsService(limitsRepo, {
     devices: deps.devices,
     biometric: deps.biometric,

@@ -1,6 +1,8 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { fromStored, toStored, type Currency } from './money.js';
+import { must } from '../platform/must.js';
+import { propertyOf } from '../platform/errors.js';
 
 /**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
@@ -113,7 +115,7 @@ export class LedgerRepo {
   /** The next number of a named sequence (deposit address indexes). */
   async next(name: string): Promise<number> {
     const doc = await this.counters.findOneAndUpdate({ _id: name }, { $inc: { value: 1 } }, { upsert: true, returnDocument: 'after' });
-    return doc!.value;
+    return must(doc, 'the counter just incremented').value;
   }
 
   // Accounts.
@@ -256,7 +258,8 @@ export class LedgerRepo {
     try {
       await this.lines.insertMany(lines, { ordered: false });
     } catch (error) {
-      const writeErrors = (error as { writeErrors?: unknown[] }).writeErrors ?? [error];
+      const listed = propertyOf(error, 'writeErrors');
+      const writeErrors = Array.isArray(listed) ? listed : [error];
       if (!writeErrors.every(isDuplicateKey)) throw error;
     }
   }

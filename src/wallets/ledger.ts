@@ -4,6 +4,7 @@ import type { Logger } from '../platform/logger.js';
 import { fromStored, toStored, type Currency } from './money.js';
 import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo } from './ledger.repo.js';
 import { WalletsErrors } from './wallets.errors.js';
+import { must } from '../platform/must.js';
 
 export interface EntryRequest {
   /** The operation's unique key: the same key posts once, whatever happens. */
@@ -73,7 +74,7 @@ export class Ledger {
       if (!isDuplicateKey(error)) throw error;
       // Another request made it: only the one that wrote an entry (or, later, the reconciler) applies
       // it; a repeat waits for its end.
-      const existing = (await repo.findEntry(request.id))!;
+      const existing = must(await repo.findEntry(request.id), 'the entry under this key');
       if (existing.fingerprint !== request.fingerprint) throw WalletsErrors.REQUEST_ID_REUSED();
       return this.outcome(await this.awaitEnd(existing));
     }
@@ -116,7 +117,7 @@ export class Ledger {
     if (current.state === 'PENDING') {
       if (!(await this.applyDebit(current))) {
         const failed = await repo.setState(current._id, ['PENDING'], 'FAILED', this.deps.clock(), { failure: 'INSUFFICIENT_FUNDS' });
-        return failed ?? (await repo.findEntry(current._id))!;
+        return failed ?? must(await repo.findEntry(current._id), 'the entry being applied');
       }
       await this.applyCredit(current);
       current = (await repo.setState(current._id, ['PENDING', 'APPLIED'], 'APPLIED', this.deps.clock())) ?? current;
@@ -124,7 +125,7 @@ export class Ledger {
     if (current.state === 'APPLIED') {
       await this.writeLines(current);
       await repo.clearMarks(current);
-      current = (await repo.setState(current._id, ['APPLIED'], 'DONE', this.deps.clock())) ?? (await repo.findEntry(current._id))!;
+      current = (await repo.setState(current._id, ['APPLIED'], 'DONE', this.deps.clock())) ?? must(await repo.findEntry(current._id), 'the entry being applied');
     }
     return current;
   }

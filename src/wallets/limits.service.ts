@@ -11,6 +11,7 @@ import type { Currency } from './money.js';
 import type { LIMIT_TIERS, LimitRequestCreateSchema, LimitRequestDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import type { LimitRequestDoc, LimitRequestsRepo } from './limits.repo.js';
+import { must } from '../platform/must.js';
 
 export type LimitRequestView = z.infer<typeof LimitRequestDtoSchema>;
 type Tier = (typeof LIMIT_TIERS)[number];
@@ -66,7 +67,7 @@ export class LimitsService {
     const now = this.deps.clock();
     if (!device || now.getTime() - device.createdAt.getTime() < this.deps.deviceWaitSeconds * 1000) throw WalletsErrors.LIMIT_DEVICE_TOO_NEW();
     if (!device.biometricKey) throw WalletsErrors.LIMIT_NEEDS_BIOMETRIC_KEY();
-    const tierOrNone = input.noLimit ? 'NONE' : input.tier!;
+    const tierOrNone = input.noLimit ? 'NONE' : must(input.tier, 'the tier the schema requires without noLimit');
     await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => limitSigned(nonce, tierOrNone, input.duration));
     const lastRefusal = await this.repo.lastRefusalOf(principal.userId);
     if (lastRefusal?.decidedAt && now.getTime() - lastRefusal.decidedAt.getTime() < REFUSAL_WAIT_MS) throw WalletsErrors.LIMIT_REFUSED_RECENTLY();
@@ -74,7 +75,7 @@ export class LimitsService {
       _id: randomUUID(),
       userId: principal.userId,
       deviceId: principal.deviceId,
-      tier: input.noLimit ? null : input.tier!,
+      tier: input.noLimit ? null : must(input.tier, 'the tier the schema requires without noLimit'),
       noLimit: input.noLimit === true,
       duration: input.duration,
       reason: input.reason ?? null,
@@ -128,6 +129,6 @@ export class LimitsService {
     const approved = await this.repo.newestInForce(userId, now);
     if (!approved) return this.deps.baseLimits[currency];
     if (approved.noLimit) return null;
-    return this.deps.baseLimits[currency] * TIER_FACTOR[approved.tier!];
+    return this.deps.baseLimits[currency] * TIER_FACTOR[must(approved.tier, 'an approved tier')];
   }
 }

@@ -6,7 +6,7 @@ export const CURRENCIES = {
   USDT: { decimals: 6 },
 } as const;
 export type Currency = keyof typeof CURRENCIES;
-export const CURRENCY_CODES = Object.keys(CURRENCIES) as Currency[];
+export const CURRENCY_CODES = ['ETH', 'USDT'] as const satisfies readonly Currency[];
 
 /** An amount on the wire: a positive decimal string, at most 30 digits before the point. */
 export const AMOUNT_PATTERN = /^(0|[1-9]\d{0,29})(\.\d{1,18})?$/;
@@ -44,5 +44,6 @@ export function fromStored(value: Decimal128 | null | undefined): bigint {
   // Integers only are ever stored; an exponent form ("1E+3") still reads exactly.
   const match = /^(-?\d+)(?:E\+?(\d+))?$/i.exec(text);
   if (!match) throw new Error(`not an integer amount: ${text}`);
+  // `!`: the pattern matched, so its first group is there.
   return BigInt(match[1]!) * 10n ** BigInt(match[2] ?? '0');
 }

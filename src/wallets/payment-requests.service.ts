@@ -13,6 +13,7 @@ import type { PaymentRequestCreateSchema, PaymentRequestDtoSchema } from './wall
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
 import type { PaymentRequestDoc, PaymentRequestsRepo } from './payment-requests.repo.js';
+import { must } from '../platform/must.js';
 
 export type PaymentRequestView = z.infer<typeof PaymentRequestDtoSchema>;
 
@@ -53,7 +54,7 @@ export class PaymentRequestsService {
       note: doc.note,
       status: doc.status === 'OPEN' && doc.expiresAt <= this.deps.clock() ? 'EXPIRED' : doc.status,
       items: doc.recipientIds.map((recipientId) => {
-        const item = doc.items[recipientId]!;
+        const item = must(doc.items[recipientId], 'a recipient\'s item');
         return { recipientId, amount: formatAmount(fromStored(item.amount), doc.currency), status: item.status, paidAt: item.paidAt?.toISOString() ?? null };
       }),
       createdAt: doc.createdAt.toISOString(),
@@ -92,7 +93,7 @@ export class PaymentRequestsService {
         paymentRequestId: doc._id,
         requesterId: principal.userId,
         currency: doc.currency,
-        amount: formatAmount(fromStored(doc.items[recipientId]!.amount), doc.currency),
+        amount: formatAmount(fromStored(must(doc.items[recipientId], 'a recipient\'s item').amount), doc.currency),
         note: doc.note,
       });
     }
@@ -118,7 +119,7 @@ export class PaymentRequestsService {
     await this.deps.wallets.owned(principal, doc.walletId);
     const cancelled = await this.repo.cancelIfIdle(id);
     if (cancelled) return this.present(cancelled, principal.userId);
-    const current = (await this.repo.findById(id))!;
+    const current = must(await this.repo.findById(id), 'the request');
     if (current.busy > 0) throw WalletsErrors.PAYMENT_REQUEST_HAS_PAYMENTS();
     throw WalletsErrors.PAYMENT_REQUEST_CLOSED();
   }
@@ -169,7 +170,7 @@ export class PaymentRequestsService {
   }
 
   private async markPaid(id: string, payerId: string, at: Date): Promise<PaymentRequestDoc> {
-    const doc = (await this.repo.markItemPaid(id, payerId, at))!;
+    const doc = must(await this.repo.markItemPaid(id, payerId, at), 'the request');
     if (Object.values(doc.items).every((item) => item.status === 'PAID')) return (await this.repo.markPaid(id)) ?? doc;
     return doc;
   }

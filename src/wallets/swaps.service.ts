@@ -12,6 +12,7 @@ import type { SwapDtoSchema, SwapQuoteDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
 import type { QuoteDoc, SwapDoc, SwapsRepo } from './swaps.repo.js';
+import { must } from '../platform/must.js';
 
 export type SwapQuoteView = z.infer<typeof SwapQuoteDtoSchema>;
 export type SwapView = z.infer<typeof SwapDtoSchema>;
@@ -136,9 +137,8 @@ export class SwapsService {
       const current = await this.repo.findQuote(quote._id);
       throw current?.acceptedAt ? WalletsErrors.QUOTE_ALREADY_USED() : WalletsErrors.QUOTE_EXPIRED();
     }
-    const swap: SwapDoc = { ...quote, _id: randomUUID(), quoteId: quote._id, status: 'PENDING', completedAt: null, createdAt: now };
-    delete (swap as Partial<QuoteDoc>).acceptedAt;
-    delete (swap as Partial<QuoteDoc>).expiresAt;
+    const { acceptedAt: _acceptedAt, expiresAt: _expiresAt, ...quoted } = quote;
+    const swap: SwapDoc = { ...quoted, _id: randomUUID(), quoteId: quote._id, status: 'PENDING', completedAt: null, createdAt: now };
     try {
       await this.repo.insertSwap(swap);
     } catch (error) {
@@ -188,7 +188,7 @@ export class SwapsService {
       if (!(error instanceof InsufficientFunds)) throw error;
       return swap;
     }
-    return (await this.repo.complete(swap._id, this.deps.clock())) ?? (await this.repo.findSwap(swap._id))!;
+    return (await this.repo.complete(swap._id, this.deps.clock())) ?? must(await this.repo.findSwap(swap._id), 'the swap');
   }
 
   /** The sweep: pending swaps the house can now fill (their pay step done). */

@@ -3,7 +3,7 @@ import { IdParam, IsoDateTime } from '../platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../platform/common.schemas.js';
 import { AMOUNT_PATTERN, CURRENCY_CODES } from './money.js';
 
-export const CurrencySchema = z.enum(CURRENCY_CODES as [string, ...string[]]).describe('ETH (18 decimals) or USDT (6 decimals)');
+export const CurrencySchema = z.enum(CURRENCY_CODES).describe('ETH (18 decimals) or USDT (6 decimals)');
 /** Amounts are decimal strings on the wire, never numbers. */
 export const AmountSchema = z.string().regex(AMOUNT_PATTERN, 'a decimal string such as "0.015"').describe('A decimal string such as "0.015"');
 const RequestId = z.string().min(8).max(64).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -').describe('Idempotency key: the same key with the same fields returns the first result');

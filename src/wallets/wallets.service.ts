@@ -8,6 +8,7 @@ import type { AccountDoc, LedgerRepo, LineDoc } from './ledger.repo.js';
 import { formatAmount, fromStored, toStored, type Currency } from './money.js';
 import type { DepositAddressSchema, LedgerLineSchema, WalletDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
+import { must } from '../platform/must.js';
 
 export type WalletView = z.infer<typeof WalletDtoSchema>;
 export const MAX_WALLETS_PER_USER = 20;
@@ -104,18 +105,18 @@ export class WalletsService {
   }
 
   async get(principal: Principal, walletId: string): Promise<WalletView> {
-    return (await this.present([await this.owned(principal, walletId)]))[0]!;
+    return must((await this.present([await this.owned(principal, walletId)]))[0], 'the wallet\'s view');
   }
 
   async rename(principal: Principal, walletId: string, name: string): Promise<WalletView> {
     await this.owned(principal, walletId);
     const renamed = await this.deps.repo.rename(walletId, walletName(name), this.deps.clock());
-    return (await this.present([renamed!]))[0]!;
+    return must((await this.present([must(renamed, 'the wallet just renamed')]))[0], 'the wallet\'s view');
   }
 
   async depositAddress(principal: Principal, walletId: string): Promise<z.infer<typeof DepositAddressSchema>> {
     const wallet = await this.owned(principal, walletId);
-    return { network: `eip155:${await this.deps.chain.chainId()}`, currency: wallet.currency, address: wallet.depositAddress! };
+    return { network: `eip155:${await this.deps.chain.chainId()}`, currency: wallet.currency, address: must(wallet.depositAddress, 'a wallet\'s deposit address') };
   }
 
   /** The wallet's ledger lines, newest first. */

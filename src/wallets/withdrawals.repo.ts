@@ -1,4 +1,5 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
+import type { Hex } from 'viem';
 import { fromStored, type Currency } from './money.js';
 import type { z } from 'zod';
 import type { WithdrawalDtoSchema } from './wallets.schemas.js';
@@ -19,8 +20,8 @@ export interface WithdrawalDoc {
   fingerprint: string;
   status: WithdrawalStatus;
   /** The signed transaction, stored before it is broadcast: a retry broadcasts these same bytes. */
-  rawTx: string | null;
-  txHash: string | null;
+  rawTx: Hex | null;
+  txHash: Hex | null;
   nonce: number | null;
   failure: string | null;
   createdAt: Date;
@@ -72,7 +73,7 @@ export class WithdrawalsRepo {
   }
 
   /** Stores the signed transaction of a pending withdrawal not signed yet; null when another worker did first. */
-  storeSigned(withdrawalId: string, signed: { rawTx: string; txHash: string; nonce: number }, at: Date): Promise<WithdrawalDoc | null> {
+  storeSigned(withdrawalId: string, signed: { rawTx: Hex; txHash: Hex; nonce: number }, at: Date): Promise<WithdrawalDoc | null> {
     return this.withdrawals.findOneAndUpdate({ _id: withdrawalId, status: 'pending', rawTx: null }, { $set: { ...signed, updatedAt: at } }, { returnDocument: 'after' });
   }
 

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { createHash, randomUUID } from 'node:crypto';
-import type { Hex } from 'viem';
 import type { BiometricService } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -14,6 +13,7 @@ import type { WithdrawalCreateSchema, WithdrawalDtoSchema } from './wallets.sche
 import { WalletsErrors } from './wallets.errors.js';
 import type { WalletsService } from './wallets.service.js';
 import type { WithdrawalDoc, WithdrawalsRepo } from './withdrawals.repo.js';
+import { must } from '../platform/must.js';
 
 export type WithdrawalInput = z.infer<typeof WithdrawalCreateSchema>;
 export type WithdrawalView = z.infer<typeof WithdrawalDtoSchema>;
@@ -124,7 +124,7 @@ export class WithdrawalsService {
       await this.repo.insert(doc);
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      return this.repeat((await this.repo.findByKey(key))!, input);
+      return this.repeat(must(await this.repo.findByKey(key), 'the withdrawal under this key'), input);
     }
     if (!(await this.hold(doc))) throw WalletsErrors.INSUFFICIENT_FUNDS();
     await this.tell(doc, 'pending');
@@ -135,7 +135,7 @@ export class WithdrawalsService {
   /** A repeated requestId: the first result, or 400 when other fields came with it. */
   private async repeat(earlier: WithdrawalDoc, input: WithdrawalInput): Promise<WithdrawalView> {
     if (earlier.fingerprint !== fingerprintOf(input)) throw WalletsErrors.REQUEST_ID_REUSED();
-    return present((await this.repo.findById(earlier._id))!);
+    return present(must(await this.repo.findById(earlier._id), 'the withdrawal'));
   }
 
   /** The 24-hour sending limit of the account's tier: withdrawals not refused count. */
@@ -178,10 +178,10 @@ export class WithdrawalsService {
     if (!doc || doc.status !== 'pending') return;
     // A crash between recording the withdrawal and its hold: the hold first (once, by its key).
     if (!(await this.hold(doc))) return;
-    doc = (await this.repo.findById(withdrawalId))!;
+    doc = must(await this.repo.findById(withdrawalId), 'the withdrawal');
     const { chain } = this.deps;
     const outcome = await this.deps.withHotWallet(async () => {
-      let current = doc!;
+      let current = must(doc, 'the withdrawal');
       if (!current.rawTx) {
         let signed;
         try {
@@ -196,7 +196,7 @@ export class WithdrawalsService {
         if (!stored) return 'DONE_ELSEWHERE' as const;
         current = stored;
       }
-      return (await chain.broadcast(current.rawTx as Hex, current.txHash as Hex)) ? ('SENT' as const) : ('REFUSED' as const);
+      return (await chain.broadcast(must(current.rawTx, 'the signed transaction'), must(current.txHash, 'its hash'))) ? ('SENT' as const) : ('REFUSED' as const);
     });
     if (outcome === 'SENT') {
       const sent = await this.setStatus(doc, ['pending'], 'sent');
@@ -219,14 +219,14 @@ export class WithdrawalsService {
       counts.resent++;
     }
     for (const doc of await this.repo.sent()) {
-      const state = await this.deps.chain.state(doc.txHash as Hex);
+      const state = await this.deps.chain.state(must(doc.txHash, 'a sent withdrawal\'s hash'));
       if (state.state === 'MINED' && !state.success) {
         await this.refund(doc, 'REVERTED');
         counts.refunded++;
       } else if (state.state === 'MINED' && state.confirmations >= this.deps.confirmations) {
         await this.settle(doc);
         counts.confirmed++;
-      } else if (state.state === 'UNKNOWN' && !(await this.deps.chain.broadcast(doc.rawTx as Hex, doc.txHash as Hex))) {
+      } else if (state.state === 'UNKNOWN' && !(await this.deps.chain.broadcast(must(doc.rawTx, 'a sent withdrawal\'s transaction'), must(doc.txHash, 'its hash')))) {
         // The chain lost it and will not take it again (its nonce was used by another transaction).
         await this.refund(doc, 'DROPPED');
         counts.refunded++;

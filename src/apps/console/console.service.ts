@@ -13,6 +13,7 @@ import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
 import { webhookUrlProblem } from '../delivery/webhook-client.js';
 import { presentActivity, type ActivityView, type WebhooksService } from '../delivery/webhooks.service.js';
 import { wordsOf } from '../../platform/words.js';
+import { must } from '../../platform/must.js';
 
 export type AppView = z.infer<typeof AppDtoSchema>;
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
@@ -115,7 +116,7 @@ export class AppsService {
     if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOf(input.name) });
     if (input.public !== undefined) set.public = input.public;
     if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
-    return this.present((await this.deps.repo.updateApp(appId, { $set: set }))!);
+    return this.present(must(await this.deps.repo.updateApp(appId, { $set: set }), 'the app just checked'));
   }
 
   /** Checks a manifest and makes it the app's current version; a version uploaded before must come with the same content. */
@@ -170,7 +171,7 @@ export class AppsService {
   async verifyCredential(presented: string, kind: CredentialDoc['kind']): Promise<CredentialDoc | null> {
     const match = new RegExp(`^${CREDENTIAL_PREFIX[kind]}([A-Za-z0-9_-]{12})_[A-Za-z0-9_-]{43}$`).exec(presented);
     if (!match) return null;
-    const doc = await this.deps.repo.findCredential(match[1]!);
+    const doc = await this.deps.repo.findCredential(must(match[1], 'the credential id'));
     if (!doc || doc.kind !== kind || doc.revokedAt !== null) return null;
     return tokenMatches(presented, doc.hash) ? doc : null;
   }
@@ -201,7 +202,7 @@ export class AppsService {
   /** The owner's "send a ping now": the call's activity row. */
   async pingNow(principal: Principal, appId: string): Promise<ActivityView> {
     const app = await this.owned(principal, appId);
-    return presentActivity((await this.deps.webhooks.ping(app)).activity!);
+    return presentActivity(must((await this.deps.webhooks.ping(app)).activity, 'a ping\'s activity row'));
   }
 
   /** Sends a recorded payment-event delivery again, with its original delivery id, through the queue. */

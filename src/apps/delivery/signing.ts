@@ -22,6 +22,7 @@ export class AppSigner {
 
   constructor(seedBase64: string) {
     this.privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, Buffer.from(seedBase64, 'base64')]), format: 'der', type: 'pkcs8' });
+    // `!`: an Ed25519 public key's JWK always has its x coordinate.
     const x = createPublicKey(this.privateKey).export({ format: 'jwk' }).x!;
     const kid = createHash('sha256').update(x).digest('base64url').slice(0, 16);
     this.jwk = { kty: 'OKP', crv: 'Ed25519', x, kid, alg: 'EdDSA', use: 'sig' };

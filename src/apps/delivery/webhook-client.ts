@@ -2,6 +2,7 @@ import { Resolver, lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { propertyOf } from '../../platform/errors.js';
 
 /** Why a call did not bring a usable reply (spec, "Webhook failures"); CLIENT_ERROR is the app's 4xx. */
 export type FailureKind = 'ADDRESS_REFUSED' | 'CONNECTION_FAILED' | 'TIMEOUT' | 'REDIRECT' | 'SERVER_ERROR' | 'NOT_JSON' | 'TOO_LARGE' | 'CONTRACT' | 'CLIENT_ERROR';
@@ -38,6 +39,7 @@ for (const [network, prefix] of [
 /** Whether a webhook may connect to this address (IPv4-mapped IPv6 judged as its IPv4 address). */
 export function isForbiddenAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  // `!`: the pattern matched, so its group is there.
   if (mapped) return FORBIDDEN.check(mapped[1]!, 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
@@ -80,6 +82,7 @@ const guardedLookup =
       const allowed = addresses.filter((a) => !isForbiddenAddress(a.address) && (!options.family || a.family === options.family));
       if (allowed.length === 0) return callback(new AddressRefused(`${hostname} resolves only to addresses webhooks may not reach`), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+      // `!`: an empty list was answered above.
       callback(null, allowed[0]!.address, allowed[0]!.family);
     });
   };
@@ -171,7 +174,7 @@ export function postWebhook(call: {
       if (socket.connecting) socket.once('connect', check);
       else check();
     });
-    request.on('error', (error) => finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || (error as { cause?: unknown }).cause instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED')));
+    request.on('error', (error) => finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || propertyOf(error, 'cause') instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED')));
     request.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       retryAfterSeconds = retryAfterOf(response.headers['retry-after'], Date.now());

@@ -8,6 +8,8 @@ import { BREAKER_OPEN_MS } from './call-gate.js';
 import { openSecret, signatureHeader } from '../console/secrets.js';
 import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
+import { must } from '../../platform/must.js';
+import { propertyOf } from '../../platform/errors.js';
 
 /** Why a call failed, or was not made: the breaker was open, or 8 calls were already in flight. */
 export type CallFailure = FailureKind | 'BREAKER_OPEN' | 'TOO_MANY_CONCURRENT';
@@ -87,7 +89,7 @@ export class WebhooksService {
     const callId = randomUUID();
     const admission = await this.deps.gate.admit(app._id, callId, now.getTime(), app.timeoutMs);
     let failure: CallFailure | null;
-    let reply = { status: null as number | null, body: null as Buffer | null, json: null as unknown, ms: 0, retryAfterSeconds: null as number | null };
+    let reply: { status: number | null; body: Buffer | null; json: unknown; ms: number; retryAfterSeconds: number | null } = { status: null, body: null, json: null, ms: 0, retryAfterSeconds: null };
     if (admission === 'BUSY' && options.waitWhenBusy) return { activity: null, reply: null, retryAfterSeconds: null };
     if (admission === 'OPEN' || admission === 'BUSY') {
       // Not called: the breaker is open, or the app already has 8 calls in flight (refused, not queued).
@@ -237,9 +239,9 @@ export class WebhooksService {
    */
   async ping(app: AppDoc): Promise<CallResult> {
     const ts = Math.floor(this.deps.clock().getTime() / 1000);
-    const result = await this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => (reply as { type?: unknown } | null)?.type === 'pong' });
+    const result = await this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => propertyOf(reply, 'type') === 'pong' });
     // Without waitWhenBusy every call is recorded, so its activity is there.
-    const activity = result.activity!;
+    const activity = must(result.activity, 'the ping\'s activity row');
     const { repo } = this.deps;
     if (activity.outcome === 'OK') {
       await repo.updateApp(app._id, { $set: { health: 'UP', pingFailures: 0 } });

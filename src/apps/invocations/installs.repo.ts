@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../../platform/mongo.js';
+import { must } from '../../platform/must.js';
 
 /** A member's install of an app (`_id` `<appId>:<userId>`): the manifest version they use until they update. */
 export interface InstallDoc {
@@ -70,7 +71,7 @@ export class InstallsRepo {
       return fresh._id;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      return (await this.identities.findOne({ activeKey }))!._id;
+      return must(await this.identities.findOne({ activeKey }), 'the id that won the race')._id;
     }
   }
 

@@ -8,6 +8,7 @@ import { AppsErrors } from '../apps.errors.js';
 import type { AppDoc, AppsRepo } from '../apps.repo.js';
 import type { InstallsRepo } from './installs.repo.js';
 import type { DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
+import { must } from '../../platform/must.js';
 
 type InstallView = z.infer<typeof InstallDtoSchema>;
 type DirectoryEntry = z.infer<typeof DirectoryEntrySchema>;
@@ -28,7 +29,7 @@ export class InstallsService {
   async directory(query: string | undefined, pageSize: number, currentPage: number): Promise<Page<DirectoryEntry>> {
     const words = wordsOf(query ?? null);
     const { items, total } = await this.deps.repo.pageOfDirectory(words, pageSize, currentPage);
-    return page(items.map((app) => ({ id: app._id, name: app.name, manifestVersion: app.manifestVersion!, health: app.health })), total, pageSize, currentPage);
+    return page(items.map((app) => ({ id: app._id, name: app.name, manifestVersion: must(app.manifestVersion, 'a listed app\'s manifest'), health: app.health })), total, pageSize, currentPage);
   }
 
   /** Installs the app, or moves the member's install to its current manifest version. */

@@ -14,6 +14,8 @@ import type { InstallsService } from './installs.service.js';
 import type { Manifest } from '../console/manifest.js';
 import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.js';
 import { AppPaymentDtoSchema, type AppPaymentsService } from '../payments/payments.service.js';
+import { must } from '../../platform/must.js';
+import { parseManifest } from '../console/manifest.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
 export const MAX_STEPS = 8;
@@ -176,10 +178,12 @@ export class InvocationsService {
       conversation: room ? { roomType: room.type, ...(contract.scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null,
     };
     const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract: contract.keeps });
-    const outcome = activity!;
-    await this.moveForm(target, outcome.outcome === 'OK' ? (reply as Reply) : null, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
-    if (outcome.outcome !== 'OK') return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
-    return this.shown(reply as Reply, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id });
+    const outcome = must(activity, 'the invocation\'s activity row');
+    // The reply kept the contract (keepsContract parsed it) when the call is OK.
+    const answer = outcome.outcome === 'OK' ? ReplySchema.parse(reply) : null;
+    await this.moveForm(target, answer, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
+    if (!answer) return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
+    return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id });
   }
 
   /** The app, the member's install of it (or the owner testing) and the manifest version they use. */
@@ -190,7 +194,7 @@ export class InvocationsService {
     if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
     const manifestDoc = await this.deps.repo.findManifest(appId, caller.manifestVersion);
     if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
-    return { app, caller, manifestDoc, manifest: JSON.parse(manifestDoc.manifest) as Manifest };
+    return { app, caller, manifestDoc, manifest: parseManifest(JSON.parse(manifestDoc.manifest)) };
   }
 
   /** Where: a room the member may post in and the app was added to; none from the test console. */
@@ -226,7 +230,7 @@ export class InvocationsService {
 
   /** A card's submit button, tapped: it must be on a card this app posted. */
   private async actionOf(principal: Principal, appId: string, input: InvokeInput): Promise<{ id: string; payload: Record<string, unknown> }> {
-    const tapped = input.action!;
+    const tapped = must(input.action, 'the tapped button');
     const message = await this.deps.findCardMessage(principal, tapped.messageId);
     const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === tapped.id && b.kind === 'submit') : undefined;
     if (!button) throw invalid('No such submit button on a card of this app');
@@ -243,9 +247,9 @@ export class InvocationsService {
       if (flow.mode === 'static') inputs = flow.views.flatMap((v) => v.inputs);
       else {
         step = input.step ?? null;
-        const expected = doc ? doc.expectedView : flow.views[0]!.id;
+        const expected = doc ? doc.expectedView : must(flow.views[0], 'a flow\'s first view').id;
         if (step !== expected) throw invalid(`This step answers the view ${expected}`);
-        inputs = flow.views.find((v) => v.id === step)!.inputs;
+        inputs = must(flow.views.find((v) => v.id === step), `the view ${step}`).inputs;
       }
     } else if (input.step !== undefined) throw invalid('Only a dynamic flow has steps');
     if (manifest.sealing) {
@@ -286,7 +290,7 @@ export class InvocationsService {
     const { invocationId } = call;
     switch (answer.type) {
       case 'card': {
-        const card = contract.cardOf(answer)!;
+        const card = must(contract.cardOf(answer), 'the card the contract check found');
         if (answer.visibility !== 'private' && call.roomId) {
           const posted = await this.deps.postCard(call.roomId, call.appId, card);
           return { invocationId, outcome: 'card', ...empty, card, visibility: 'room', messageId: posted.id };

@@ -12,6 +12,7 @@ import type { AppsService } from '../console/console.service.js';
 import type { InstallsService } from '../invocations/installs.service.js';
 import { seconds, type AppPaymentsService } from './payments.service.js';
 import type { AppMoneyRequestsRepo, AppPaymentDoc, MoneyRequestDoc } from './payments.repo.js';
+import { must } from '../../platform/must.js';
 
 export const IdempotencyKeyHeader = z.string().min(8).max(128).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -');
 export const RefundRequestSchema = z.object({ amount: z.string().max(40).optional().describe('A decimal string; the whole remaining amount when absent') }).strict().meta({ id: 'RefundRequest' });
@@ -85,6 +86,7 @@ export class AppApiService {
       reference: doc.reference,
       description: doc.description,
       userId: doc.appUserId,
+      // `!`: seconds() is null only for a null date; createdAt never is.
       createdAt: seconds(doc.createdAt)!,
       completedAt: seconds(doc.completedAt),
     };
@@ -141,7 +143,7 @@ export class AppApiService {
       return doc;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      const earlier = (await this.requests.findById(doc._id))!;
+      const earlier = must(await this.requests.findById(doc._id), 'the request under this key');
       if (earlier.fingerprint !== doc.fingerprint) throw AppsErrors.APP_IDEMPOTENCY_KEY_REUSED();
       return earlier;
     }
@@ -158,7 +160,7 @@ export class AppApiService {
       await giveBack();
       return this.fail(doc, 'APP_BALANCE_SHORT');
     }
-    const done = (await this.requests.markDone(doc._id))!;
+    const done = must(await this.requests.markDone(doc._id), 'the request being finished');
     return this.result(done);
   }
 

@@ -12,6 +12,7 @@ import { AppsErrors } from '../apps.errors.js';
 import { ReplySchema, type Reply } from '../invocations/cards.js';
 import type { WebhooksService } from '../delivery/webhooks.service.js';
 import type { AppPaymentDoc, AppPaymentsRepo } from './payments.repo.js';
+import { must } from '../../platform/must.js';
 
 export const AppPaymentDtoSchema = z
   .object({
@@ -205,7 +206,7 @@ export class AppPaymentsService {
       kind: 'PAYMENT',
       currency: doc.currency,
       amount: fromStored(doc.amount),
-      debit: doc.walletId!,
+      debit: must(doc.walletId, 'the paying wallet'),
       credit: appAccount,
       fingerprint: doc._id,
       memo: { userId: doc.userId, note: `${doc.reference}: ${doc.description}` },
@@ -216,7 +217,7 @@ export class AppPaymentsService {
     const now = this.deps.clock();
     return (
       (await this.repo.transition(doc._id, 'PAYING', 'COMPLETED', { completedAt: now, refundable: doc.amount, updatedAt: now })) ??
-      (await this.repo.findById(doc._id))!
+      must(await this.repo.findById(doc._id), 'the payment')
     );
   }
 

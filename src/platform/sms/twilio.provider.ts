@@ -1,5 +1,6 @@
 import type { SmsProvider } from './sms.js';
 import { CommonErrors } from '../common.errors.js';
+import { z } from 'zod';
 
 /** Twilio's Programmable Messaging REST API: POST /2010-04-01/Accounts/{sid}/Messages.json. */
 export class TwilioSmsProvider implements SmsProvider {
@@ -23,7 +24,7 @@ export class TwilioSmsProvider implements SmsProvider {
     });
     if (!response.ok) {
       // Twilio's error body names the problem (e.g. 21211 invalid 'To'); never the credentials.
-      const body = (await response.json().catch(() => ({}))) as { code?: number; message?: string };
+      const body = z.object({ code: z.number().optional(), message: z.string().optional() }).safeParse(await response.json().catch(() => ({}))).data ?? {};
       if (response.status === 400 && body.code === 21211) {
         throw CommonErrors.PHONE_INVALID({ message: 'The phone number cannot receive text messages' });
       }

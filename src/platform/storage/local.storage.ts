@@ -3,6 +3,7 @@ import { copyFile, mkdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { BlobStorage } from './storage.js';
+import { propertyOf } from '../errors.js';
 
 /** Files under one folder; keys are relative paths of safe characters only. */
 export class LocalDiskStorage implements BlobStorage {
@@ -22,7 +23,7 @@ export class LocalDiskStorage implements BlobStorage {
       await rename(source, target);
     } catch (error) {
       // Another file system: copy, then drop the staged file.
-      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      if (propertyOf(error, 'code') !== 'EXDEV') throw error;
       await copyFile(source, target);
       await unlink(source);
     }
