@@ -78,7 +78,7 @@ export function appsArea(
     installs,
     wallets: deps.wallets.wallets,
     ledger,
-    accountOf: (accountId) => deps.wallets.repos.ledger.availableOf(accountId),
+    accountOf: (accountId) => deps.wallets.balances.availableOf(accountId),
     clock: p.clock,
   });
   return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };

@@ -20,6 +20,9 @@ export function attachmentsStore(p: Platform) {
 }
 export type AttachmentsStore = ReturnType<typeof attachmentsStore>;
 
+/** What the e2ee area may do with attachments: store encrypted uploads, and find and delete those no message took. */
+export type EncryptedUploadStore = Pick<AttachmentsRepo, 'insertEncrypted' | 'unusedEncryptedBefore' | 'deleteIfUnused'>;
+
 /** Attachments: uploads, ticket links, and their processing (thumbnails, MP4, posters) in the worker. */
 export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; messages: MessagesService; rooms: RoomsPolicy; tokens: TokenService; events: DeviceEvents }) {
   const { config } = p;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import type { AttachmentDoc, AttachmentsRepo } from '../attachments/index.js';
+import type { AttachmentDoc, EncryptedUploadStore } from '../attachments/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';
@@ -40,7 +40,7 @@ async function startsLikeEncrypted(part: StagedPart): Promise<boolean> {
 export class EncryptedUploadsService {
   constructor(
     private readonly deps: {
-      attachments: AttachmentsRepo;
+      attachments: EncryptedUploadStore;
       roomKeys: Pick<RoomKeysService, 'e2eeRoom'>;
       storage: () => BlobStorage;
       /** Counts one encrypted upload of the device; throws 429 past its budget. */

@@ -2,7 +2,7 @@ import { uploadStagingDir } from '../attachments/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
-import type { AttachmentsRepo } from '../attachments/index.js';
+import type { EncryptedUploadStore } from '../attachments/index.js';
 import { EncryptedUploadsService } from './encrypted-uploads.service.js';
 import { E2eeErrors } from './e2ee.errors.js';
 import { E2eeRepo } from './e2ee.repo.js';
@@ -10,7 +10,7 @@ import { KeyDirectoryService } from './key-directory.service.js';
 import { RoomKeysService } from './room-keys.service.js';
 
 /** End-to-end encryption: the key directory (identities, backups, room key shares, key requests) and encrypted uploads (README, "End-to-end encryption"). */
-export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEvents; attachments: AttachmentsRepo }) {
+export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEvents; attachments: EncryptedUploadStore }) {
   const repo = new E2eeRepo(p.db);
   /** A per-device budget per minute; past it, 429 with Retry-After. */
   const budget = (key: (deviceId: string) => string, perMinute: number) => async (deviceId: string) => {

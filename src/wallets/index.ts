@@ -95,6 +95,8 @@ export function walletsArea(
     withdrawals,
     transfers: new TransfersService({ repo, ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events }),
     reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: LEDGER_GRACE_MS }),
+    /** What an account has available (the apps area reads an app's balance). */
+    balances: { availableOf: (accountId: string) => repo.availableOf(accountId) },
     rates: async () => ({ rates: await prices.rates(), source: prices.name, at: p.clock().toISOString() }),
   };
 }
