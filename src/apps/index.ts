@@ -18,13 +18,13 @@ import type { WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/index.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import type { Card } from './invocations/cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
 export function appsArea(
   p: Platform,
-  deps: { rooms: RoomsArea; messages: MessagesArea; users: UsersRepo; wallets: WalletsArea; biometric: BiometricService; isSiteAdmin: (userId: string) => Promise<boolean> },
+  deps: { rooms: RoomsArea; messages: MessagesArea; users: UserReads; wallets: WalletsArea; biometric: BiometricService; isSiteAdmin: (userId: string) => Promise<boolean> },
 ) {
   const repo = new AppsRepo(p.db, p.cache);
   const secretKey = Buffer.from(p.config.APPS_SECRET_KEY, 'base64');

@@ -45,4 +45,4 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
 
 // What other areas use of this one (they import only this file).
 export { uploadStagingDir } from './attachment-limits.js';
-export type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
+export type { AttachmentDoc } from './attachments.repo.js';

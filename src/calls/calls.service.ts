@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import { AppError } from '../platform/errors.js';
 import type { CallEventData, CallMedia, DeviceEventMap, DeviceEvents } from '../platform/device-events.js';
-import type { BlocksRepo } from '../contacts/index.js';
+import type { BlockReads } from '../contacts/index.js';
 import type { CallDoc, CallEndReason, CallsRepo } from './calls.repo.js';
-import type { ConnectionsRepo } from '../contacts/index.js';
-import type { RoomMembersRepo } from '../rooms/index.js';
-import type { UsersRepo } from '../users/index.js';
+import type { ConnectionReads } from '../contacts/index.js';
+import type { MembershipReads } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
 import { CallsErrors } from './calls.errors.js';
 import { UsersErrors } from '../users/users.errors.js';
 import type { CallDtoSchema } from './calls.schemas.js';
@@ -44,10 +44,10 @@ export class CallsService {
   constructor(
     private readonly deps: {
       calls: CallsRepo;
-      users: UsersRepo;
-      blocks: BlocksRepo;
-      connections: ConnectionsRepo;
-      roomMembers: RoomMembersRepo;
+      users: UserReads;
+      blocks: BlockReads;
+      connections: ConnectionReads;
+      roomMembers: MembershipReads;
       events: DeviceEvents;
       ringTimeoutSeconds: number;
       scheduleTimeout: (callId: string, delayMs: number) => Promise<void>;

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
 import { SfuClient } from '../sfu/index.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { AnyCallService } from './any-call.service.js';
 import { CallsRepo } from './calls.repo.js';
 import { CallsService } from './calls.service.js';
@@ -13,7 +13,7 @@ import { RoomCallsRepo } from './room-calls.repo.js';
 import { RoomCallsService } from './room-calls.service.js';
 
 /** Calls: 1:1 signalling with ICE servers, and calls in rooms through an SFU. */
-export function callsArea(p: Platform, deps: { users: UsersRepo; contacts: ContactsArea; rooms: RoomsArea; events: DeviceEvents }) {
+export function callsArea(p: Platform, deps: { users: UserReads; contacts: ContactsArea; rooms: RoomsArea; events: DeviceEvents }) {
   const { config } = p;
   const repos = { calls: new CallsRepo(p.db), roomCalls: new RoomCallsRepo(p.db) };
   const scheduleTimeout = (callId: string, delayMs: number) => p.queues.add(QUEUES.calls, { callId }, { delayMs });
@@ -50,4 +50,6 @@ export type CallsArea = ReturnType<typeof callsArea>;
 
 // What other areas use of this one (they import only this file).
 export type { AnyCallService } from './any-call.service.js';
-export type { RoomCallsRepo } from './room-calls.repo.js';
+
+/** What other areas read of room calls: the calls under way in some rooms. */
+export type RoomCallReads = Pick<import('./room-calls.repo.js').RoomCallsRepo, 'activeCallsOf'>;

@@ -5,8 +5,8 @@ import type { Principal } from '../platform/principal.js';
 import type { CallMedia, DeviceEventMap, DeviceEvents, RoomCallEventData } from '../platform/device-events.js';
 import type { CallsRepo } from './calls.repo.js';
 import type { RoomCallDoc, RoomCallEndReason, RoomCallsRepo } from './room-calls.repo.js';
-import type { RoomMembersRepo } from '../rooms/index.js';
-import type { RoomsRepo } from '../rooms/index.js';
+import type { MembershipReads } from '../rooms/index.js';
+import type { RoomReads } from '../rooms/index.js';
 import type { SfuClient } from '../sfu/index.js';
 import type { ConsumerInfo, ProducerInfo, SfuOps, TransportInfo } from '../sfu/index.js';
 import { isManager, type RoomsPolicy } from '../rooms/index.js';
@@ -46,8 +46,8 @@ export class RoomCallsService {
     private readonly deps: {
       roomCalls: RoomCallsRepo;
       calls: CallsRepo;
-      rooms: RoomsRepo;
-      roomMembers: RoomMembersRepo;
+      rooms: RoomReads;
+      roomMembers: MembershipReads;
       policy: RoomsPolicy;
       events: DeviceEvents;
       sfu: SfuClient;

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { RoomCallsRepo } from '../calls/index.js';
-import type { LastMessage, RoomActivityRepo } from '../messages/index.js';
+import type { RoomCallReads } from '../calls/index.js';
+import type { LastMessage, ActivityReads } from '../messages/index.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
-import type { RoomMembersRepo } from '../rooms/index.js';
-import type { RoomsRepo } from '../rooms/index.js';
+import type { MembershipReads } from '../rooms/index.js';
+import type { RoomReads } from '../rooms/index.js';
 import { presentRoom } from '../rooms/index.js';
 import type { LastMessageSchema, RoomStatusSchema } from './chat-status.schemas.js';
 
@@ -31,10 +31,10 @@ function preview(last: LastMessage): z.infer<typeof LastMessageSchema> {
 export class ChatStatusService {
   constructor(
     private readonly deps: {
-      rooms: RoomsRepo;
-      members: RoomMembersRepo;
-      activity: RoomActivityRepo;
-      roomCalls: RoomCallsRepo;
+      rooms: RoomReads;
+      members: MembershipReads;
+      activity: ActivityReads;
+      roomCalls: RoomCallReads;
     },
   ) {}
 

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { page, type Page } from '../platform/paging.js';
 import { ContactsErrors } from './contacts.errors.js';
 import { UsersErrors } from '../users/users.errors.js';
@@ -19,7 +19,7 @@ export type UserBlockView = z.infer<typeof UserBlockDtoSchema>;
 export class BlocksService {
   constructor(
     private readonly blocks: BlocksRepo,
-    private readonly users: UsersRepo,
+    private readonly users: UserReads,
     private readonly requests: ConnectionRequestsRepo,
     /** Where the pictures' public addresses start. */
     private readonly publicBaseUrl: string,

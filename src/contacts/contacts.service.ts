@@ -9,7 +9,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { ConnectionsRepo } from './connections.repo.js';
-import type { UserDoc, UsersRepo } from '../users/index.js';
+import type { UserDoc, UserReads } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { page, type Page } from '../platform/paging.js';
 import type { InvitationJob } from '../platform/queues.js';
@@ -41,7 +41,7 @@ const INVITATION_LEASE_MS = 60_000;
 export class ContactsService {
   constructor(
     private readonly deps: {
-      users: UsersRepo;
+      users: UserReads;
       requests: ConnectionRequestsRepo;
       connections: ConnectionsRepo;
       blocks: BlocksRepo;

@@ -2,7 +2,7 @@ import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { BlocksRepo } from './blocks.repo.js';
 import { BlocksService } from './blocks.service.js';
 import { ConnectionRequestsRepo } from './connection-requests.repo.js';
@@ -10,7 +10,7 @@ import { ConnectionsRepo } from './connections.repo.js';
 import { ContactsService } from './contacts.service.js';
 
 /** Contacts: connection requests and invitations, connections, blocks. */
-export function contactsArea(p: Platform, deps: { users: UsersRepo; events: DeviceEvents }) {
+export function contactsArea(p: Platform, deps: { users: UserReads; events: DeviceEvents }) {
   const repos = { connections: new ConnectionsRepo(p.db), connectionRequests: new ConnectionRequestsRepo(p.db), blocks: new BlocksRepo(p.db) };
   const contacts = new ContactsService({
     users: deps.users,
@@ -32,6 +32,10 @@ export function contactsArea(p: Platform, deps: { users: UsersRepo; events: Devi
 export type ContactsArea = ReturnType<typeof contactsArea>;
 
 // What other areas use of this one (they import only this file).
-export type { BlocksRepo } from './blocks.repo.js';
-export type { ConnectionsRepo } from './connections.repo.js';
+
 export type { ContactsService } from './contacts.service.js';
+
+/** What other areas ask of blocks: whether one user blocked another, or either the other. */
+export type BlockReads = Pick<import('./blocks.repo.js').BlocksRepo, 'eitherBlocked' | 'isBlocked'>;
+/** What other areas read of connections: the connection between two users. */
+export type ConnectionReads = Pick<import('./connections.repo.js').ConnectionsRepo, 'find'>;

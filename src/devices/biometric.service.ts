@@ -7,7 +7,7 @@ import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { AuthErrors } from '../auth/auth.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
@@ -54,7 +54,7 @@ export class BiometricService {
   constructor(
     private readonly deps: {
       devices: DevicesRepo;
-      users: UsersRepo;
+      users: UserReads;
       codes: CodeHasher;
       ephemeral: EphemeralStore;
       keys: Keyspace['biometric'];

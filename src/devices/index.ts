@@ -1,6 +1,6 @@
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { BiometricService } from './biometric.service.js';
 import { DevicesRepo } from './devices.repo.js';
 import { DevicesService } from './devices.service.js';
@@ -13,7 +13,7 @@ export function devicesArea(p: Platform) {
 export type DevicesArea = ReturnType<typeof devicesArea>;
 
 /** Biometric keys of devices, and the confirmation check later features use. */
-export function biometricArea(p: Platform, deps: { devices: DevicesRepo; users: UsersRepo; events: DeviceEvents }) {
+export function biometricArea(p: Platform, deps: { devices: DevicesRepo; users: UserReads; events: DeviceEvents }) {
   return {
     biometric: new BiometricService({
       devices: deps.devices,
@@ -35,3 +35,9 @@ export { DEVICE_PLATFORMS } from './devices.repo.js';
 export type { DeviceDoc, DevicePlatform, DevicesRepo } from './devices.repo.js';
 export type { DevicesService } from './devices.service.js';
 export { parsePublicKey, verifySignature } from './signatures.js';
+
+/** What other areas read of devices: one device, a user's active ones. */
+export type DeviceReads = Pick<import('./devices.repo.js').DevicesRepo, 'findById' | 'findActive' | 'isActive' | 'listActiveByUser'>;
+
+/** The push area also clears a token APNs or FCM reported invalid. */
+export type DevicePushTokens = DeviceReads & Pick<import('./devices.repo.js').DevicesRepo, 'setPushToken' | 'setVoipPushToken'>;

@@ -5,7 +5,7 @@ import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
-import type { RoomMembersRepo } from '../rooms/index.js';
+import type { MembershipReads } from '../rooms/index.js';
 import type { RoomDoc } from '../rooms/index.js';
 import type { RoomsPolicy } from '../rooms/index.js';
 import { E2eeErrors } from './e2ee.errors.js';
@@ -33,7 +33,7 @@ export class RoomKeysService {
       repo: E2eeRepo;
       rooms: RoomsPolicy;
       roomById: (roomId: string) => Promise<RoomDoc | null>;
-      members: RoomMembersRepo;
+      members: MembershipReads;
       events: DeviceEvents;
       /** Counts one key call of the device; throws 429 TOO_MANY_KEY_CALLS past its budget. */
       countKeyCall: (deviceId: string) => Promise<void>;

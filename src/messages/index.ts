@@ -35,6 +35,11 @@ export type MessagesArea = ReturnType<typeof messagesArea>;
 
 // What other areas use of this one (they import only this file).
 export type { MessagesPolicy } from './messages.policy.js';
-export type { MessagesRepo } from './messages.repo.js';
+
 export type { MessagesService, PostMessageInput } from './messages.service.js';
-export type { LastMessage, RoomActivityRepo } from './room-activity.repo.js';
+export type { LastMessage } from './room-activity.repo.js';
+
+/** What other areas read of messages: one by id, and the room's messages before or after one. */
+export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;
+/** What other areas read of rooms' activity: the timeline's last message and counters, and read marks. */
+export type ActivityReads = Pick<import('./room-activity.repo.js').RoomActivityRepo, 'activityOf' | 'readMarks'>;

@@ -9,7 +9,7 @@ import type { GeoLocator } from '../platform/geoip.js';
 import type { GeoLocation, MessageDoc, MessagesRepo } from './messages.repo.js';
 import type { RoomActivityRepo } from './room-activity.repo.js';
 import type { RoomDoc } from '../rooms/index.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { assertTranslatable, type RoomsPolicy } from '../rooms/index.js';
 import type { MessagesPolicy } from './messages.policy.js';
 import { AttachmentsErrors } from '../attachments/attachments.errors.js';
@@ -87,7 +87,7 @@ export class MessagesService {
       activity: RoomActivityRepo;
       events: DeviceEvents;
       geo: GeoLocator;
-      users: UsersRepo;
+      users: UserReads;
       supportedLanguages: string[];
       claimUploads: ClaimUploads;
       clock: Clock;

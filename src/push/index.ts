@@ -1,4 +1,4 @@
-import type { DevicesRepo } from '../devices/index.js';
+import type { DevicePushTokens } from '../devices/index.js';
 import type { DeviceInbox } from '../inbox/index.js';
 import type { Platform } from '../platform/platform.js';
 import type { PresenceStore } from '../presence/index.js';
@@ -9,7 +9,7 @@ import { PushService } from './push.service.js';
  * Pushes to offline devices, in the worker. The providers (and their key files) are read on the
  * first push, so roles that never push never touch them.
  */
-export function pushArea(p: Platform, deps: { devices: DevicesRepo; inbox: DeviceInbox; presence: PresenceStore }) {
+export function pushArea(p: Platform, deps: { devices: DevicePushTokens; inbox: DeviceInbox; presence: PresenceStore }) {
   let providers: ReturnType<typeof pushProviders> | null = null;
   const open = () => (providers ??= pushProviders(p.config, p.db));
   return {

@@ -2,7 +2,7 @@ import type { PushJob } from '../platform/queues.js';
 import type { DeviceInbox, InboxEntry } from '../inbox/index.js';
 import type { PresenceStore } from '../presence/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
-import type { DeviceDoc, DevicesRepo } from '../devices/index.js';
+import type { DeviceDoc, DevicePushTokens } from '../devices/index.js';
 export type PushOutcome = 'sent' | 'device-gone' | 'online' | 'already-handled' | 'no-token' | 'token-invalid';
 
 /** Thrown when the push service failed in a way worth retrying (the worker retries with backoff). */
@@ -31,7 +31,7 @@ function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
 /** Pushes one stored device event to a device that had no live socket when it was emitted. */
 export class PushService {
   constructor(
-    private readonly devices: DevicesRepo,
+    private readonly devices: DevicePushTokens,
     private readonly inbox: DeviceInbox,
     private readonly presence: PresenceStore,
     private readonly providerFor: (service: PushTarget['service']) => PushProvider | null,

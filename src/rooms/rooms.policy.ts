@@ -1,4 +1,4 @@
-import type { BlocksRepo } from '../contacts/index.js';
+import type { BlockReads } from '../contacts/index.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { MessagesErrors } from '../messages/messages.errors.js';
 import type { Principal } from '../platform/principal.js';
@@ -36,7 +36,7 @@ export function assertTranslatable(language: string, original: string, supported
  */
 export class RoomsPolicy {
   constructor(
-    private readonly deps: { rooms: RoomsRepo; members: RoomMembersRepo; blocks: BlocksRepo; isSiteAdmin: (userId: string) => Promise<boolean> },
+    private readonly deps: { rooms: RoomsRepo; members: RoomMembersRepo; blocks: BlockReads; isSiteAdmin: (userId: string) => Promise<boolean> },
   ) {}
 
   /** The room, or 400 ROOM_NOT_FOUND. */

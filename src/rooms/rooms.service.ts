@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { DomainEvents } from '../platform/domain-events.js';
-import type { BlocksRepo } from '../contacts/index.js';
+import type { BlockReads } from '../contacts/index.js';
 import type { RoomMembersRepo } from './room-members.repo.js';
 import { linkOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
 import { wordsOf } from '../platform/words.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { page, type Page } from '../platform/paging.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { RoomsErrors } from './rooms.errors.js';
@@ -61,8 +61,8 @@ export class RoomsService {
     private readonly deps: {
       rooms: RoomsRepo;
       members: RoomMembersRepo;
-      users: UsersRepo;
-      blocks: BlocksRepo;
+      users: UserReads;
+      blocks: BlockReads;
       policy: RoomsPolicy;
       events: DeviceEvents;
       domainEvents: DomainEvents;

@@ -2,13 +2,13 @@ import type { MessagesArea } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { ExtractiveSummarizer } from './extractive.summarizer.js';
 import { OpenAiCompatibleSummarizer } from './openai.summarizer.js';
 import { SummariesService } from './summaries.service.js';
 
 /** Summaries of the conversation around a message, made in the worker. */
-export function summariesArea(p: Platform, deps: { messages: MessagesArea; users: UsersRepo; events: DeviceEvents }) {
+export function summariesArea(p: Platform, deps: { messages: MessagesArea; users: UserReads; events: DeviceEvents }) {
   const { config } = p;
   return {
     summaries: new SummariesService({

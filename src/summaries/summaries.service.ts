@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { SummaryJob } from '../platform/queues.js';
 import type { Principal } from '../platform/principal.js';
 import type { DeviceEvents } from '../platform/device-events.js';
-import type { MessagesRepo } from '../messages/index.js';
-import type { UsersRepo } from '../users/index.js';
+import type { MessageReads } from '../messages/index.js';
+import type { UserReads } from '../users/index.js';
 import type { Summarizer } from './summarizer.js';
 import type { MessagesPolicy } from '../messages/index.js';
 import { SummariesErrors } from './summaries.errors.js';
@@ -18,8 +18,8 @@ export class SummariesService {
   constructor(
     private readonly deps: {
       policy: MessagesPolicy;
-      messages: MessagesRepo;
-      users: UsersRepo;
+      messages: MessageReads;
+      users: UserReads;
       events: DeviceEvents;
       summarizer: Summarizer;
       enqueue: (job: SummaryJob) => Promise<void>;

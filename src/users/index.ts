@@ -31,3 +31,6 @@ export type UsersArea = ReturnType<typeof usersArea>;
 export type { UserDoc, UsersRepo } from './users.repo.js';
 export { userSummary } from './users.service.js';
 export type { UserSummaryView } from './users.service.js';
+
+/** What other areas read of users: by id (one or many), phone or e-mail. */
+export type UserReads = Pick<import('./users.repo.js').UsersRepo, 'findById' | 'findManyByIds' | 'findByPhone' | 'findByEmail'>;

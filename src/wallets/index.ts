@@ -1,7 +1,7 @@
 import type { BiometricService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { EvmChain } from './chain.js';
 import { LEDGER_GRACE_MS, Ledger } from './ledger.js';
 import { LedgerRepo } from './ledger.repo.js';
@@ -20,7 +20,7 @@ import { PaymentRequestsService } from './payment-requests.service.js';
 import { PaymentRequestsRepo } from './payment-requests.repo.js';
 import { LimitsService } from './limits.service.js';
 import { LimitRequestsRepo } from './limits.repo.js';
-import type { DevicesRepo } from '../devices/index.js';
+import type { DeviceReads } from '../devices/index.js';
 import { RedisLock } from '../platform/lock.js';
 import { QUEUES } from '../platform/queues.js';
 import { parseAmount, type Currency } from './money.js';
@@ -29,7 +29,7 @@ import { must } from '../platform/must.js';
 /** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (README, "Wallets"). */
 export function walletsArea(
   p: Platform,
-  deps: { users: UsersRepo; devices: DevicesRepo; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
+  deps: { users: UserReads; devices: DeviceReads; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
 ) {
   const repo = new LedgerRepo(p.db);
   const withdrawalsRepo = new WithdrawalsRepo(p.db);

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { BiometricService } from '../devices/index.js';
-import type { DevicesRepo } from '../devices/index.js';
+import type { DeviceReads } from '../devices/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';
@@ -52,7 +52,7 @@ export class LimitsService {
   constructor(
     private readonly repo: LimitRequestsRepo,
     private readonly deps: {
-      devices: DevicesRepo;
+      devices: DeviceReads;
       biometric: BiometricService;
       events: DeviceEvents;
       isSiteAdmin: (userId: string) => Promise<boolean>;

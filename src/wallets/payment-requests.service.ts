@@ -5,7 +5,7 @@ import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import type { JournalDoc } from './ledger.repo.js';
 import { formatAmount, fromStored, parseAmount, toStored } from './money.js';
@@ -37,7 +37,7 @@ export class PaymentRequestsService {
     private readonly deps: {
       ledger: Ledger;
       wallets: WalletsService;
-      users: UsersRepo;
+      users: UserReads;
       biometric: BiometricService;
       events: DeviceEvents;
       ttlSeconds: number;

@@ -4,7 +4,7 @@ import type { BiometricService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { AppError } from '../platform/errors.js';
 import type { Principal } from '../platform/principal.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserReads } from '../users/index.js';
 import { UsersErrors } from '../users/users.errors.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
 import type { JournalDoc, LedgerRepo } from './ledger.repo.js';
@@ -35,7 +35,7 @@ export class TransfersService {
       repo: LedgerRepo;
       ledger: Ledger;
       wallets: WalletsService;
-      users: UsersRepo;
+      users: UserReads;
       biometric: BiometricService;
       events: DeviceEvents;
     },

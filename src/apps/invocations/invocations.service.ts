@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { GeoLocator } from '../../platform/geoip.js';
 import type { Principal } from '../../platform/principal.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
-import type { UsersRepo } from '../../users/index.js';
+import type { UserReads } from '../../users/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from '../apps.repo.js';
@@ -139,7 +139,7 @@ export class InvocationsService {
       installs: InstallsService;
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
-      users: UsersRepo;
+      users: UserReads;
       geo: GeoLocator;
       postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string }>;
       findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
