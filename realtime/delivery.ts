@@ -87,6 +87,7 @@ export class InboxDelivery {
           for (const entry of batch) {
             // Held in the inbox, not queued in memory, while the socket does not read.
             if (this.isSlow(socket)) return;
+            // Cast: the inbox stores each event with the data its name gives in DeviceEventMap (appended through the typed emitter).
             socket.emit(entry.event, { seq: entry.seq, at: entry.at, data: entry.data as never });
             cursor.sent = entry.seq;
             this.onSent();

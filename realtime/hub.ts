@@ -107,6 +107,7 @@ export async function startHub(
     handshake.query = {};
     handshake.url = '';
     handshake.time = '';
+    // Cast: engine.io's Socket types `request` as read-only; it is a plain field, dropped to free the handshake's memory.
     (socket.conn as unknown as { request: unknown }).request = null;
 
     socket.on('inbox.ack', onInboxAck);
@@ -173,7 +174,9 @@ async function listen(io: HubServer, uws: UwsModule | undefined, options: { host
     const app = uws.App();
     // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
     const ws = app.ws.bind(app);
+    // Cast: the wrapper has ws()'s signature; TypeScript cannot see it through the generic behaviour type.
     app.ws = ((pattern: string, behavior: WebSocketBehavior<unknown>) => ws(pattern, { ...behavior, closeOnBackpressureLimit: true })) as typeof app.ws;
+    // Cast: socket.io passes these options on to uWebSockets.js; its types list only its own.
     io.attachApp(app, { maxBackpressure: maxBytes } as Parameters<typeof io.attachApp>[1]);
     const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));

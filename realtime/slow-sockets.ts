@@ -9,6 +9,7 @@ type EngineConnection = {
 
 /** Bytes a socket was given and its client has not taken: engine.io's queue plus the connection's own buffer (uWebSockets.js or ws); 0 once closed. */
 export function bufferedBytes(socket: HubSocket): number {
+  // Cast: engine.io's public types do not declare its write buffer and transport, which this reads.
   const conn = socket.conn as unknown as EngineConnection;
   let bytes = 0;
   for (const packet of conn.writeBuffer ?? []) bytes += typeof packet.data === 'string' ? packet.data.length : Buffer.isBuffer(packet.data) ? packet.data.length : 0;

@@ -69,6 +69,7 @@ export interface RouteOptions {
 export async function buildApp({ services, config, logger, metrics: registry = createProcessMetrics() }: { services: Services; config: Config; logger: Logger; metrics?: Registry }): Promise<FastifyInstance> {
   const routeOptions: RouteOptions = { services, config };
   const app = Fastify({
+    // Cast: pino's Logger is Fastify's logger; their declared types differ only in generics.
     loggerInstance: logger.child({ role: 'api' }) as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT,
     // Behind a load balancer set TRUST_PROXY_HOPS; otherwise a client could claim any address.

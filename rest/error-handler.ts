@@ -34,6 +34,7 @@ declare module 'fastify' {
 function undocumented(request: FastifyRequest, made: AppError): AppError | null {
   const { schema, url } = request.routeOptions;
   if (!request.server.checkDocumentedCodes || !url || !schema || schema.hide) return null;
+  // Cast: Fastify types a route's response schemas as unknown; they are the status-keyed map the routes declare.
   const codes = documentedCodes((schema.response as Record<number, unknown> | undefined)?.[made.status]);
   if (codes?.has(made.code)) return null;
   // The Idempotency-Key codes every mutating operation behind the access token documents (finishDocument adds them).
@@ -83,6 +84,7 @@ export function installErrorHandling(app: FastifyInstance, options: { checkDocum
     if (hasZodFastifySchemaValidationErrors(error)) {
       const details = error.validation.map((issue) => ({
         in: error.validationContext,
+        // Cast: the zod type provider puts zod's issue in Ajv-shaped params, typed as Record<string, any> of unknown shape.
         field: issue.instancePath.replace(/^\//, '').replaceAll('/', '.') || (issue.params as { issue?: { path?: unknown[] } }).issue?.path?.join('.') || '',
         message: issue.message,
       }));

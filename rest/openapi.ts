@@ -5,6 +5,7 @@ type Json = Record<string, unknown>;
 
 /** A JSON object in the document, or undefined for anything else. */
 function json(value: unknown): Json | undefined {
+  // Cast: checked just before: a non-array object.
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
@@ -79,8 +80,10 @@ function refsIn(value: unknown, into = new Set<string>()): Set<string> {
 
 /** `value` with every `$ref` to a key of `renames` pointing at its new name. */
 function renameRefs<T>(value: T, renames: Map<string, string>): T {
+  // Cast: a JSON value mapped item by item keeps its shape.
   if (Array.isArray(value)) return value.map((item) => renameRefs(item, renames)) as T;
   if (!value || typeof value !== 'object') return value;
+  // Cast: a JSON object rebuilt key by key keeps its shape.
   return Object.fromEntries(
     Object.entries(value).map(([key, child]) => {
       if (key === '$ref' && typeof child === 'string' && child.startsWith(REF_PREFIX)) {
@@ -182,6 +185,7 @@ function takesIdempotencyKey(operation: Json): void {
     description: 'A key the client makes per request it may retry: a repeat with the same key and request gets the first answer (kept 24 hours)',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   });
+  // Cast: an operation's responses are a map of JSON objects (swagger's types say unknown).
   const responses = (operation.responses ??= {}) as Record<string, Json>;
   const addCodes = (status: string, description: string, codes: string[]) => {
     const response = responses[status];
@@ -199,6 +203,7 @@ function takesIdempotencyKey(operation: Json): void {
  * bodies, client types of query parameters, one schema per record.
  */
 export function finishDocument<T>(input: T): T {
+  // Cast: the generic input is the OpenAPI document @fastify/swagger built.
   const document = oneSchemaPerRecord(input as Document);
   const schemas = (document.components ??= {}).schemas ?? {};
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
@@ -225,6 +230,7 @@ export function finishDocument<T>(input: T): T {
     }
   }
   document.components.schemas = schemas;
+  // Cast: the same document, finished in place.
   return document as T;
 }
 
@@ -233,8 +239,10 @@ export function finishDocument<T>(input: T): T {
  * one generated document; `/api` and the versioned payments interface are served apart from it.
  */
 export function documentOf<T>(full: T, select: (path: string) => boolean, info: { title: string; version: string; description: string }): T {
+  // Cast: a copy of the generated OpenAPI document.
   const document = structuredClone(full) as Document & { info?: unknown };
   document.paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => select(path)));
+  // Cast: the same document with fewer paths and its own info.
   document.info = info;
   return document as T;
 }

@@ -36,6 +36,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     labelNames: ['queue'],
     registers,
     async collect() {
+      // Cast: backlog() reads counts only; the job type does not matter.
       const depths = await Promise.allSettled(Object.values(QUEUES).map(async (definition) => [definition.queue, await platform.queues.backlog(definition as QueueDefinition<unknown>)] as const));
       for (const depth of depths) if (depth.status === 'fulfilled') this.set({ queue: depth.value[0] }, depth.value[1]);
     },

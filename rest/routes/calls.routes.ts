@@ -146,6 +146,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       const principal = principalOf(request);
       const call = await roomCall(request.params.callId);
       const [{ rtpCapabilities }, producers] = await Promise.all([roomCalls.capabilities(principal, call), roomCalls.producers(principal, call)]);
+      // Cast: mediasoup's capabilities object, documented as a free-form object.
       return { rtpCapabilities: rtpCapabilities as Record<string, unknown>, producers };
     },
   });
@@ -164,6 +165,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
     },
     handler: async (request) => {
       const info = await roomCalls.createTransport(principalOf(request), await roomCall(request.params.callId), request.body);
+      // Cast: the SFU's protocol types mediasoup's parameters as unknown; the document describes them.
       return info as z.infer<typeof MediaTransportSchema>;
     },
   });
@@ -211,6 +213,7 @@ export const callsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
     },
     handler: async (request) => {
       const consumer = await roomCalls.consume(principalOf(request), await roomCall(request.params.callId), request.params.transportId, request.body);
+      // Cast: as above: mediasoup's RTP parameters, typed unknown in the SFU protocol.
       return consumer as z.infer<typeof MediaConsumerSchema>;
     },
   });

@@ -27,6 +27,7 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
   }
 
   const full = () => app.swagger();
+  // Cast: buildApp gives the document exactly this info.
   const api = once(() => documentOf(full(), (path) => !path.startsWith('/app-api/'), full().info as { title: string; version: string; description: string }));
   const appApi = once(() =>
     documentOf(full(), (path) => path.startsWith('/app-api/v1/'), {

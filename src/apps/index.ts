@@ -59,6 +59,7 @@ export function appsArea(
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
     findCardMessage: async (principal, messageId) => {
       const { message } = await deps.messages.policy.forReader(principal, messageId);
+      // Cast: a message's card was checked against CardSchema when the app's reply was taken.
       return { roomId: message.roomId, appId: message.appId ?? null, card: (message.card as Card | undefined) ?? null };
     },
     clock: p.clock,

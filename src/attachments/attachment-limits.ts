@@ -32,6 +32,7 @@ const EXTENSIONS: Record<Exclude<AttachmentKind, 'OTHER'>, string[]> = {
 
 export function kindOf(filename: string): AttachmentKind {
   const extension = path.extname(filename).slice(1).toLowerCase();
+  // Cast: Object.entries loses the literal keys of EXTENSIONS.
   for (const [kind, list] of Object.entries(EXTENSIONS) as [Exclude<AttachmentKind, 'OTHER'>, string[]][]) {
     if (list.includes(extension)) return kind;
   }

@@ -94,6 +94,7 @@ export class TokenService {
 
   async verifyTwoFactor(token: string): Promise<TwoFactorClaims & { expiresAt: number }> {
     const payload = await this.verify(token, TWO_FACTOR_AUDIENCE);
+    // Cast: a claim this service signed itself (signTwoFactor); the signature was verified.
     const device = payload.device as TwoFactorClaims['device'] | undefined;
     if (typeof payload.sub !== 'string' || typeof payload.jti !== 'string' || typeof payload.phone !== 'string' || !device || typeof payload.exp !== 'number') {
       throw new InvalidTokenError(false);

@@ -24,7 +24,7 @@ export class ConnectionsRepo {
 
   /** Connects two users; idempotent. */
   async connect(a: string, b: string, now: Date): Promise<void> {
-    const pair = [a, b].sort() as [string, string];
+    const pair: [string, string] = a < b ? [a, b] : [b, a];
     await this.collection.updateOne(
       { _id: connectionId(a, b) },
       { $setOnInsert: { userIds: pair, incomingCallsDisabledBy: [], createdAt: now } },

@@ -122,6 +122,7 @@ export class DevicesRepo {
     const current = await this.collection.findOne({ _id: id });
     if (!current || (current.biometricKey?.publicKey ?? null) !== expected) return false;
     const condition = expected === null ? { $in: [null] } : expected;
+    // Cast: the driver's filter type cannot express `null or a value` on a nested path.
     const result = await this.collection.updateOne({ _id: id, 'biometricKey.publicKey': condition as never }, { $set: { biometricKey: next } });
     return result.modifiedCount === 1 || (expected === null && next === null);
   }

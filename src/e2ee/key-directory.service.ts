@@ -72,6 +72,7 @@ export class KeyDirectoryService {
     const doc = await this.deps.repo.findBackup(principal.userId);
     if (!doc) return null;
     const ciphertext = (await buffer(await this.deps.storage().read(doc.blobKey))).toString('latin1');
+    // Cast: stored as JSON.stringify of the object the client sent (checked then).
     return { version: doc.version, kdf: doc.kdf, kdfParams: JSON.parse(doc.kdfParams) as Record<string, unknown>, ciphertext, etag: doc.etag, updatedAt: doc.updatedAt.toISOString() };
   }
 

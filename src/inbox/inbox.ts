@@ -108,6 +108,7 @@ export class DeviceInbox {
       const first = member.indexOf('|');
       const second = member.indexOf('|', first + 1);
       // Written by append() above, so of the shape the device-event map gives its name.
+      // Cast: written by append() above, as this same shape.
       const stored = JSON.parse(member.slice(second + 1)) as StoredEvent;
       return Object.assign({ seq: Number(member.slice(first + 1, second)), at: new Date(Number(member.slice(0, first))).toISOString() }, stored);
     });

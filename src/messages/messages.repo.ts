@@ -68,7 +68,7 @@ export class MessagesRepo {
 
   /** Sets (text) or removes (null) one language version; the message as it is afterwards. */
   setTranslation(id: string, language: string, text: string | null): Promise<MessageDoc | null> {
-    const field = `translations.${language}` as `translations.${string}`;
+    const field: `translations.${string}` = `translations.${language}`;
     const update: UpdateFilter<MessageDoc> = text === null ? { $unset: { [field]: true } } : { $set: { [field]: text } };
     return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }

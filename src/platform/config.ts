@@ -302,11 +302,13 @@ export function productionRequirements(): string[] {
 export function configurationVariables(): { name: string; default: string | undefined }[] {
   /** The default as written (before a duration or a list is parsed), where the schema has one. */
   const defaultOf = (schema: z.ZodType): unknown => {
+    // Cast: zod's def is typed per schema kind; only these fields are read, when present.
     const def = schema.def as { type: string; defaultValue?: unknown; in?: z.ZodType };
     if (def.type === 'default') return def.defaultValue;
     return def.type === 'pipe' && def.in ? defaultOf(def.in) : undefined;
   };
   return Object.entries(EnvSchema.in.shape).map(([name, schema]) => {
+    // Cast: every entry of the environment shape is a zod schema.
     const written = defaultOf(schema as z.ZodType);
     return { name, default: written === undefined ? undefined : String(written) };
   });

@@ -116,6 +116,7 @@ export class DependencyHealth {
    */
   guardRedis(redis: Redis): Redis {
     const send = redis.sendCommand.bind(redis);
+    // Cast: the wrapper takes and returns what ioredis's sendCommand does.
     redis.sendCommand = ((command, stream) => {
       if (!this.up.redis && redis.status === 'ready' && !this.probes.has(command)) {
         command.reject(new RedisUnavailableError());

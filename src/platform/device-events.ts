@@ -206,6 +206,7 @@ export class DeviceEvents {
 
   /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
   toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K]): void {
+    // Cast: each broadcast event takes exactly its one payload.
     this.emitter.to(chatRoom(roomId)).emit(event, ...([payload] as Parameters<ServerToClientEvents[K]>));
   }
 

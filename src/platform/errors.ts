@@ -65,10 +65,12 @@ export function defineErrors<const T extends Record<string, ErrorDefinition>>(ar
         options.extra,
       );
     };
+    // Cast: Object.assign adds the fields that make the factory a CodedError.
     const coded = Object.assign(make, { code, status: definition.status, message: definition.message, area }) as CodedError;
     catalogue.set(code, coded);
     made[code] = coded;
   }
+  // Cast: made has one CodedError per key of the definitions.
   return made as { readonly [K in keyof T]: CodedError };
 }
 

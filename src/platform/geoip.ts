@@ -37,6 +37,7 @@ export class GeoipLiteLocator implements GeoLocator {
   locate(ip: string): GeoLocation | null {
     const address = ip.replace(/^::ffff:(?=\d+\.)/, '');
     if (!isPublicIp(address)) return null;
+    // Cast: geoip-lite ships no types; GeoipLite declares the one function used.
     this.db ??= createRequire(import.meta.url)('geoip-lite') as GeoipLite;
     const found = this.db.lookup(address);
     if (!found) return null;

@@ -34,6 +34,7 @@ export class IdempotencyStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       if ((await this.redis.set(key, running(fingerprint), 'EX', this.leaseSeconds, 'NX')) === 'OK') return null;
       const held = await this.redis.get(key);
+      // Cast: written by this store as JSON of this shape.
       if (held) return JSON.parse(held) as IdempotencyRecord;
     }
     return null;

@@ -26,6 +26,8 @@ const IN_CHUNK = 100;
 export async function findByIds<T extends { _id: string }>(collection: Collection<T>, ids: readonly string[], projection?: Document): Promise<T[]> {
   const chunks: string[][] = [];
   for (let start = 0; start < ids.length; start += IN_CHUNK) chunks.push(ids.slice(start, start + IN_CHUNK));
+  // Cast: T has a string _id (the constraint); the driver cannot narrow its filter type from it.
   const found = await Promise.all(chunks.map((chunk) => collection.find({ _id: { $in: chunk } } as Filter<T>, projection ? { projection } : {}).toArray()));
+  // Cast: the driver types found documents as WithId<T>, which T already is.
   return found.flat() as T[];
 }

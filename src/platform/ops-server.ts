@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from './logger.js';
 
@@ -63,7 +62,8 @@ export async function startOpsServer(options: { host: string; port: number; regi
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const port = (server.address() as AddressInfo).port;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
   logger.info({ port }, 'operations port listening');
   return {
     port,

@@ -32,7 +32,9 @@ export function blockingConnection(redis: Redis): Redis {
  * (Redis away) is logged here instead of ending the process as an unhandled rejection.
  */
 export function keepPublishesHandled(redis: Redis, logger: { warn(object: object, message: string): void }): void {
+  // Cast: ioredis's publish has overloads (callback forms); the one used here is (channel, message) → Promise<number>.
   const publish = redis.publish.bind(redis) as (channel: string, message: string) => Promise<number>;
+  // Cast: the wrapper is that one overload of publish.
   redis.publish = ((channel: string, message: string) => {
     const sent = publish(channel, message);
     sent.catch((error: unknown) => logger.warn({ err: error }, 'a publish to Redis failed'));

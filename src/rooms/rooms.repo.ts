@@ -111,7 +111,7 @@ export class RoomsRepo {
   }
 
   async setTranslation(id: string, language: string, version: { name: string; description: string | null } | null): Promise<RoomDoc | null> {
-    const field = `translations.${language}` as `translations.${string}`;
+    const field: `translations.${string}` = `translations.${language}`;
     const update: UpdateFilter<RoomDoc> = version === null ? { $unset: { [field]: true } } : { $set: { [field]: version } };
     const updated = await this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
     await this.recent.clear(id);

@@ -2,7 +2,6 @@ import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
 import { Gauge, type Registry } from 'prom-client';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { types as ms } from 'mediasoup';
 import type { Config } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
@@ -188,6 +187,7 @@ export class SfuRouters {
       if (this.peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
         throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
       }
+      // Cast: checked by the api against its schema; mediasoup checks the rest.
       const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
       const owner = this.peer(state, deviceId);
       owner.userId = userId;
@@ -309,6 +309,7 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     request.on('end', () => {
       void (async () => {
         try {
+          // Cast: the api sends each operation's request as SfuOps types it (the client below is the only caller).
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as never;
           reply(200, await (handlers[op] as (request: never) => Promise<unknown>)(body));
         } catch (error) {
@@ -324,7 +325,8 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? config.SFU_CONTROL_PORT, config.HOST, resolve));
-  const port = (server.address() as AddressInfo).port;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? config.SFU_CONTROL_PORT);
   const url = config.SFU_CONTROL_URL ?? `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
 
   const keys = platform.keys.sfu;

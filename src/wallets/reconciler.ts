@@ -118,6 +118,7 @@ export class Reconciler {
     let entriesChecked = 0;
     const fromLines = new Map<string, bigint>();
     for (const sum of sums) {
+      // Cast: $sum over Decimal128 amounts answers a Decimal128.
       fromLines.set(sum._id, fromStored(sum.total as Parameters<typeof fromStored>[0]));
       entriesChecked += sum.count;
     }

@@ -76,6 +76,7 @@ export class CallGate {
   async admit(appId: string, callId: string, nowMs: number, timeoutMs: number): Promise<Admission> {
     const k = this.keys.apps;
     const deadline = nowMs + timeoutMs + 5_000;
+    // Cast: the Lua script answers one of the Admission words.
     return (await this.redis.appCallAdmit(k.breakerOpen(appId), k.breakerProbe(appId), k.inflight(appId), nowMs, BREAKER_OPEN_MS, callId, deadline, MAX_CONCURRENT_CALLS, timeoutMs + 5_000)) as Admission;
   }
 

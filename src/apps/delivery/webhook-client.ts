@@ -81,6 +81,7 @@ const guardedLookup =
       if (error) return callback(error, '', 0);
       const allowed = addresses.filter((a) => !isForbiddenAddress(a.address) && (!options.family || a.family === options.family));
       if (allowed.length === 0) return callback(new AddressRefused(`${hostname} resolves only to addresses webhooks may not reach`), '', 0);
+      // Cast: with options.all, node:dns callers expect the list form of the lookup callback, which LookupFunction's type does not name.
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
       // `!`: an empty list was answered above.
       callback(null, allowed[0]!.address, allowed[0]!.family);

@@ -192,6 +192,7 @@ export class WebhooksService {
       if (held) await this.deps.enqueue({ deliveryId: delivery._id, attempt: held.attempts, round: held.round }, BREAKER_OPEN_MS);
       return { status: 'PENDING', reply: null };
     }
+    // Cast: the payload was stored as JSON.stringify of an object by enqueue().
     const result = await this.call(app, delivery.event, JSON.parse(delivery.payload) as object, {
       deliveryId: delivery._id,
       waitWhenBusy: true,

@@ -182,6 +182,7 @@ export class InvocationsService {
     // The reply kept the contract (keepsContract parsed it) when the call is OK.
     const answer = outcome.outcome === 'OK' ? ReplySchema.parse(reply) : null;
     await this.moveForm(target, answer, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
+    // Cast: a failed call's activity row records one of the CallFailure kinds.
     if (!answer) return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
     return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id });
   }

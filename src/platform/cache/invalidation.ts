@@ -42,6 +42,7 @@ export class CacheBus {
   /** The cache of one kind of record (e.g. `device`), entries living `ttlMs`. */
   cache<V>(kind: string, ttlMs: number): SharedCache<V> {
     const cache = new TtlCache<V>(ttlMs);
+    // Cast: caches of every value type share one map by kind; each is read back with its own type.
     this.caches.set(kind, cache as TtlCache<unknown>);
     return {
       get: (key, load) => cache.get(key, load),

@@ -25,7 +25,8 @@ export class TtlCache<V> {
     const value = await load();
     if (this.deletions !== deletionsBefore) return value;
     this.entries.delete(key);
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    const oldest = this.entries.keys().next();
+    if (this.entries.size >= this.maxEntries && !oldest.done) this.entries.delete(oldest.value);
     this.entries.set(key, { value, expires: this.now() + this.ttlMs });
     return value;
   }

@@ -72,6 +72,7 @@ export class S3Storage implements BlobStorage {
     const url = this.url(key);
     const init: RequestInit & { duplex?: 'half' } = { method, headers: this.sign(method, url, headers) };
     if (body) {
+      // Cast: Node's web ReadableStream and the DOM's BodyInit are the same object with two type declarations.
       init.body = Readable.toWeb(body) as unknown as RequestInit['body'];
       init.duplex = 'half';
     }
@@ -88,6 +89,7 @@ export class S3Storage implements BlobStorage {
   async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     const response = await this.request('GET', key, range ? { range: `bytes=${range.start}-${range.end}` } : {});
     if (!response.ok || !response.body) throw new Error(`S3 GET ${key} answered ${response.status}`);
+    // Cast: as above, the other way.
     return Readable.fromWeb(response.body as unknown as WebReadableStream);
   }
 
