@@ -23,19 +23,21 @@ const log = (message) => process.stderr.write(`[soak] ${message}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const socketPort = await freePort();
-const { tmp, stack, env, ctx, children, port } = await startBench('soak', { SOCKET_PORT: String(socketPort) });
+// Phones sign in from addresses of their own, as behind a load balancer (the per-address sign-in limits keep production's values).
+const { tmp, stack, env, ctx, children, port } = await startBench('soak', { SOCKET_PORT: String(socketPort), TRUST_PROXY_HOPS: '1' });
 env.STORAGE_DIR = path.join(tmp, 'blobs');
 env.SMS_OUTBOX_FILE = path.join(tmp, 'sms.jsonl');
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One HTTP call; `{status, body, ms}`; a broken connection is status 0. */
-function call(method, url, { token, json, raw } = {}) {
+function call(method, url, { token, json, raw, from } = {}) {
   return new Promise((resolve) => {
     const started = performance.now();
     const payload = json !== undefined ? Buffer.from(JSON.stringify(json)) : raw?.payload;
     const headers = {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(from ? { 'x-forwarded-for': from } : {}),
       ...(json !== undefined ? { 'content-type': 'application/json' } : raw?.headers ?? {}),
       ...(payload ? { 'content-length': payload.length } : {}),
     };
@@ -83,12 +85,13 @@ function codeFor(number) {
 /** A sign-in as a phone does it (code, then login); the session, or null. */
 async function signIn(kind = 'sign-in') {
   const number = phone();
-  const sent = await call('POST', '/api/auth/code', { json: { phone: number } });
+  const from = `10.${Math.floor(Math.random() * 256)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+  const sent = await call('POST', '/api/auth/code', { json: { phone: number }, from });
   if (sent.status !== 204) {
     record(kind, sent.status, sent.ms);
     return null;
   }
-  const login = await call('POST', '/api/auth/login', { json: { phone: number, code: codeFor(number), device: { name: 'Soak phone', platform: 'ANDROID' } } });
+  const login = await call('POST', '/api/auth/login', { json: { phone: number, code: codeFor(number), device: { name: 'Soak phone', platform: 'ANDROID' } }, from });
   record(kind, login.status, sent.ms + login.ms);
   return login.status === 200 ? login.body : null;
 }

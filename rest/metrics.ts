@@ -26,6 +26,16 @@ export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'op
     },
   });
 
+  new Gauge({
+    name: 'sms_budget_refusals',
+    help: 'Texts this process refused since it started because an hourly budget was spent, by scope (country, prefix, global): a sign of SMS pumping',
+    labelNames: ['scope'],
+    registers: [registry],
+    collect() {
+      for (const [scope, count] of Object.entries(services.ops.smsRefusals())) this.set({ scope }, count);
+    },
+  });
+
   // One read per scrape, shared by the gauges below (a scrape starts every collect at once); when the
   // database does not answer, the gauges are left out.
   let latest: ReturnType<Services['walletsReconciler']['latest']> | null = null;

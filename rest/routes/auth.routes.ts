@@ -24,10 +24,10 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Send a six-digit sign-in code by SMS',
       body: CodeRequestSchema,
-      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.TOO_MANY_CODES, CommonErrors.SMS_UNAVAILABLE, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, AuthErrors.TOO_MANY_CODES, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
-      await auth.requestCode(request.body.phone);
+      await auth.requestCode(request.body.phone, { ip: request.ip });
       return reply.code(204).send();
     },
   });
@@ -38,9 +38,9 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       summary: 'Sign in with the SMS code; registers a new device',
       description: 'A first sign-in with an unknown number creates the user. When two-factor is on, the answer is a challenge for POST /api/auth/2fa.',
       body: LoginRequestSchema,
-      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, ...BODY_ERRORS) },
+      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
-    handler: async (request) => auth.login(request.body),
+    handler: async (request) => auth.login(request.body, { ip: request.ip }),
   });
 
   app.post('/api/auth/2fa', {
@@ -48,9 +48,9 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Complete a two-factor sign-in with the authenticator code',
       body: TwoFactorLoginRequestSchema,
-      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, AuthErrors.TOO_MANY_ATTEMPTS, ...BODY_ERRORS) },
+      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, AuthErrors.TOO_MANY_ATTEMPTS, AuthErrors.TOO_MANY_FROM_ADDRESS, ...BODY_ERRORS) },
     },
-    handler: async (request) => auth.completeTwoFactor(request.body),
+    handler: async (request) => auth.completeTwoFactor(request.body, { ip: request.ip }),
   });
 
   app.post('/api/auth/refresh', {

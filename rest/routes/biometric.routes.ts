@@ -33,7 +33,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       description:
         'Needs `signature`, the new key\'s signature over "BIOMETRIC_KEY_ENROLL_V1|<nonce>" (400 when it fails). When a key is enrolled, replacing needs `currentKeySignature` over "BIOMETRIC_KEY_CHANGE_V1|REPLACE|<nonce>" or a `code`: 403 when missing or invalid; 429 after too many wrong codes for the account\'s number.',
       body: BiometricKeyEnrollSchema,
-      response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.BIOMETRIC_KEY_INVALID, DevicesErrors.BIOMETRIC_NONCE_INVALID, DevicesErrors.BIOMETRIC_SIGNATURE_INVALID, DevicesErrors.BIOMETRIC_PROOF_REQUIRED, DevicesErrors.BIOMETRIC_PROOF_INVALID, DevicesErrors.TOO_MANY_CODE_ATTEMPTS, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.BIOMETRIC_KEY_INVALID, DevicesErrors.BIOMETRIC_NONCE_INVALID, DevicesErrors.BIOMETRIC_SIGNATURE_INVALID, DevicesErrors.BIOMETRIC_PROOF_REQUIRED, DevicesErrors.BIOMETRIC_PROOF_INVALID, DevicesErrors.TOO_MANY_CODE_ATTEMPTS, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await biometric.enroll(principalOf(request), request.body);
@@ -50,7 +50,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
         'Proof: `signature` by the enrolled key over "BIOMETRIC_KEY_CHANGE_V1|REMOVE|<nonce>" (with `nonce`), or a `code`. 204 when no key is enrolled; 403 when proof is missing or invalid; 429 after too many wrong codes. The account\'s devices get `device.biometric-key-removed`.',
       body: BiometricKeyRemoveSchema.nullish(),
       [OPTIONAL_BODY]: true,
-      response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.BIOMETRIC_PROOF_REQUIRED, DevicesErrors.BIOMETRIC_PROOF_INVALID, DevicesErrors.TOO_MANY_CODE_ATTEMPTS, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...authedErrors(DevicesErrors.BIOMETRIC_PROOF_REQUIRED, DevicesErrors.BIOMETRIC_PROOF_INVALID, DevicesErrors.TOO_MANY_CODE_ATTEMPTS, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await biometric.remove(principalOf(request), request.body ?? {});
@@ -63,7 +63,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       tags,
       security,
       summary: 'Text a code to the account\'s number, usable once as proof for a key change',
-      response: { 204: NoContentSchema, ...authedErrors(AuthErrors.TOO_MANY_CODES, CommonErrors.SMS_UNAVAILABLE) },
+      response: { 204: NoContentSchema, ...authedErrors(AuthErrors.TOO_MANY_CODES, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY) },
     },
     handler: async (request, reply) => {
       await biometric.sendCode(principalOf(request));

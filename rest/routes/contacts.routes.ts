@@ -41,7 +41,7 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       description:
         'At least one of email, phone, recipientId. An existing user gets `contact.request` (a push when offline); anyone else an invitation. 400 for an invalid email or phone, an existing request or connection, oneself, a block either way, or a message over 128 characters; 401 for an unknown recipientId.',
       querystring: ConnectionRequestQuerySchema,
-      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.RECIPIENT_REQUIRED, ContactsErrors.EMAIL_INVALID, CommonErrors.PHONE_INVALID, ContactsErrors.REQUEST_TO_SELF, ContactsErrors.BLOCKED, ContactsErrors.ALREADY_CONNECTED, ContactsErrors.REQUEST_EXISTS, ContactsErrors.RECIPIENT_UNKNOWN, CommonErrors.SMS_UNAVAILABLE) },
+      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.RECIPIENT_REQUIRED, ContactsErrors.EMAIL_INVALID, CommonErrors.PHONE_INVALID, ContactsErrors.REQUEST_TO_SELF, ContactsErrors.BLOCKED, ContactsErrors.ALREADY_CONNECTED, ContactsErrors.REQUEST_EXISTS, ContactsErrors.RECIPIENT_UNKNOWN, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE) },
     },
     handler: async (request, reply) => {
       await contacts.sendRequest(principalOf(request), request.query);

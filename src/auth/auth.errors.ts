@@ -8,5 +8,6 @@ export const AuthErrors = defineErrors('auth', {
   REFRESH_TOKEN_REUSED: { status: 401, message: 'This refresh token was already used; the device was signed out' },
   TWO_FACTOR_TOKEN_INVALID: { status: 401, message: 'The two-factor token is invalid or expired; sign in again' },
   TOO_MANY_CODES: { status: 429, message: 'Too many codes were requested for this number; try again later' },
+  TOO_MANY_FROM_ADDRESS: { status: 429, message: 'Too many sign-in requests from this network; try again later' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong codes for this sign-in; sign in again' },
 });

@@ -5,6 +5,8 @@ import { normalizePhone } from '../platform/phone.js';
 import type { Principal } from '../platform/principal.js';
 import type { DomainEvents } from '../platform/domain-events.js';
 import type { CodeHasher } from '../platform/code-hash.js';
+import type { SmsGuard } from '../platform/sms/sms-guard.js';
+import { networkOf } from '../platform/network.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
@@ -41,6 +43,11 @@ type AuthConfig = Pick<
   | 'REFRESH_TOKEN_TTL'
   | 'TWO_FACTOR_TOKEN_TTL'
   | 'LOGIN_CODE_TTL'
+  | 'SIGNIN_CODES_PER_ADDRESS'
+  | 'SIGNIN_CODES_PER_NETWORK'
+  | 'SIGNIN_ATTEMPTS_PER_ADDRESS'
+  | 'SIGNIN_ATTEMPTS_PER_NETWORK'
+  | 'SIGNIN_ADDRESS_WINDOW'
   | 'LOGIN_CODE_MAX_ATTEMPTS'
   | 'LOGIN_CODE_MAX_PER_WINDOW'
   | 'LOGIN_CODE_WINDOW'
@@ -62,6 +69,7 @@ export class AuthService {
       tokens: TokenService;
       sms: SmsProvider;
       codes: CodeHasher;
+      smsGuard: Pick<SmsGuard, 'check'>;
       ephemeral: EphemeralStore;
       keys: Keyspace['auth'];
       /** Told of each new session, once the device exists (so device events reach it). */
@@ -80,10 +88,30 @@ export class AuthService {
     return phone;
   }
 
+  /**
+   * Counts one request of a kind from the client's address and its network, and refuses (429
+   * TOO_MANY_FROM_ADDRESS) past either limit: the same answer for both, with the longer wait.
+   */
+  private async countFromAddress(kind: 'codes' | 'attempts', ip: string): Promise<void> {
+    const { config, ephemeral, keys } = this.deps;
+    const [perAddress, perNetwork] = kind === 'codes' ? [config.SIGNIN_CODES_PER_ADDRESS, config.SIGNIN_CODES_PER_NETWORK] : [config.SIGNIN_ATTEMPTS_PER_ADDRESS, config.SIGNIN_ATTEMPTS_PER_NETWORK];
+    const [address, network] = await Promise.all([
+      ephemeral.hit(keys.fromAddress(kind, 'address', ip), perAddress, config.SIGNIN_ADDRESS_WINDOW),
+      ephemeral.hit(keys.fromAddress(kind, 'network', networkOf(ip)), perNetwork, config.SIGNIN_ADDRESS_WINDOW),
+    ]);
+    if (!address.allowed || !network.allowed) {
+      throw AuthErrors.TOO_MANY_FROM_ADDRESS({ retryAfter: Math.max(address.allowed ? 0 : address.retryAfter, network.allowed ? 0 : network.retryAfter) });
+    }
+  }
+
   /** Sends a new six-digit code by SMS; only its argon2 hash is kept, and older codes die. */
-  async requestCode(phoneInput: string): Promise<void> {
+  async requestCode(phoneInput: string, client: { ip: string }): Promise<void> {
     const { config, loginCodes, ephemeral, keys, sms } = this.deps;
     const phone = this.phoneOrThrow(phoneInput);
+    // The cheap checks first: where texts may go, the client's address and network, the number's
+    // own limit; only then a hash.
+    this.deps.smsGuard.check(phone);
+    await this.countFromAddress('codes', client.ip);
     const limit = await ephemeral.hit(keys.codeRequests(phone), config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
     if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
 
@@ -104,9 +132,10 @@ export class AuthService {
   }
 
   /** Checks the SMS code; answers tokens, or a two-factor challenge when the user has two-factor on. */
-  async login(input: { phone: string; code: string; device: DeviceInput }): Promise<LoginResult> {
+  async login(input: { phone: string; code: string; device: DeviceInput }, client: { ip: string }): Promise<LoginResult> {
     const { config, loginCodes, users, tokens } = this.deps;
     const phone = this.phoneOrThrow(input.phone);
+    await this.countFromAddress('attempts', client.ip);
     const now = this.now();
     const live = await loginCodes.findLatestLive(phone, now);
     if (!live) throw invalidCode();
@@ -128,8 +157,9 @@ export class AuthService {
   }
 
   /** Second step of a two-factor sign-in: the TOTP code for the challenge token from `login`. */
-  async completeTwoFactor(input: { twoFactorToken: string; code: string }): Promise<SessionTokens> {
+  async completeTwoFactor(input: { twoFactorToken: string; code: string }, client: { ip: string }): Promise<SessionTokens> {
     const { config, users, tokens, ephemeral, keys } = this.deps;
+    await this.countFromAddress('attempts', client.ip);
     let claims;
     try {
       claims = await tokens.verifyTwoFactor(input.twoFactorToken);

@@ -21,6 +21,7 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
     tokens,
     sms: p.sms,
     codes: p.codes,
+    smsGuard: p.smsGuard,
     ephemeral: p.ephemeral,
     keys: p.keys.auth,
     domainEvents: p.domainEvents,

@@ -18,6 +18,8 @@ export const CommonErrors = defineErrors('common', {
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported content type; send application/json' },
   INTERNAL_ERROR: { status: 500, message: 'Unexpected server error' },
+  PHONE_COUNTRY_NOT_ALLOWED: { status: 400, message: 'Texts cannot be sent to this number' },
+  BUSY: { status: 503, message: 'The service is busy; try again shortly' },
   SMS_UNAVAILABLE: { status: 503, message: 'The text message could not be sent right now; try again shortly' },
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database does not answer right now; try again shortly' },
   REDIS_UNAVAILABLE: { status: 503, message: 'The service\'s shared memory (Redis) does not answer right now; try again shortly' },

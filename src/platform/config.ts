@@ -88,6 +88,34 @@ const EnvSchema = z
     CODE_HASH_PASSES: positiveInt.pipe(z.number().max(10)).default(3),
 
     SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
+    // Sign-in abuse (README, "Sign-in abuse"): the countries texts may go to (ISO 3166 codes; every
+    // country when unset outside production, required in production), the number types (libphonenumber's)
+    // they may go to, and hourly budgets of texts per destination country, per number prefix and in all
+    // (production defaults below; generous outside production, where a test run signs in thousands).
+    SMS_ALLOWED_COUNTRIES: z
+      .string()
+      .transform((value) => value.split(',').map((code) => code.trim().toUpperCase()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[A-Z]{2}$/, 'expected ISO 3166 country codes such as DE or US')).min(1))
+      .optional(),
+    SMS_ALLOWED_NUMBER_TYPES: z
+      .string()
+      .default('MOBILE,FIXED_LINE_OR_MOBILE')
+      .transform((value) => value.split(',').map((type) => type.trim().toUpperCase()).filter(Boolean))
+      .pipe(z.array(z.enum(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'FIXED_LINE', 'VOIP', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL', 'UNKNOWN'])).min(1)),
+    SMS_BUDGET_COUNTRY_HOUR: positiveInt.optional(),
+    SMS_BUDGET_PREFIX_HOUR: positiveInt.optional(),
+    SMS_BUDGET_GLOBAL_HOUR: positiveInt.optional(),
+    // Per client address (the real one behind TRUST_PROXY_HOPS) and per network (/24 for IPv4, /56 for
+    // IPv6), per SIGNIN_ADDRESS_WINDOW: code requests, and sign-in attempts (login and two-factor).
+    // Production's values everywhere, so they are seen working in development.
+    SIGNIN_CODES_PER_ADDRESS: positiveInt.default(10),
+    SIGNIN_CODES_PER_NETWORK: positiveInt.default(50),
+    SIGNIN_ATTEMPTS_PER_ADDRESS: positiveInt.default(30),
+    SIGNIN_ATTEMPTS_PER_NETWORK: positiveInt.default(150),
+    SIGNIN_ADDRESS_WINDOW: duration.default(3600),
+    // At most this many argon2 hashes (SMS codes) at once per process; the rest wait up to the wait, then 503 BUSY.
+    CODE_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    CODE_HASH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
     SMS_OUTBOX_FILE: z.string().min(1).default('.data/sms-outbox.jsonl'),
     TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-fA-F]{32}$/, 'expected AC followed by 32 hex digits').optional(),
     TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
@@ -259,6 +287,9 @@ const EnvSchema = z
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
       for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
     }
+    if (env.NODE_ENV === 'production' && !env.SMS_ALLOWED_COUNTRIES) {
+      ctx.addIssue({ code: 'custom', path: ['SMS_ALLOWED_COUNTRIES'], message: 'is required in production: the ISO 3166 codes of the countries sign-in texts may go to' });
+    }
     if (env.NODE_ENV === 'production' && !env.PRICE_SOURCE) {
       ctx.addIssue({ code: 'custom', path: ['PRICE_SOURCE'], message: 'is required in production: coingecko, or static (a fixed price, for trials only) set by hand' });
     }
@@ -290,6 +321,9 @@ const EnvSchema = z
     // Whether PRICE_SOURCE=static was asked for by hand in production (the process warns at start).
     staticPricesInProduction: env.NODE_ENV === 'production' && env.PRICE_SOURCE === 'static',
     OPS_PORT: env.OPS_PORT ?? (env.NODE_ENV === 'production' ? 9090 : undefined),
+    SMS_BUDGET_COUNTRY_HOUR: env.SMS_BUDGET_COUNTRY_HOUR ?? (env.NODE_ENV === 'production' ? 2_000 : 1_000_000),
+    SMS_BUDGET_PREFIX_HOUR: env.SMS_BUDGET_PREFIX_HOUR ?? (env.NODE_ENV === 'production' ? 100 : 1_000_000),
+    SMS_BUDGET_GLOBAL_HOUR: env.SMS_BUDGET_GLOBAL_HOUR ?? (env.NODE_ENV === 'production' ? 10_000 : 1_000_000),
   }));
 
 /** The variables production requires, each with what it needs: what a start with none of them set reports. */

@@ -53,6 +53,14 @@ export class EphemeralStore {
     return { allowed: count <= limit, retryAfter: ttl > 0 ? ttl : windowSeconds };
   }
 
+  /** Adds one to each counter (each expiring `ttlSeconds` after its first count) in one round trip; their counts. */
+  async countAll(keys: string[], ttlSeconds: number): Promise<number[]> {
+    const multi = this.redis.multi();
+    for (const key of keys) multi.incr(key).expire(key, ttlSeconds, 'NX');
+    const results = (await multi.exec()) ?? [];
+    return keys.map((_, i) => Number(results[2 * i]?.[1] ?? 0));
+  }
+
   /**
    * Whether the key's window already holds `limit` hits (checked before an attempt that `hit` counts
    * only when it fails): the seconds until it resets when it does, else null.

@@ -11,6 +11,8 @@ export function keyspace(prefix: string) {
     queues: `${prefix}bull`,
     /** Pub/sub channel on which hub nodes hear that a device's inbox has something new. */
     inboxPoke: `${prefix}inbox:poke`,
+    /** Texts sent in one hour (its number since 1970) to one scope: global, country:XX, prefix:NNNNNN. */
+    smsBudget: (scope: string, hour: number) => `${prefix}sms-budget:${scope}:${hour}`,
     inboxMeta: (deviceId: string) => `${prefix}inbox:meta:${deviceId}`,
     inboxEvents: (deviceId: string) => `${prefix}inbox:events:${deviceId}`,
     /** Pub/sub channel of the shared caches' clearings. */
@@ -29,6 +31,8 @@ export function keyspace(prefix: string) {
     },
     auth: {
       codeRequests: (phone: string) => `${prefix}rl:login-code:${phone}`,
+      /** Code requests or sign-in attempts from one client address or network. */
+      fromAddress: (kind: 'codes' | 'attempts', scope: 'address' | 'network', value: string) => `${prefix}rl:signin-${kind}:${scope}:${value}`,
       twoFactorTries: (attemptId: string) => `${prefix}rl:2fa:${attemptId}`,
       twoFactorUsed: (attemptId: string) => `${prefix}2fa-used:${attemptId}`,
     },

@@ -14,7 +14,8 @@ import { closeRedis, connectRedis, keepPublishesHandled, type Redis } from './re
 import { DependencyHealth } from './dependencies.js';
 import { emailProvider } from './email/index.js';
 import type { EmailProvider } from './email/email.js';
-import { smsProvider } from './sms/index.js';
+import { smsPolicy, smsProvider } from './sms/index.js';
+import { SmsGuard } from './sms/sms-guard.js';
 import type { SmsProvider } from './sms/sms.js';
 import { blobStorage } from './storage/index.js';
 import type { BlobStorage } from './storage/storage.js';
@@ -31,6 +32,8 @@ export interface Platform {
   ephemeral: EphemeralStore;
   /** Hashes of short secrets (SMS codes), at the configured argon2id cost. */
   codes: CodeHasher;
+  /** Where texts may go and the hourly budgets they spend (sign-in abuse). */
+  smsGuard: SmsGuard;
   cache: CacheBus;
   domainEvents: DomainEvents;
   queues: Queues;
@@ -81,19 +84,23 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
   dependencies.onRecovered((name) => name === 'redis' && cache.clearAll());
   const queues = new Queues(redis, keys.queues, (connection) => dependencies.guardRedis(connection));
   const storage = once(() => blobStorage(config));
-  const sms = once(() => smsProvider(config));
+  const clock = options.clock ?? systemClock;
+  const ephemeral = new EphemeralStore(redis);
+  const smsGuard = new SmsGuard(smsPolicy(config), ephemeral, keys.smsBudget, clock);
+  const sms = once(() => smsProvider(config, smsGuard));
   const email = once(() => emailProvider(config));
   const geo = once(() => new GeoipLiteLocator());
 
   return {
     config,
     logger,
-    clock: options.clock ?? systemClock,
+    clock,
     keys,
     redis,
     dependencies,
-    ephemeral: new EphemeralStore(redis),
-    codes: new CodeHasher({ memoryKiB: config.CODE_HASH_MEMORY_KIB, passes: config.CODE_HASH_PASSES }),
+    ephemeral,
+    smsGuard,
+    codes: new CodeHasher({ memoryKiB: config.CODE_HASH_MEMORY_KIB, passes: config.CODE_HASH_PASSES }, { concurrency: config.CODE_HASH_CONCURRENCY, waitMs: config.CODE_HASH_WAIT_MS }),
     cache,
     domainEvents: new DomainEvents(logger),
     queues,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { addressOf, bearer, freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 
 describe('sign-in', () => {
   let t: TestApp;
@@ -9,9 +9,9 @@ describe('sign-in', () => {
   });
   after(() => t.close());
 
-  const requestCode = (phone: string) => t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone } });
+  const requestCode = (phone: string) => t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone }, remoteAddress: addressOf(phone) });
   const login = (phone: string, code: string) =>
-    t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { phone, code, device: { name: 'Pixel', platform: 'ANDROID' } } });
+    t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { phone, code, device: { name: 'Pixel', platform: 'ANDROID' } }, remoteAddress: addressOf(phone) });
 
   it('signs a new number in with the texted code and creates the user', async () => {
     const phone = freshPhone();

@@ -77,7 +77,7 @@ describe('production configuration and docker-compose.yml', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
     const base = {
       NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), TURN_SECRET: 't'.repeat(20), SFU_SECRET: 's'.repeat(20), HOT_WALLET_PRIVATE_KEY: `0x${'1'.repeat(64)}`,
-      DEPOSIT_MNEMONIC: generateMnemonic(english), USDT_TOKEN_ADDRESS: `0x${'2'.repeat(40)}`, APPS_SECRET_KEY: key, APPS_SIGNING_KEY: key, EMAIL_PROVIDER: 'outbox', SMS_PROVIDER: 'outbox', PUSH_PROVIDER: 'local',
+      DEPOSIT_MNEMONIC: generateMnemonic(english), USDT_TOKEN_ADDRESS: `0x${'2'.repeat(40)}`, APPS_SECRET_KEY: key, APPS_SIGNING_KEY: key, EMAIL_PROVIDER: 'outbox', SMS_PROVIDER: 'outbox', PUSH_PROVIDER: 'local', SMS_ALLOWED_COUNTRIES: 'DE',
     };
     assert.doesNotThrow(() => loadConfig({ ...base, PRICE_SOURCE: 'coingecko' }));
     assert.throws(() => loadConfig(base), /PRICE_SOURCE: is required in production/);
@@ -116,6 +116,7 @@ describe('every role boots with the production configuration of the compose file
       TWILIO_ACCOUNT_SID: `AC${randomBytes(16).toString('hex')}`,
       TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),
       TWILIO_FROM: '+14155550100',
+      SMS_ALLOWED_COUNTRIES: 'DE,AT,US',
       EMAIL_FROM: 'no-reply@chat.example.test',
       SENDGRID_API_KEY: `SG.${randomBytes(16).toString('hex')}`,
       MINIO_ROOT_USER: 'S3RVER',

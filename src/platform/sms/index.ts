@@ -3,11 +3,38 @@ import { CommonErrors } from '../common.errors.js';
 import { AppError } from '../errors.js';
 import { OutboxSmsProvider } from './outbox.provider.js';
 import type { SmsProvider } from './sms.js';
+import type { SmsGuard, SmsPolicy } from './sms-guard.js';
 import { TwilioSmsProvider } from './twilio.provider.js';
 
-/** The configured SMS provider: the outbox file in development, Twilio in production. */
-export function smsProvider(config: Config): SmsProvider {
-  return new UnavailableWhenDown(configuredProvider(config));
+/** The configured SMS provider (the outbox file in development, Twilio in production), each text spending from the guard's budgets first. */
+export function smsProvider(config: Config, guard: SmsGuard): SmsProvider {
+  return new Budgeted(new UnavailableWhenDown(configuredProvider(config)), guard);
+}
+
+/** Where texts may go and the hourly budgets, from the configuration. */
+export function smsPolicy(config: Config): SmsPolicy {
+  return {
+    allowedCountries: config.SMS_ALLOWED_COUNTRIES ? new Set(config.SMS_ALLOWED_COUNTRIES) : null,
+    allowedTypes: new Set(config.SMS_ALLOWED_NUMBER_TYPES),
+    budgets: { country: config.SMS_BUDGET_COUNTRY_HOUR, prefix: config.SMS_BUDGET_PREFIX_HOUR, global: config.SMS_BUDGET_GLOBAL_HOUR },
+  };
+}
+
+/** Every text is checked and spends from the hourly budgets before it goes out: none is sent past a spent budget. */
+class Budgeted implements SmsProvider {
+  readonly name: string;
+
+  constructor(
+    private readonly inner: SmsProvider,
+    private readonly guard: SmsGuard,
+  ) {
+    this.name = inner.name;
+  }
+
+  async send(message: { to: string; text: string; code?: string }): Promise<void> {
+    await this.guard.spend(message.to);
+    await this.inner.send(message);
+  }
 }
 
 /**

@@ -1,0 +1,68 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { Clock } from '../clock.js';
+import { CommonErrors } from '../common.errors.js';
+import type { EphemeralStore } from '../ephemeral.js';
+
+/** Where texts may go and how many an hour (README, "Sign-in abuse"). */
+export interface SmsPolicy {
+  /** ISO 3166 codes texts may go to; null: every country. */
+  allowedCountries: ReadonlySet<string> | null;
+  /** libphonenumber number types texts may go to (MOBILE, FIXED_LINE_OR_MOBILE, ...; UNKNOWN for none). */
+  allowedTypes: ReadonlySet<string>;
+  /** Texts an hour: to one country, to one number prefix (the first PREFIX_DIGITS digits), in all. */
+  budgets: { country: number; prefix: number; global: number };
+}
+
+const PREFIX_DIGITS = 6;
+const HOUR_MS = 3_600_000;
+
+export type BudgetScope = 'country' | 'prefix' | 'global';
+
+/**
+ * SMS pumping (toll fraud) defence: a destination outside the allowed countries or of a refused number
+ * type (premium rate, shared cost, toll free, VoIP, unknown) is refused before anything is hashed or
+ * sent; every text spends from hourly budgets per destination country, per number prefix and in all,
+ * and a spent budget answers 503 SMS_UNAVAILABLE until the next hour. The hour comes from the
+ * platform's clock, so tests move it.
+ */
+export class SmsGuard {
+  /** Refusals for a spent budget since the process started, by scope (the api's metrics show them). */
+  readonly refusals: Record<BudgetScope, number> = { country: 0, prefix: 0, global: 0 };
+
+  constructor(
+    private readonly policy: SmsPolicy,
+    private readonly ephemeral: EphemeralStore,
+    private readonly keyOf: (scope: string, hour: number) => string,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Refuses (400 PHONE_COUNTRY_NOT_ALLOWED) a destination texts may not go to; cheap, no Redis. */
+  check(phone: string): void {
+    const parsed = parsePhoneNumberFromString(phone);
+    const country = parsed?.country ?? 'UNKNOWN';
+    if (this.policy.allowedCountries && !this.policy.allowedCountries.has(country)) {
+      throw CommonErrors.PHONE_COUNTRY_NOT_ALLOWED({ message: 'Texts cannot be sent to numbers of this country' });
+    }
+    const type = parsed?.getType() ?? 'UNKNOWN';
+    if (!this.policy.allowedTypes.has(type)) throw CommonErrors.PHONE_COUNTRY_NOT_ALLOWED({ message: 'Texts cannot be sent to this kind of number' });
+  }
+
+  /** Spends one text from each budget of the destination; 503 SMS_UNAVAILABLE (until the next hour) when one is spent. */
+  async spend(phone: string): Promise<void> {
+    this.check(phone);
+    const now = this.clock().getTime();
+    const hour = Math.floor(now / HOUR_MS);
+    const country = parsePhoneNumberFromString(phone)?.country ?? 'UNKNOWN';
+    const scopes: [BudgetScope, string, number][] = [
+      ['global', 'global', this.policy.budgets.global],
+      ['country', `country:${country}`, this.policy.budgets.country],
+      ['prefix', `prefix:${phone.replace(/\D/g, '').slice(0, PREFIX_DIGITS)}`, this.policy.budgets.prefix],
+    ];
+    const counts = await this.ephemeral.countAll(scopes.map(([, key]) => this.keyOf(key, hour)), 2 * HOUR_MS / 1000);
+    const spent = scopes.find(([, , budget], i) => (counts[i] ?? 0) > budget);
+    if (spent) {
+      this.refusals[spent[0]]++;
+      throw CommonErrors.SMS_UNAVAILABLE({ message: 'Texts are paused for a while; try again later', retryAfter: Math.ceil(((hour + 1) * HOUR_MS - now) / 1000) });
+    }
+  }
+}
