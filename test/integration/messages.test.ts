@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { until } from '../helpers/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -155,7 +156,7 @@ describe('messages', () => {
     await listen(g.outsider, hubs[1]!);
 
     const id = (await post(g.member, g.room.id, 'live!')).json();
-    await sleep(300);
+    await until(() => [g.creator, g.member, g.disabled].every((who) => seen.get(who.userId)!.length >= 1), 'the post on every member socket');
     const expected = { id, messageId: id, roomId: g.room.id, userId: g.member.userId, message: 'live!', encrypted: false };
     for (const who of [g.creator, g.member, g.disabled]) {
       const got = seen.get(who.userId)! as Record<string, unknown>[];
@@ -169,7 +170,7 @@ describe('messages', () => {
     await api(g.member, 'POST', `/api/rooms/${g.room.id}/leave`);
     await sleep(200);
     await post(g.creator, g.room.id, 'after the change');
-    await sleep(300);
+    await until(() => seen.get(g.outsider.userId)!.length >= 1 && seen.get(g.creator.userId)!.length >= 2, 'the second post on the sockets of the room');
     assert.equal(seen.get(g.outsider.userId)!.length, 1);
     assert.equal(seen.get(g.member.userId)!.length, 1);
     assert.equal(seen.get(g.creator.userId)!.length, 2);

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { until } from '../helpers/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -154,7 +155,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     const joinerSocket = await listen(joiner, hubs[2]!.port);
 
     t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-1', text: 'hello' });
-    await sleep(300);
+    await until(() => got.get(m1.userId)!.length >= 1 && got.get(m2.userId)!.length >= 1, 'the broadcast on both members\' sockets');
     assert.deepEqual(got.get(m1.userId), [{ roomId, messageId: 'm-1', text: 'hello' }]);
     assert.deepEqual(got.get(m2.userId), [{ roomId, messageId: 'm-1', text: 'hello' }]);
     assert.deepEqual(got.get(outsider.userId), []);
@@ -165,7 +166,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     t.ctx.events.leaveChatRoom(m2.userId, roomId);
     await sleep(200);
     t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-2' });
-    await sleep(300);
+    await until(() => got.get(joiner.userId)!.length >= 1 && got.get(m1.userId)!.length >= 2, 'the second broadcast');
     assert.deepEqual(got.get(joiner.userId), [{ roomId, messageId: 'm-2' }]);
     assert.equal(got.get(m2.userId)!.length, 1);
     assert.equal(got.get(m1.userId)!.length, 2);
@@ -182,7 +183,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     await first.connect(hubs[0]!.port);
     await first.until((r) => r.length === 5);
     first.ack(3);
-    await sleep(200);
+    await until(async () => (await t.ctx.services.inbox.readAfter(session.deviceId, 0)).length === 2, 'the acknowledged events trimmed');
     assert.deepEqual((await t.ctx.services.inbox.readAfter(session.deviceId, 0)).map((e) => e.seq), [4, 5]);
     first.close();
     // A device reconnecting with lastSeq 3 gets 4 and 5 only.
@@ -208,8 +209,7 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     assert.equal((await presence()).online, false);
     const phone = client(watched);
     await phone.connect(node.port);
-    await sleep(100);
-    assert.equal((await presence()).online, true);
+    await until(async () => (await presence()).online, 'the watched user online');
 
     await node.kill('SIGKILL');
     const killedAt = Date.now();
@@ -235,14 +235,13 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     await t.ctx.repos.roomMembers.add('room-p', watched.userId, new Date());
     const phone = client(watched);
     await phone.connect(hubs[0]!.port);
-    await sleep(100);
     const ask = () => t.app.inject({ url: `/api/presence?userIds=${watched.userId},${stranger.userId}`, headers: bearer(watcher.accessToken) });
+    await until(async () => (await ask()).json()[0]?.online === true, 'the watched user online');
     const before = (await ask()).json();
     assert.deepEqual(before.map((p: { userId: string }) => p.userId), [watched.userId]);
     assert.equal(before[0].online, true);
     phone.close();
-    await sleep(200);
-    assert.equal((await ask()).json()[0].online, false);
+    await until(async () => (await ask()).json()[0].online === false, 'offline at once after a clean disconnect', 1_500);
     const bad = await t.app.inject({ url: '/api/presence?userIds=', headers: bearer(watcher.accessToken) });
     assert.equal(bad.statusCode, 400);
   });

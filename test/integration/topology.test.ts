@@ -5,6 +5,7 @@ import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
 import { freePort } from '../helpers/ports.js';
 import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { until } from '../helpers/wait.js';
 
 /** A production-shaped cluster: two api nodes and two hubs behind the production nginx front, a worker and an sfu. */
 describe('production topology: nginx in front of two api nodes and two hubs, with a worker and an sfu', () => {
@@ -59,13 +60,6 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     const got: { messageId: string }[] = [];
     client.socket!.on('message.new', (payload: { messageId: string }) => got.push(payload));
     return { client, got };
-  };
-  const until = async (check: () => boolean, what: string, ms = 10_000) => {
-    const deadline = Date.now() + ms;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
   };
 
   it('every node is ready on its operations port; the front serves the api and refuses /metrics', async () => {
