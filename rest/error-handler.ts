@@ -55,7 +55,6 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: C
 const FASTIFY_CODES: Record<string, AppError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: CommonErrors.UNSUPPORTED_MEDIA_TYPE(),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: CommonErrors.INVALID_CONTENT_LENGTH(),
-  FST_ERR_CTP_BODY_TOO_LARGE: CommonErrors.PAYLOAD_TOO_LARGE(),
   FST_ERR_CTP_INVALID_JSON_BODY: CommonErrors.MALFORMED_JSON(),
   FST_ERR_CTP_EMPTY_JSON_BODY: CommonErrors.MALFORMED_JSON({ message: 'The body is empty' }),
   // @fastify/multipart
@@ -89,6 +88,11 @@ export function installErrorHandling(app: FastifyInstance, options: { checkDocum
         message: issue.message,
       }));
       return sendError(request, reply, CommonErrors.VALIDATION_FAILED({ message: `Invalid ${error.validationContext ?? 'request'}`, details }));
+    }
+    // The size limit is in the answer: the route's own, or the server's BODY_LIMIT.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit;
+      return sendError(request, reply, CommonErrors.PAYLOAD_TOO_LARGE({ message: `The request body is larger than the limit of ${limit} bytes` }));
     }
     const known = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (known) return sendError(request, reply, known);

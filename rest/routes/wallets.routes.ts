@@ -29,6 +29,7 @@ import {
   LimitRequestDtoSchema,
   LimitRequestPageSchema,
 } from '../../src/wallets/wallets.schemas.js';
+import { UsersErrors } from '../../src/users/users.errors.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
@@ -98,11 +99,25 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       security,
       summary: 'Transfers to other members: one ledger entry per item, answered item by item',
       description:
-        'Each item moves `amount` from the caller\'s wallet to the recipient\'s oldest wallet of that currency, free of charge. A refused item (`status` REFUSED with its `error`) changes nothing and does not stop the others. ' +
-        'When the calling device has a biometric key, every item carries `biometric`: the signature over `BIOMETRIC_CONFIRM_V1|<nonce>|TRANSFER|<requestId>|<fromWalletId>|<toUserId>|<amount>`. ' +
-        'The same requestId with the same fields answers as the first time; with other fields the item is refused with REQUEST_ID_REUSED.',
+        'Each item moves `amount` from the caller\'s wallet to the recipient\'s oldest wallet of that currency, free of charge. ' +
+        'The whole request is checked first: every source wallet is the caller\'s, every amount valid, every recipient another member with a wallet of that currency, no requestId twice, and, when the calling device has a biometric key, every item\'s `biometric` signature over `BIOMETRIC_CONFIRM_V1|<nonce>|TRANSFER|<requestId>|<fromWalletId>|<toUserId>|<amount>`. ' +
+        'A failed check answers 400 (403 for the biometric confirmation) and nothing is applied. Then the items are applied in order: an item the balance cannot pay at that moment, or one a concurrent request took under the same requestId, is REFUSED with its `error` and does not stop the others. ' +
+        'The same requestId with the same fields answers as the first time; with other fields 400 REQUEST_ID_REUSED.',
       body: WalletTransactionsSchema,
-      response: { 200: z.array(WalletTransactionDtoSchema), ...authedErrors(...BODY_ERRORS) },
+      response: {
+        200: z.array(WalletTransactionDtoSchema),
+        ...authedErrors(
+          notFound,
+          WalletsErrors.AMOUNT_INVALID,
+          WalletsErrors.TRANSFER_TO_SELF,
+          WalletsErrors.RECIPIENT_HAS_NO_WALLET,
+          UsersErrors.USER_NOT_FOUND,
+          WalletsErrors.REQUEST_ID_REUSED,
+          DevicesErrors.BIOMETRIC_CONFIRMATION_REQUIRED,
+          DevicesErrors.BIOMETRIC_CONFIRMATION_INVALID,
+          ...BODY_ERRORS,
+        ),
+      },
     },
     handler: async (request) => walletTransfers.transfer(principalOf(request), request.body),
   });

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
@@ -74,6 +76,29 @@ describe('error model', () => {
       payload: JSON.stringify({ displayName: 'x'.repeat(3000) }),
     });
     assertErrorBody(res.json(), 413, 'PAYLOAD_TOO_LARGE', '/api/users/me');
+    assert.match(res.json().message, /larger than the limit of \d+ bytes/);
+  });
+
+  it('an oversized body over real HTTP: the same 413 with or without Expect: 100-continue (as curl sends it)', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    const body = Buffer.from(JSON.stringify({ phone: '+4915112345678', pad: 'x'.repeat(t.config.BODY_LIMIT + 10) }));
+    const send = (expect: boolean) =>
+      new Promise<{ status: number; json: { code: string; message: string } }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/auth/code', headers: { 'content-type': 'application/json', 'content-length': body.length, ...(expect ? { expect: '100-continue' } : {}) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { code: string; message: string } }));
+        });
+        req.on('error', reject);
+        if (expect) req.on('continue', () => req.end(body));
+        else req.end(body);
+      });
+    for (const expect of [true, false]) {
+      const res = await send(expect);
+      assert.equal(res.status, 413, `expect ${expect}`);
+      assert.equal(res.json.code, 'PAYLOAD_TOO_LARGE');
+    }
   });
 
   it('validation failures: 400 VALIDATION_FAILED naming the field', async () => {

@@ -124,19 +124,31 @@ describe('wallets and transfers', () => {
     assert.equal(rates.rates.find((r: { from: string }) => r.from === 'USDT').rate, '0.000333333333333333');
   });
 
-  it('refuses an item and changes nothing: too much, bad amounts, no recipient wallet, to oneself; the others go on', async () => {
-    const [alice, bob, carol] = await Promise.all([makeUser(t), makeUser(t), makeUser(t)]);
+  it('checks the whole request first: a bad item is a 400 and nothing is applied; only the balance is an item\'s own refusal', async () => {
+    const [alice, bob, carol, dave] = await Promise.all([makeUser(t), makeUser(t), makeUser(t), makeUser(t)]);
     const from = await createWallet(alice, 'USDT');
     await createWallet(bob, 'USDT');
+    const daves = await createWallet(dave, 'USDT');
     await fund(from.id, 'USDT', 5_000_000n);
+    const good = { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '1' };
+    for (const [bad, code] of [
+      [{ requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '0.0000001' }, 'AMOUNT_INVALID'],
+      [{ requestId: requestId(), fromWalletId: from.id, toUserId: carol.userId, amount: '1' }, 'RECIPIENT_HAS_NO_WALLET'],
+      [{ requestId: requestId(), fromWalletId: from.id, toUserId: alice.userId, amount: '1' }, 'TRANSFER_TO_SELF'],
+      [{ requestId: requestId(), fromWalletId: daves.id, toUserId: bob.userId, amount: '1' }, 'WALLET_NOT_FOUND'],
+      [{ requestId: requestId(), fromWalletId: 'no-such-wallet', toUserId: bob.userId, amount: '1' }, 'WALLET_NOT_FOUND'],
+      [good, 'REQUEST_ID_REUSED'],
+    ] as const) {
+      const res = await api(alice, 'POST', '/api/wallet-transactions', [good, bad]);
+      assert.equal(res.statusCode, 400, `${code}: ${res.body}`);
+      assert.equal(res.json().code, code);
+      assert.equal(await balanceOf(alice, from.id), '5', `${code}: nothing applied, the good item neither`);
+    }
     const results = await transfer(alice, [
       { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '5.000001' },
-      { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '0.0000001' },
-      { requestId: requestId(), fromWalletId: from.id, toUserId: carol.userId, amount: '1' },
-      { requestId: requestId(), fromWalletId: from.id, toUserId: alice.userId, amount: '1' },
       { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '5' },
     ]);
-    assert.deepEqual(results.map((r) => r.error?.code ?? r.status), ['INSUFFICIENT_FUNDS', 'AMOUNT_INVALID', 'RECIPIENT_HAS_NO_WALLET', 'TRANSFER_TO_SELF', 'COMPLETED']);
+    assert.deepEqual(results.map((r) => r.error?.code ?? r.status), ['INSUFFICIENT_FUNDS', 'COMPLETED']);
     assert.equal(await balanceOf(alice, from.id), '0');
     const bad = await api(alice, 'POST', '/api/wallet-transactions', [{ requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: 5 }]);
     assert.equal(bad.statusCode, 400, 'amounts are strings, never numbers');
@@ -153,8 +165,9 @@ describe('wallets and transfers', () => {
     const [again] = await transfer(alice, [item]);
     assert.equal(again!.id, first!.id);
     assert.equal(await balanceOf(bob, to.id), '1');
-    const [reused] = await transfer(alice, [{ ...item, amount: '2' }]);
-    assert.equal(reused!.error?.code, 'REQUEST_ID_REUSED');
+    const reused = await api(alice, 'POST', '/api/wallet-transactions', [{ ...item, amount: '2' }]);
+    assert.equal(reused.statusCode, 400);
+    assert.equal(reused.json().code, 'REQUEST_ID_REUSED');
 
     // 100 identical requests at once: one debit.
     const same = { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '0.5' };
@@ -195,11 +208,11 @@ describe('wallets and transfers', () => {
     assert.equal(enrolled.statusCode, 204, enrolled.body);
 
     const item = { requestId: requestId(), fromWalletId: from.id, toUserId: bob.userId, amount: '0.1' };
-    const [unsigned] = await transfer(alice, [item]);
-    assert.equal(unsigned!.error?.code, 'BIOMETRIC_CONFIRMATION_REQUIRED');
+    const unsigned = await api(alice, 'POST', '/api/wallet-transactions', [item]);
+    assert.deepEqual([unsigned.statusCode, unsigned.json().code], [403, 'BIOMETRIC_CONFIRMATION_REQUIRED']);
     const n1 = await nonce();
-    const [otherFields] = await transfer(alice, [{ ...item, biometric: { nonce: n1, signature: signed(transferSigned(n1, { ...item, amount: '0.01' })) } }]);
-    assert.equal(otherFields!.error?.code, 'BIOMETRIC_CONFIRMATION_INVALID');
+    const otherFields = await api(alice, 'POST', '/api/wallet-transactions', [{ ...item, biometric: { nonce: n1, signature: signed(transferSigned(n1, { ...item, amount: '0.01' })) } }]);
+    assert.deepEqual([otherFields.statusCode, otherFields.json().code], [403, 'BIOMETRIC_CONFIRMATION_INVALID']);
     assert.equal(await balanceOf(alice, from.id), '1');
     const n2 = await nonce();
     const [good] = await transfer(alice, [{ ...item, biometric: { nonce: n2, signature: signed(transferSigned(n2, item)) } }]);
@@ -274,9 +287,14 @@ describe('wallets and transfers', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
         await Promise.all(
-          steps.map((s) =>
-            transfer(people[s.from]!, [{ requestId: requestId(), fromWalletId: wallets[s.from]!.id, toUserId: people[s.to]!.userId, amount: formatAmount(s.units, 'USDT') }]),
-          ),
+          steps.map(async (s) => {
+            const items = [{ requestId: requestId(), fromWalletId: wallets[s.from]!.id, toUserId: people[s.to]!.userId, amount: formatAmount(s.units, 'USDT') }];
+            if (s.from !== s.to) return transfer(people[s.from]!, items);
+            // To oneself: refused whole, before anything moves.
+            const res = await api(people[s.from]!, 'POST', '/api/wallet-transactions', items);
+            assert.deepEqual([res.statusCode, res.json().code], [400, 'TRANSFER_TO_SELF']);
+            return [];
+          }),
         );
         const balances = await Promise.all(wallets.map((w, i) => balanceOf(people[i]!, w.id)));
         const total = balances.reduce((sum, b) => sum + (b === '0' ? 0n : parseAmount(b, 'USDT')!), 0n);
