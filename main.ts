@@ -99,6 +99,8 @@ async function main() {
   if (hub) urls.push(`Socket hub   ws://${config.HOST}:${hub.port}/socket.io/`);
   if (sfu) urls.push(`SFU control  ${sfu.url} (internal)`);
   if (ops) urls.push(`Operations   http://${config.HOST}:${ops.port}/readyz, /metrics (internal)`);
+  // Outside production the development chain is named too: a wallet app or `npm run chain:fund` sends deposits to it.
+  if (api && config.NODE_ENV !== 'production') urls.push(`Chain (dev)  ${config.EVM_RPC_URL}${config.USDT_TOKEN_ADDRESS ? ` (USDT at ${config.USDT_TOKEN_ADDRESS})` : ''}`);
   logger.info({ roles: [...roles], urls }, 'chat platform started');
   process.stdout.write(`\nChat platform running (${[...roles].join(', ')}):\n${urls.map((url) => `  ${url}`).join('\n')}\n\n`);
 

@@ -1,4 +1,4 @@
-// The development chain: Hardhat's network (`hardhat node`, from npm) on a free port, with the USDT
+// The development chain: Hardhat's network (`hardhat node`, from npm) on the port it is given, with the USDT
 // token (chain/TetherToken.sol, compiled into chain/TetherToken.json) deployed by account #0, which is
 // also the service's hot wallet, and minted to the hot wallet and to accounts #1 to #9 (left to
 // people and tests that send deposits from outside). Its state lives in memory: a restart starts a

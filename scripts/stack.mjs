@@ -91,6 +91,18 @@ export function ensureInstalled({ forTests = false } = {}) {
   }
 }
 
+/** `port` when nothing listens on it, else a free one (`npm start` puts the chain on Hardhat's usual 8545). */
+export async function portOrFree(port) {
+  if (port === undefined) return freePort();
+  const free = await new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+  return free ? port : freePort();
+}
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -167,7 +179,7 @@ export function stopChild(child, signal = 'SIGTERM') {
  * USDT_TOKEN_ADDRESS each replace their part of the stack on their own.
  * `persistent`: data kept under `dataDir` (H2 file, Redis append-only file); otherwise in memory.
  */
-export async function startStack({ dataDir, persistent, forTests = false }) {
+export async function startStack({ dataDir, persistent, forTests = false, chainPort }) {
   ensureInstalled({ forTests });
   const given = {
     redis: process.env.REDIS_URL ? { url: process.env.REDIS_URL } : null,
@@ -184,7 +196,7 @@ export async function startStack({ dataDir, persistent, forTests = false }) {
   const results = await Promise.allSettled([
     given.redis ?? startRedis({ dir: path.join(dataDir, 'redis'), persistent }),
     given.mongo ?? startMongo({ h2File: persistent ? path.join(dataDir, 'mongo', 'chat.mv.db') : null }),
-    given.chain ?? freePort().then((port) => startChain(port)),
+    given.chain ?? portOrFree(chainPort).then((port) => startChain(port)),
   ]);
   for (const result of results) if (result.status === 'fulfilled' && result.value.child) started.push(result.value.child);
   const failed = results.find((result) => result.status === 'rejected');

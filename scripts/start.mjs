@@ -25,7 +25,9 @@ const workerReady = given ?? (cached && existsSync(cached) ? cached : undefined)
 
 const build = spawn(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
 const built = new Promise((resolve) => build.on('exit', (code) => resolve(code === 0)));
-const stack = await startStack({ dataDir, persistent: true });
+// The development chain on Hardhat's usual port when it is free, so wallet apps and scripts find it.
+const stack = await startStack({ dataDir, persistent: true, chainPort: 8545 });
+if (!process.env.EVM_RPC_URL) await startLedgerAfresh(stack);
 
 const children = new Set();
 let stopping = false;
@@ -102,4 +104,25 @@ function buildSfuWorkerInBackground() {
     say(`SFU worker built in ${Math.round((Date.now() - started) / 1000)} s: starting the sfu role; room calls are on`);
     run('sfu', { MEDIASOUP_WORKER_BIN: binary });
   });
+}
+
+/**
+ * Each `npm start` begins a new development chain (Hardhat keeps its state in memory), while the
+ * database under .data/ stays: the wallets' ledger would claim money the new chain never had, and the
+ * books check would report it. So with a new chain the development ledger starts afresh too: wallets,
+ * their history, withdrawals, swaps, payment requests and apps' payments are removed (accounts,
+ * rooms and messages stay). Said at start; README, "Wallets".
+ */
+async function startLedgerAfresh(stack) {
+  const { MongoClient } = await import('mongodb');
+  const client = new MongoClient(stack.mongoUrl);
+  try {
+    const db = client.db(process.env.MONGODB_DB ?? 'chat');
+    const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    const ledger = names.filter((name) => /^(ledger_|wallet_|chain_cursors$|app_payments$|app_money_requests$)/.test(name));
+    for (const name of ledger) await db.collection(name).drop();
+    if (ledger.length > 0) say(`a new development chain: the development ledger starts afresh (${ledger.length} wallet collections cleared)`);
+  } finally {
+    await client.close();
+  }
 }

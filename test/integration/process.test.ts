@@ -41,6 +41,7 @@ describe('the service process', () => {
       assert.ok(ready, `never ready:\n${output}`);
       for (let i = 0; i < 50 && !output.includes('Chat platform running'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.match(output, new RegExp(`Socket hub +ws://127\\.0\\.0\\.1:${socketPort}/socket\\.io/`));
+      assert.match(output, /Chain \(dev\) +http:\/\/127\.0\.0\.1:\d+ \(USDT at 0x[0-9a-fA-F]{40}\)/);
       assert.match(output, /"msg":"workers running"/);
       // The sfu role: its control API answers on its port, to the shared secret only.
       assert.match(output, new RegExp(`SFU control +http://127\\.0\\.0\\.1:${sfuPort}`));
