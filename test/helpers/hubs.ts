@@ -1,7 +1,6 @@
 import { io as connect, type Socket } from 'socket.io-client';
 import type { Config } from '../../src/platform/config.js';
-import { freePort } from './ports.js';
-import { spawnRole, type RoleProcess } from './processes.js';
+import { loggedPort, opsReady, spawnRole, type RoleProcess } from './processes.js';
 
 export interface HubProcess extends RoleProcess {
   port: number;
@@ -11,11 +10,14 @@ export interface HubProcess extends RoleProcess {
 
 /** A hub node as its own process (`--role=realtime`), sharing the test's database and Redis prefix. */
 export async function spawnHub(config: Config, env: Record<string, string> = {}): Promise<HubProcess> {
-  const [port, opsPort] = [await freePort(), await freePort()];
-  const hubEnv = { PRESENCE_TTL: String(config.PRESENCE_TTL), INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS), SOCKET_PORT: String(port), OPS_PORT: String(opsPort), ...env };
+  // Port 0 for both: the hub takes free ports itself and logs them.
+  const hubEnv = { PRESENCE_TTL: String(config.PRESENCE_TTL), INBOX_MAX_EVENTS: String(config.INBOX_MAX_EVENTS), SOCKET_PORT: '0', OPS_PORT: '0', ...env };
   // Ready when its operations port says so, as an orchestrator's probe would see it (it comes up after the socket port).
-  const ready = () => fetch(`http://127.0.0.1:${opsPort}/readyz`).then((res) => res.status === 200, () => false);
-  return { port, opsPort, ...(await spawnRole('realtime', config, hubEnv, ready)) };
+  const role = await spawnRole('realtime', config, hubEnv, opsReady);
+  const port = loggedPort(role.output(), 'socket hub listening');
+  const opsPort = loggedPort(role.output(), 'operations port listening');
+  if (port === undefined || opsPort === undefined) throw new Error(`the hub logged no ports: ${role.output()}`);
+  return { port, opsPort, ...role };
 }
 
 export interface Received {

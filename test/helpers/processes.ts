@@ -68,3 +68,23 @@ export async function spawnApi(config: Config, env: Record<string, string> = {})
   const ready = () => fetch(`${url}/readyz`).then((res) => res.status === 200, () => false);
   return { port, url, ...(await spawnRole('api', config, { HTTP_PORT: String(port), ...env }, ready)) };
 }
+
+/**
+ * The port a role logged with `message` ("socket hub listening", "operations port listening"), once it
+ * has. Roles are started on port 0 and tell which port they got: a port picked free beforehand can be
+ * taken by another test file's process before the role listens on it.
+ */
+export function loggedPort(output: string, message: string): number | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.includes(`"msg":"${message}"`)) continue;
+    const port = /"port":(\d+)/.exec(line)?.[1];
+    if (port) return Number(port);
+  }
+  return undefined;
+}
+
+/** Ready when the role's operations port (OPS_PORT=0, as it logged it) answers /readyz with 200. */
+export async function opsReady(output: string): Promise<boolean> {
+  const port = loggedPort(output, 'operations port listening');
+  return port !== undefined && fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+}

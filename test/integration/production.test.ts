@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { loadConfig, productionRequirements } from '../../src/platform/config.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
-import { spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { loggedPort, opsReady, spawnRole, type RoleProcess } from '../helpers/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const mainJs = path.join(root, 'dist', 'main.js');
@@ -146,7 +146,7 @@ describe('every role boots with the production configuration of the compose file
   for (const role of ['api', 'realtime', 'worker', 'sfu']) {
     it(`${role}: ready on its operations port with its metrics, with NODE_ENV=production`, async () => {
       const service = appServices.find(([, s]) => roleOf(s) === role)![1];
-      const [opsPort, publicPort] = [await freePort(), await freePort()];
+      const publicPort = await freePort();
       const env: Record<string, string> = {
         ...interpolate(service.environment!, values),
         HOST: '127.0.0.1',
@@ -157,7 +157,7 @@ describe('every role boots with the production configuration of the compose file
         S3_ENDPOINT: values.__s3!,
         // No outside service is reached from a test: the price feed points at a closed local port.
         COINGECKO_BASE_URL: 'http://127.0.0.1:1',
-        OPS_PORT: String(opsPort),
+        OPS_PORT: '0',
         HTTP_PORT: String(publicPort),
         SOCKET_PORT: String(publicPort),
         SFU_CONTROL_PORT: String(publicPort),
@@ -165,9 +165,9 @@ describe('every role boots with the production configuration of the compose file
         SFU_RTC_MAX_PORT: '44099',
       };
       assert.equal(env.NODE_ENV, 'production');
-      const ready = () => fetch(`http://127.0.0.1:${opsPort}/readyz`).then((res) => res.status === 200, () => false);
-      const node = await spawnRole(role, t.config, env, ready);
+      const node = await spawnRole(role, t.config, env, opsReady);
       nodes.push(node);
+      const opsPort = loggedPort(node.output(), 'operations port listening');
       const readiness = (await (await fetch(`http://127.0.0.1:${opsPort}/readyz`)).json()) as { checks: Record<string, string> };
       assert.deepEqual(readiness.checks, role === 'sfu' ? { redis: 'ok' } : { mongodb: 'ok', redis: 'ok' });
       assert.deepEqual(await (await fetch(`http://127.0.0.1:${opsPort}/healthz`)).json(), { status: 'ok' });

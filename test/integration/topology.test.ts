@@ -3,8 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { freshPhone, lastCode, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
-import { freePort } from '../helpers/ports.js';
-import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { opsReady, spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
 import { until } from '../helpers/wait.js';
 
 /** A production-shaped cluster: two api nodes and two hubs behind the production nginx front, a worker and an sfu. */
@@ -16,16 +15,14 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
   const others: RoleProcess[] = [];
   const clients: DeviceClient[] = [];
 
-  const opsReady = (port: number) => () => fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
 
   before(async () => {
     t = await startTestApp();
     const env = { TRUST_PROXY_HOPS: '1', SMS_OUTBOX_FILE: t.config.SMS_OUTBOX_FILE, CODE_HASH_MEMORY_KIB: '4096', CODE_HASH_PASSES: '2', DEPOSIT_MNEMONIC: t.config.DEPOSIT_MNEMONIC };
     apis.push(...(await Promise.all([spawnApi(t.config, env), spawnApi(t.config, env)])));
     hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config)])));
-    const [workerOps, sfuOps, sfuControl] = [await freePort(), await freePort(), await freePort()];
-    others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: String(workerOps) }, opsReady(workerOps)));
-    others.push(await spawnRole('sfu', t.config, { OPS_PORT: String(sfuOps), SFU_CONTROL_PORT: String(sfuControl) }, opsReady(sfuOps)));
+    others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: '0' }, opsReady));
+    others.push(await spawnRole('sfu', t.config, { OPS_PORT: '0', SFU_CONTROL_PORT: '0' }, opsReady));
     front = await startFront({ api: apis.map((api) => api.port), hubs: hubs.map((hub) => hub.port) });
   });
   after(async () => {
