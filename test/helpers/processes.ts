@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../src/platform/config.js';
-import { freePort } from './ports.js';
 
 const mainJs = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../main.js');
 
@@ -63,10 +62,15 @@ export async function spawnRole(role: string, config: Config, env: Record<string
 
 /** An api node as its own process (`--role=api`) on a free port; ready when `/readyz` answers 200. */
 export async function spawnApi(config: Config, env: Record<string, string> = {}): Promise<RoleProcess & { port: number; url: string }> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const ready = () => fetch(`${url}/readyz`).then((res) => res.status === 200, () => false);
-  return { port, url, ...(await spawnRole('api', config, { HTTP_PORT: String(port), ...env }, ready)) };
+  // Port 0: the api takes a free port itself and names it in its start banner.
+  const portOf = (output: string) => /REST api +http:\/\/[\d.]+:(\d+)\/api/.exec(output)?.[1];
+  const ready = async (output: string) => {
+    const port = portOf(output);
+    return port !== undefined && fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false);
+  };
+  const role = await spawnRole('api', config, { HTTP_PORT: '0', ...env }, ready);
+  const port = Number(portOf(role.output()));
+  return { port, url: `http://127.0.0.1:${port}`, ...role };
 }
 
 /**
