@@ -129,7 +129,7 @@ export function bearer(token: string) {
 /** Code by SMS, then login: the whole sign-in a phone does. */
 export async function signIn(t: TestApp, phone = freshPhone(), device = { name: 'Test phone', platform: 'IOS' }): Promise<Session> {
   // Each phone from an address of its own, as phones are: the per-address sign-in limits keep production's values.
-  const remoteAddress = `10.${randomInt(0, 256)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+  const remoteAddress = addressOf(phone);
   const sent = await t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone }, remoteAddress });
   if (sent.statusCode !== 204) throw new Error(`code request answered ${sent.statusCode}: ${sent.body}`);
   const login = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { phone, code: await lastCode(t.outbox, phone), device }, remoteAddress });

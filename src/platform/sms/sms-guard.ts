@@ -36,8 +36,8 @@ export class SmsGuard {
     private readonly clock: Clock,
   ) {}
 
-  /** Refuses (400 PHONE_COUNTRY_NOT_ALLOWED) a destination texts may not go to; cheap, no Redis. */
-  check(phone: string): void {
+  /** Refuses (400 PHONE_COUNTRY_NOT_ALLOWED) a destination texts may not go to; cheap, no Redis. Its country. */
+  check(phone: string): string {
     const parsed = parsePhoneNumberFromString(phone);
     const country = parsed?.country ?? 'UNKNOWN';
     if (this.policy.allowedCountries && !this.policy.allowedCountries.has(country)) {
@@ -45,14 +45,14 @@ export class SmsGuard {
     }
     const type = parsed?.getType() ?? 'UNKNOWN';
     if (!this.policy.allowedTypes.has(type)) throw CommonErrors.PHONE_COUNTRY_NOT_ALLOWED({ message: 'Texts cannot be sent to this kind of number' });
+    return country;
   }
 
   /** Spends one text from each budget of the destination; 503 SMS_UNAVAILABLE (until the next hour) when one is spent. */
   async spend(phone: string): Promise<void> {
-    this.check(phone);
+    const country = this.check(phone);
     const now = this.clock().getTime();
     const hour = Math.floor(now / HOUR_MS);
-    const country = parsePhoneNumberFromString(phone)?.country ?? 'UNKNOWN';
     const scopes: [BudgetScope, string, number][] = [
       ['global', 'global', this.policy.budgets.global],
       ['country', `country:${country}`, this.policy.budgets.country],
