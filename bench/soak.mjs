@@ -133,6 +133,11 @@ for (let r = 0; r < ROOMS; r++) {
   const members = [users[(2 * r) % USERS], users[(2 * r + 1) % USERS], users[(2 * r + 7) % USERS]];
   const res = await call('POST', '/api/rooms', { token: members[0].accessToken, json: { type: 'PRIVATE_GROUP', name: `Soak ${r}`, memberIds: members.slice(1).map((m) => m.userId) } });
   if (res.status !== 200) throw new Error(`room creation answered ${res.status}: ${JSON.stringify(res.body)}`);
+  // The members are not the creator's connections: each accepts the invitation.
+  for (const member of members.slice(1)) {
+    const accepted = await call('POST', `/api/rooms/${res.body.id}/invitation?accept=true`, { token: member.accessToken });
+    if (accepted.status !== 200) throw new Error(`accepting answered ${accepted.status}: ${JSON.stringify(accepted.body)}`);
+  }
   rooms.push({ id: res.body.id, members });
 }
 stats.clear();

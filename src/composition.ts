@@ -35,7 +35,7 @@ async function composeAreas(p: Platform) {
   const contacts = contactsArea(p, { users: users.repos.users, events });
   const auth = authArea(p, { users: users.repos.users, devices, events });
   const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
-  const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, events });
+  const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, blocker: contacts.blocks, connections: contacts.repos.connections, events });
   // Messages of encrypted rooms claim the encrypted uploads kept by the attachments store.
   const attachmentStore = attachmentsStore(p);
   const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input) });
@@ -75,6 +75,7 @@ async function composeAreas(p: Platform) {
       presence: presence.presence,
       presenceStore: presenceStores.store,
       rooms: rooms.rooms,
+      roomInvitations: rooms.invitations,
       messages: messages.messages,
       chatStatus: chatStatus.chatStatus,
       keyDirectory: e2ee.keyDirectory,

@@ -13,6 +13,8 @@ import {
   RoomSearchSchema,
   RoomTranslationSchema,
   RoomUpdateQuerySchema,
+  AnswerInvitationQuerySchema,
+  RoomInvitationDtoSchema,
 } from '../../src/rooms/rooms.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
@@ -21,21 +23,25 @@ import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { rooms } = services;
+  const { rooms, roomInvitations } = services;
   const tags = ['Rooms'];
   const security = [{ bearerAuth: [] }];
   const room = z.object({ roomId: IdParam });
   const member = z.object({ roomId: IdParam, userId: IdParam });
   const page = pagedSchema(RoomDtoSchema, 'PagedModelRoomDto');
+  const invitationPage = pagedSchema(RoomInvitationDtoSchema, 'PagedModelRoomInvitationDto');
 
   app.post('/api/rooms', {
     schema: {
       tags,
       security,
       summary: 'Create a room',
-      description: 'A direct chat takes exactly one other member and is unique per pair: creating it again returns the existing one. Other kinds need a name of 3 to 50 characters; public groups and broadcast rooms get a readable link from it (400 ROOM_LINK_TAKEN when another room uses it).',
+      description:
+        'A direct chat takes exactly one other member and is unique per pair: creating it again returns the existing one. Other kinds need a name of 3 to 50 characters; public groups and broadcast rooms get a readable link from it (400 ROOM_LINK_TAKEN when another room uses it). ' +
+        'Of `memberIds`, the caller\'s connections become members at once; anyone else gets an invitation (`room.invitation`; for a direct chat, a message request) and is a member only once they accept. ' +
+        '400 ROOM_INVITES_REFUSED when a user\'s `roomInvites` setting refuses the caller, 400 BLOCKED when a block stands either way: then nothing is made.',
       body: RoomCreateSchema,
-      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NAME_INVALID, RoomsErrors.DIRECT_NEEDS_ONE_MEMBER, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_LINK_TAKEN, RoomsErrors.ROOM_NOT_FOUND, ...BODY_ERRORS) },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NAME_INVALID, RoomsErrors.DIRECT_NEEDS_ONE_MEMBER, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.ROOM_LINK_TAKEN, RoomsErrors.ROOM_NOT_FOUND, ...BODY_ERRORS) },
     },
     handler: async (request) => rooms.create(principalOf(request), request.body),
   });
@@ -43,6 +49,56 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   app.get('/api/rooms', {
     schema: { tags, security, summary: 'The caller\'s rooms, newest first', querystring: pagingQuery(50, 500), response: { 200: page, ...authedErrors() } },
     handler: async (request) => rooms.listMine(principalOf(request), request.query.pageSize, request.query.currentPage),
+  });
+
+  app.get('/api/rooms/invitations', {
+    schema: {
+      tags,
+      security,
+      summary: 'The caller\'s pending room invitations and message requests, newest first',
+      querystring: pagingQuery(50, 500),
+      response: { 200: invitationPage, ...authedErrors() },
+    },
+    handler: async (request) => roomInvitations.listMine(principalOf(request), request.query.pageSize, request.query.currentPage),
+  });
+
+  app.post('/api/rooms/:roomId/invitation', {
+    schema: {
+      tags,
+      security,
+      summary: 'Accept or decline the caller\'s invitation to a room',
+      description: 'Accepting makes the caller a member (the inviter gets `room.invitation-accepted`). Declining may carry a reason, and with `block=true` also blocks the inviter; a declined room cannot invite the caller again. 400 INVITATION_NOT_FOUND when the caller has no pending invitation to this room.',
+      params: room,
+      querystring: AnswerInvitationQuerySchema,
+      response: { 200: RoomInvitationDtoSchema, ...authedErrors(RoomsErrors.INVITATION_NOT_FOUND, ContactsErrors.ACCEPT_WITH_BLOCK) },
+    },
+    handler: async (request) => roomInvitations.answer(principalOf(request), request.params.roomId, request.query),
+  });
+
+  app.get('/api/rooms/:roomId/invitations', {
+    schema: {
+      tags,
+      security,
+      summary: 'The room\'s pending invitations (creator or admin)',
+      params: room,
+      querystring: pagingQuery(50, 500),
+      response: { 200: invitationPage, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED) },
+    },
+    handler: async (request) => roomInvitations.listOfRoom(principalOf(request), request.params.roomId, request.query.pageSize, request.query.currentPage),
+  });
+
+  app.delete('/api/rooms/:roomId/invitations/:userId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Withdraw a pending invitation (the inviter, the creator or an admin)',
+      params: member,
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.INVITATION_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED) },
+    },
+    handler: async (request, reply) => {
+      await roomInvitations.cancel(principalOf(request), request.params.roomId, request.params.userId);
+      return reply.code(204).send();
+    },
   });
 
   app.post('/api/rooms/search', {
@@ -150,10 +206,22 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.post('/api/rooms/:roomId/members/:userId', {
-    schema: { tags, security, summary: 'Add a member (creator or admin)', params: member, response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED) } },
+    schema: {
+      tags,
+      security,
+      summary: 'Add a member (creator or admin)',
+      description: 'A connection of the caller (or a member already) is a member at once: 204. Anyone else is invited (`room.invitation`) and becomes a member when they accept: 202 with the invitation. 400 ROOM_INVITES_REFUSED when the user\'s `roomInvites` setting refuses the caller, BLOCKED when a block stands either way, INVITATION_DECLINED when the user declined this room before.',
+      params: member,
+      response: {
+        202: RoomInvitationDtoSchema,
+        204: NoContentSchema,
+        ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.INVITATION_DECLINED),
+      },
+    },
     handler: async (request, reply) => {
-      await rooms.addMember(principalOf(request), request.params.roomId, request.params.userId);
-      return reply.code(204).send();
+      const { roomId, userId } = request.params;
+      if ((await rooms.addMember(principalOf(request), roomId, userId)) === 'MEMBER') return reply.code(204).send();
+      return reply.code(202).send(await roomInvitations.pending(roomId, userId));
     },
   });
 

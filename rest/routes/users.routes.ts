@@ -22,7 +22,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
     schema: {
       tags,
       security,
-      summary: 'Update the display name or language',
+      summary: 'Update the display name, e-mail, language or who may add you to rooms',
       body: UserUpdateSchema,
       response: { 200: UserSchema, ...authedErrors(UsersErrors.EMAIL_TAKEN, ...BODY_ERRORS) },
     },

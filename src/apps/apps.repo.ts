@@ -144,10 +144,6 @@ export class AppsRepo {
     return this.apps.findOne({ _id: appId });
   }
 
-  async appExists(appId: string): Promise<boolean> {
-    return (await this.apps.findOne({ _id: appId }, { projection: { _id: 1 } })) !== null;
-  }
-
   async insertApp(app: AppDoc): Promise<void> {
     await this.apps.insertOne(app);
   }

@@ -1,6 +1,7 @@
 import { userSummary } from '../users/index.js';
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
+import type { DomainEvents } from '../platform/domain-events.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { UserReads } from '../users/index.js';
@@ -23,6 +24,7 @@ export class BlocksService {
     private readonly requests: ConnectionRequestsRepo,
     /** Where the pictures' public addresses start. */
     private readonly publicBaseUrl: string,
+    private readonly domainEvents: DomainEvents,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
@@ -31,9 +33,19 @@ export class BlocksService {
     const blocked = await this.users.findById(blockedUserId);
     if (!blocked) throw UsersErrors.USER_NOT_FOUND();
     const now = this.clock();
-    if (!(await this.blocks.block(principal.userId, blockedUserId, reason, now))) throw ContactsErrors.ALREADY_BLOCKED();
-    await this.requests.cancelBetween(principal.userId, blockedUserId, now);
+    if (!(await this.blockFor(principal.userId, blockedUserId, reason, now))) throw ContactsErrors.ALREADY_BLOCKED();
     return { blockedUser: userSummary(this.publicBaseUrl, blocked, blocked._id), reason, createdAt: now.toISOString() };
+  }
+
+  /**
+   * `blockerId` blocks `blockedId` (false when already blocked): what was pending between them is
+   * cancelled here, and other areas cancel theirs (room invitations) on `user.blocked`.
+   */
+  async blockFor(blockerId: string, blockedId: string, reason: BlockReason, now = this.clock()): Promise<boolean> {
+    if (!(await this.blocks.block(blockerId, blockedId, reason, now))) return false;
+    await this.requests.cancelBetween(blockerId, blockedId, now);
+    await this.domainEvents.emit('user.blocked', { blockerId, blockedId });
+    return true;
   }
 
   async unblock(principal: Principal, blockedUserId: string): Promise<void> {

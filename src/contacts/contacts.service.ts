@@ -7,6 +7,7 @@ import { isDuplicateKey } from '../platform/mongo.js';
 import type { EmailProvider } from '../platform/email/email.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
+import type { BlocksService } from './blocks.service.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';
 import type { ConnectionsRepo } from './connections.repo.js';
 import type { UserDoc, UserReads } from '../users/index.js';
@@ -45,6 +46,8 @@ export class ContactsService {
       requests: ConnectionRequestsRepo;
       connections: ConnectionsRepo;
       blocks: BlocksRepo;
+      /** Blocks with everything a block entails (pending requests and room invitations cancelled). */
+      blocker: Pick<BlocksService, 'blockFor'>;
       events: DeviceEvents;
       sms: SmsProvider;
       email: EmailProvider;
@@ -188,7 +191,7 @@ export class ContactsService {
 
   /** Rule 3: accept connects the two; decline may carry a reason, and with `block` also blocks the sender. */
   async answer(principal: Principal, requestId: string, input: { accept: boolean; reason?: BlockReason; block: boolean }): Promise<UserSummaryView> {
-    const { requests, connections, blocks, users, events } = this.deps;
+    const { requests, connections, users, events } = this.deps;
     const request = await requests.findById(requestId);
     if (!request || request.recipientId !== principal.userId) throw ContactsErrors.REQUEST_NOT_FOUND();
     if (input.accept && input.block) throw ContactsErrors.ACCEPT_WITH_BLOCK();
@@ -200,7 +203,7 @@ export class ContactsService {
       const me = await users.findById(principal.userId);
       await events.toUsers([request.senderId], 'contact.accepted', { requestId, user: userSummary(this.deps.publicBaseUrl, me, principal.userId) });
     } else if (input.block) {
-      await blocks.block(principal.userId, request.senderId, input.reason ?? 'UNKNOWN', now);
+      await this.deps.blocker.blockFor(principal.userId, request.senderId, input.reason ?? 'UNKNOWN', now);
     }
     const sender = await users.findById(request.senderId);
     return userSummary(this.deps.publicBaseUrl, sender, request.senderId);

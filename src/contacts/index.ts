@@ -12,11 +12,13 @@ import { ContactsService } from './contacts.service.js';
 /** Contacts: connection requests and invitations, connections, blocks. */
 export function contactsArea(p: Platform, deps: { users: UserReads; events: DeviceEvents }) {
   const repos = { connections: new ConnectionsRepo(p.db), connectionRequests: new ConnectionRequestsRepo(p.db), blocks: new BlocksRepo(p.db) };
+  const blocks = new BlocksService(repos.blocks, deps.users, repos.connectionRequests, publicBaseUrl(p.config), p.domainEvents, p.clock);
   const contacts = new ContactsService({
     users: deps.users,
     requests: repos.connectionRequests,
     connections: repos.connections,
     blocks: repos.blocks,
+    blocker: blocks,
     events: deps.events,
     sms: p.sms,
     email: p.email,
@@ -27,15 +29,19 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
   });
   // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
   p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));
-  return { repos, contacts, blocks: new BlocksService(repos.blocks, deps.users, repos.connectionRequests, publicBaseUrl(p.config), p.clock) };
+  return { repos, contacts, blocks };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;
 
 // What other areas use of this one (they import only this file).
 
 export type { ContactsService } from './contacts.service.js';
+export type { BlockReason } from './blocks.repo.js';
+export type { BlocksService } from './blocks.service.js';
 
 /** What other areas ask of blocks: whether one user blocked another, or either the other. */
 export type BlockReads = Pick<import('./blocks.repo.js').BlocksRepo, 'eitherBlocked' | 'isBlocked'>;
-/** What other areas read of connections: the connection between two users. */
-export type ConnectionReads = Pick<import('./connections.repo.js').ConnectionsRepo, 'find'>;
+/** What other areas read of connections: the connection between two users, or which of some users are connected to one. */
+export type ConnectionReads = Pick<import('./connections.repo.js').ConnectionsRepo, 'find' | 'connectedAmong'>;
+/** What other areas may do to blocks: one user blocks another (a room invitation declined with a block). */
+export type BlockWrites = Pick<import('./blocks.service.js').BlocksService, 'blockFor'>;

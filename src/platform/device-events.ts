@@ -56,6 +56,13 @@ export interface DeviceEventMap {
   'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
   /** A connection request the user sent was accepted. */
   'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
+  /**
+   * Someone the user is not connected to invites them into a room (a direct chat: a message request).
+   * Accept or decline with POST /api/rooms/{roomId}/invitation; until then the user is not a member.
+   */
+  'room.invitation': { roomId: string; roomType: string; roomName: string | null; inviter: { id: string; displayName: string | null } };
+  /** A user the caller invited accepted and is now a member of the room. */
+  'room.invitation-accepted': { roomId: string; user: { id: string; displayName: string | null } };
   /** Money arrived in one of the user's wallets from another member. */
   'wallet.transfer-received': { entryId: string; fromUserId: string; walletId: string; currency: string; amount: string };
   /** Someone asks the user to pay (a payment request item). */
@@ -135,6 +142,7 @@ export type SocketAck = { ok: true } | { ok: false; status: number; code: string
 export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'device.added': 'alert',
   'contact.request': 'alert',
+  'room.invitation': 'alert',
   'device.biometric-key-removed': 'alert',
   'wallet.transfer-received': 'alert',
   'wallet.deposit-received': 'alert',

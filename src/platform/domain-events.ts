@@ -13,6 +13,8 @@ export interface DomainEventMap {
   'room.member-joined': { roomId: string; userId: string };
   /** A member left a room or was removed from it. */
   'room.member-left': { roomId: string; userId: string; byAdmin: boolean };
+  /** One user blocked another: what was pending between them (room invitations) is cancelled. */
+  'user.blocked': { blockerId: string; blockedId: string };
 }
 
 export type DomainEventName = keyof DomainEventMap;
@@ -25,7 +27,7 @@ type Handlers = { [K in DomainEventName]: Handler<K>[] };
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [] };
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [] };
 
   constructor(private readonly logger: Logger) {}
 

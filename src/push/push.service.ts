@@ -15,9 +15,15 @@ function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
   }
   if (kind === 'voip') return { kind, data, ttlSeconds: 30, collapseId: data.callId };
   const sender = entry.event === 'contact.request' ? entry.data.sender : undefined;
+  const invitation = entry.event === 'room.invitation' ? entry.data : undefined;
+  const inviter = invitation?.inviter.displayName ?? 'Someone';
   const alerts: Record<string, { title: string; body: string }> = {
     'device.added': { title: 'New sign-in', body: `${data.name ?? 'A new device'} signed in to your account` },
     'contact.request': { title: 'Connection request', body: `${sender?.displayName ?? 'Someone'} wants to connect with you` },
+    'room.invitation':
+      invitation?.roomType === 'DIRECT'
+        ? { title: 'Message request', body: `${inviter} wants to send you messages` }
+        : { title: 'Room invitation', body: `${inviter} invites you to ${invitation?.roomName ?? 'a room'}` },
     'device.biometric-key-removed': { title: 'Security', body: `The biometric key of ${data.name ?? 'a device'} was removed` },
     'wallet.limit-request-decided': { title: 'Sending limit', body: data.status === 'APPROVED' ? 'Your new sending limit is approved' : 'Your sending limit request was refused' },
     'wallet.payment-requested': { title: 'Payment request', body: `You are asked to pay ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },

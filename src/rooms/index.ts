@@ -1,4 +1,5 @@
-import type { BlockReads } from '../contacts/index.js';
+import type { BlockReads, BlockWrites, ConnectionReads } from '../contacts/index.js';
+import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { UsersArea } from '../users/index.js';
@@ -6,23 +7,42 @@ import { RoomMembersRepo } from './room-members.repo.js';
 import { RoomsRepo } from './rooms.repo.js';
 import { RoomsPolicy } from './rooms.policy.js';
 import { RoomsService } from './rooms.service.js';
+import { RoomInvitationsRepo } from './room-invitations.repo.js';
+import { RoomInvitationsService } from './room-invitations.service.js';
+import { RoomMembership } from './room-membership.js';
 
-/** Rooms of the five kinds: creation, membership, administration, links, translations. */
-export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockReads; events: DeviceEvents }) {
-  const repos = { rooms: new RoomsRepo(p.db, p.cache), roomMembers: new RoomMembersRepo(p.db, p.cache) };
+/** Rooms of the five kinds: creation, membership and invitations, administration, links, translations. */
+export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockReads; blocker: BlockWrites; connections: ConnectionReads; events: DeviceEvents }) {
+  const repos = { rooms: new RoomsRepo(p.db, p.cache), roomMembers: new RoomMembersRepo(p.db, p.cache), roomInvitations: new RoomInvitationsRepo(p.db) };
   const policy = new RoomsPolicy({ rooms: repos.rooms, members: repos.roomMembers, blocks: deps.blocks, isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId) });
+  const membership = new RoomMembership({ rooms: repos.rooms, members: repos.roomMembers, events: deps.events, domainEvents: p.domainEvents, clock: p.clock });
+  const invitations = new RoomInvitationsService({
+    rooms: repos.rooms,
+    members: repos.roomMembers,
+    invitations: repos.roomInvitations,
+    membership,
+    policy,
+    users: deps.users.repos.users,
+    connections: deps.connections,
+    blocks: deps.blocks,
+    blocker: deps.blocker,
+    events: deps.events,
+    publicBaseUrl: publicBaseUrl(p.config),
+    clock: p.clock,
+  });
+  // A block cancels what either of the two invited the other to.
+  p.domainEvents.on('user.blocked', ({ blockerId, blockedId }) => invitations.cancelBetween(blockerId, blockedId));
   const rooms = new RoomsService({
     rooms: repos.rooms,
     members: repos.roomMembers,
+    membership,
+    invitations,
     users: deps.users.repos.users,
-    blocks: deps.blocks,
     policy,
-    events: deps.events,
-    domainEvents: p.domainEvents,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     clock: p.clock,
   });
-  return { repos, rooms, policy };
+  return { repos, rooms, invitations, policy };
 }
 export type RoomsArea = ReturnType<typeof roomsArea>;
 
@@ -31,8 +51,9 @@ export type RoomsArea = ReturnType<typeof roomsArea>;
 export { assertTranslatable, isManager } from './rooms.policy.js';
 export type { RoomsPolicy } from './rooms.policy.js';
 export type { RoomDoc } from './rooms.repo.js';
-export { presentRoom } from './rooms.service.js';
+export { presentRoom } from './room-view.js';
 export type { RoomsService } from './rooms.service.js';
+export type { RoomInvitationsService } from './room-invitations.service.js';
 
 /** What other areas read of rooms: one (cached or not) or many by id, when each was made. */
 export type RoomReads = Pick<import('./rooms.repo.js').RoomsRepo, 'findById' | 'findByIdCached' | 'findManyByIds' | 'createdAtOf'>;

@@ -15,4 +15,7 @@ export const RoomsErrors = defineErrors('rooms', {
   NOT_A_BROADCAST_ROOM: { status: 400, message: 'Only broadcast rooms have translations' },
   LANGUAGE_NOT_SUPPORTED: { status: 400, message: 'This language is not supported' },
   ORIGINAL_LANGUAGE: { status: 400, message: 'This is the original language' },
+  ROOM_INVITES_REFUSED: { status: 400, message: 'This user does not accept being added to rooms by you' },
+  INVITATION_NOT_FOUND: { status: 400, message: 'No pending invitation to this room' },
+  INVITATION_DECLINED: { status: 400, message: 'This user declined an invitation to this room' },
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ROOM_TYPES } from './rooms.repo.js';
 import { IdParam, IsoDateTime, QueryBoolean } from '../platform/common.schemas.js';
+import { UserDtoSchema } from '../users/users.schemas.js';
+import { BlockReasonSchema } from '../contacts/contacts.schemas.js';
 
 const bool = QueryBoolean;
 const nullableBool = z.enum(['true', 'false', 'null']).transform((value) => (value === 'null' ? null : value === 'true'));
@@ -60,3 +62,21 @@ export const RoomSearchSchema = z
   })
   .strict()
   .meta({ id: 'RoomSearchRequest' });
+
+export const RoomInvitationDtoSchema = z
+  .object({
+    room: RoomDtoSchema,
+    inviter: UserDtoSchema,
+    invitee: UserDtoSchema,
+    status: z.enum(['PENDING', 'ACCEPTED', 'DECLINED', 'CANCELLED']),
+    declineReason: BlockReasonSchema.nullable(),
+    createdAt: IsoDateTime,
+    answeredAt: IsoDateTime.nullable(),
+  })
+  .meta({ id: 'RoomInvitationDto', description: 'An invitation into a room (for a direct chat: a message request) from someone the invitee is not connected to' });
+
+export const AnswerInvitationQuerySchema = z.object({
+  accept: bool.describe('true accepts (the caller becomes a member), false declines'),
+  reason: BlockReasonSchema.optional().describe('Why the invitation is declined (and the inviter blocked)'),
+  block: bool.default(false).describe('With accept=false: also block the inviter'),
+});

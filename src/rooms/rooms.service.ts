@@ -1,24 +1,17 @@
 import type { Clock } from '../platform/clock.js';
-import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-import type { DeviceEvents } from '../platform/device-events.js';
-import type { DomainEvents } from '../platform/domain-events.js';
-import type { BlockReads } from '../contacts/index.js';
 import type { RoomMembersRepo } from './room-members.repo.js';
+import type { RoomMembership } from './room-membership.js';
+import type { RoomInvitationsService } from './room-invitations.service.js';
 import { linkOf, type RoomDoc, type RoomType, type RoomsRepo } from './rooms.repo.js';
+import { presentRoom, type RoomView } from './room-view.js';
 import { wordsOf } from '../platform/words.js';
 import type { UserReads } from '../users/index.js';
 import { page, type Page } from '../platform/paging.js';
-import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { RoomsErrors } from './rooms.errors.js';
 import { assertTranslatable, directChatKey, isOpenRoom, type RoomsPolicy } from './rooms.policy.js';
-import { UsersErrors } from '../users/users.errors.js';
-import type { RoomDtoSchema } from './rooms.schemas.js';
 import { must } from '../platform/must.js';
-
-/** As the RoomDto record of the OpenAPI document. */
-export type RoomView = z.infer<typeof RoomDtoSchema>;
 
 export interface CreateRoomInput {
   type: RoomType;
@@ -31,28 +24,6 @@ export interface CreateRoomInput {
 const notFound = () => RoomsErrors.ROOM_NOT_FOUND();
 const notAllowed = () => RoomsErrors.ROOM_NOT_ALLOWED();
 
-/** The room, in `language` when it has that version (broadcast rooms), else as written. */
-export function presentRoom(room: RoomDoc, language?: string): RoomView {
-  const version = language ? room.translations?.[language] : undefined;
-  return {
-    id: room._id,
-    type: room.type,
-    name: version?.name ?? room.name,
-    description: version ? version.description : room.description,
-    link: room.link,
-    creatorId: room.creatorId,
-    admins: room.admins,
-    commentsEnabled: room.commentsEnabled,
-    participantPublishEnabled: room.participantPublishEnabled,
-    visible: room.visible,
-    memberCount: room.memberCount,
-    // `!`: a translated version exists only for a language asked for.
-    language: version ? language! : (room.language ?? 'en'),
-    translatedInto: Object.keys(room.translations ?? {}).sort(),
-    createdAt: room.createdAt.toISOString(),
-  };
-}
-
 const hasLink = (type: RoomType) => type === 'PUBLIC_GROUP' || type === 'BROADCAST';
 
 /** Rooms of the five kinds: creation, membership, administration and the spec's rules 1 to 6. */
@@ -61,11 +32,10 @@ export class RoomsService {
     private readonly deps: {
       rooms: RoomsRepo;
       members: RoomMembersRepo;
+      membership: RoomMembership;
+      invitations: RoomInvitationsService;
       users: UserReads;
-      blocks: BlockReads;
       policy: RoomsPolicy;
-      events: DeviceEvents;
-      domainEvents: DomainEvents;
       supportedLanguages: string[];
       clock: Clock;
     },
@@ -83,30 +53,8 @@ export class RoomsService {
     return this.deps.policy.managedRoom(principal, roomId);
   }
 
-  private async join(room: RoomDoc, userId: string, muted = false): Promise<void> {
-    if (await this.deps.members.add(room._id, userId, this.now(), { muted })) {
-      await this.deps.rooms.addToMemberCount(room._id, 1);
-      this.deps.events.joinChatRoom(userId, room._id);
-      await this.deps.domainEvents.emit('room.member-joined', { roomId: room._id, userId });
-    }
-  }
-
-  private async part(room: RoomDoc, userId: string, byAdmin: boolean): Promise<void> {
-    if (await this.deps.members.deactivate(room._id, userId, byAdmin)) {
-      await this.deps.rooms.addToMemberCount(room._id, -1);
-      this.deps.events.leaveChatRoom(userId, room._id);
-      // Other areas react (end-to-end encrypted rooms: the old set of devices may no longer receive keys).
-      await this.deps.domainEvents.emit('room.member-left', { roomId: room._id, userId, byAdmin });
-    }
-  }
-
-  private async assertUsersExist(ids: string[]): Promise<void> {
-    const found = await this.deps.users.findManyByIds(ids);
-    if (found.length !== ids.length) throw UsersErrors.USER_NOT_FOUND({ message: 'A member id is not a user' });
-  }
-
-  private async assertNoBlock(a: string, b: string): Promise<void> {
-    if (await this.deps.blocks.eitherBlocked(a, b)) throw ContactsErrors.BLOCKED();
+  private join(room: RoomDoc, userId: string, muted = false): Promise<void> {
+    return this.deps.membership.join(room, userId, muted);
   }
 
   async create(principal: Principal, input: CreateRoomInput): Promise<RoomView> {
@@ -118,12 +66,17 @@ export class RoomsService {
       if ((input.memberIds ?? []).length !== 1 || others.length !== 1) throw RoomsErrors.DIRECT_NEEDS_ONE_MEMBER();
       // `!`: exactly one other member was checked just above.
       const other = others[0]!;
-      await this.assertUsersExist([other]);
-      await this.assertNoBlock(principal.userId, other);
       const key = directChatKey(principal.userId, other);
       const existing = await rooms.findByUniqueKey(key);
+      // The other user is brought in only if they never were a member (one who left the chat stays
+      // out): a connection at once, anyone else by a message request they accept first.
+      const bringOther = !existing || !(await this.deps.members.find(existing._id, other));
+      await this.deps.invitations.assertNoBlock(principal.userId, other);
+      const admissions = await this.deps.invitations.admissions(principal.userId, 'DIRECT', bringOther ? [other] : []);
       if (existing) {
-        await this.join(existing, principal.userId);
+        // Opening the chat the other user asked for answers their message request: accepted.
+        if (!(await this.deps.invitations.acceptIfPending(principal, existing))) await this.join(existing, principal.userId);
+        await this.deps.invitations.admit(existing, principal.userId, admissions);
         return presentRoom((await rooms.findById(existing._id)) ?? existing);
       }
       const room = this.newRoom(principal, { ...input, name: undefined, description: undefined }, key, now, 'en');
@@ -134,13 +87,14 @@ export class RoomsService {
         if (raced) return presentRoom(raced);
         throw notFound();
       }
-      for (const userId of [principal.userId, other]) await this.join(room, userId);
+      await this.join(room, principal.userId);
+      await this.deps.invitations.admit(room, principal.userId, admissions);
       return presentRoom((await rooms.findById(room._id)) ?? room);
     }
 
     if (!input.name || input.name.length < 3 || input.name.length > 50) throw RoomsErrors.ROOM_NAME_INVALID();
-    await this.assertUsersExist(others);
-    for (const other of others) await this.assertNoBlock(principal.userId, other);
+    // Every member is checked before anything is made: one refusal refuses the whole room.
+    const admissions = await this.deps.invitations.admissions(principal.userId, input.type, others);
     const creator = await this.deps.users.findById(principal.userId);
     const room = this.newRoom(principal, input, '', now, creator?.language ?? 'en');
     room.uniqueKey = room._id;
@@ -149,7 +103,8 @@ export class RoomsService {
       if (!(await rooms.claimLink(room.link, room._id, now))) throw RoomsErrors.ROOM_LINK_TAKEN();
     }
     await rooms.insert(room);
-    for (const userId of [principal.userId, ...others]) await this.join(room, userId);
+    await this.join(room, principal.userId);
+    await this.deps.invitations.admit(room, principal.userId, admissions);
     return presentRoom((await rooms.findById(room._id)) ?? room);
   }
 
@@ -258,11 +213,18 @@ export class RoomsService {
     return page(items.map((room) => presentRoom(room)), total, input.pageSize, input.currentPage);
   }
 
-  async addMember(principal: Principal, roomId: string, userId: string): Promise<void> {
+  /**
+   * The creator or an admin brings a user in: a connection of theirs (or an existing member) at once,
+   * anyone else by an invitation; 400 when the user's setting refuses, a block stands, or the user
+   * declined this room's invitation before.
+   */
+  async addMember(principal: Principal, roomId: string, userId: string): Promise<'MEMBER' | 'INVITED'> {
     const room = await this.managedRoom(principal, roomId);
-    await this.assertUsersExist([userId]);
-    await this.assertNoBlock(principal.userId, userId);
-    await this.join(room, userId);
+    if ((await this.deps.members.find(roomId, userId))?.active) return 'MEMBER';
+    const admissions = await this.deps.invitations.admissions(principal.userId, room.type, [userId]);
+    const outcome = (await this.deps.invitations.admit(room, principal.userId, admissions)).get(userId);
+    if (outcome === 'DECLINED') throw RoomsErrors.INVITATION_DECLINED();
+    return outcome === 'INVITED' || outcome === 'ALREADY_INVITED' ? 'INVITED' : 'MEMBER';
   }
 
   /** Removal by the creator or an admin; remembered, so the user cannot join back alone. */
@@ -270,7 +232,7 @@ export class RoomsService {
     const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw RoomsErrors.CANNOT_REMOVE_CREATOR();
     await this.deps.policy.activeMember(roomId, userId);
-    await this.part(room, userId, true);
+    await this.deps.membership.part(room, userId, true);
     if (room.admins.includes(userId)) await this.deps.rooms.setAdmin(room._id, userId, false);
   }
 
@@ -294,7 +256,7 @@ export class RoomsService {
   async leave(principal: Principal, roomId: string): Promise<void> {
     const room = await this.room(roomId);
     await this.deps.policy.activeMember(roomId, principal.userId);
-    await this.part(room, principal.userId, false);
+    await this.deps.membership.part(room, principal.userId, false);
     if (room.admins.includes(principal.userId)) await this.deps.rooms.setAdmin(room._id, principal.userId, false);
   }
 

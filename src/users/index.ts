@@ -28,7 +28,7 @@ export function usersArea(p: Platform) {
 export type UsersArea = ReturnType<typeof usersArea>;
 
 // What other areas use of this one (they import only this file).
-export type { UserDoc, UsersRepo } from './users.repo.js';
+export type { RoomInvitesSetting, UserDoc, UsersRepo } from './users.repo.js';
 export { userSummary } from './users.service.js';
 export type { UserSummaryView } from './users.service.js';
 

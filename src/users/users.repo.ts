@@ -18,6 +18,10 @@ export interface AvatarRef {
   updatedAt: Date;
 }
 
+/** Who may add the user to rooms (issue 32): `everyone` asks first, `connections` only lets connections add, `nobody` refuses all but connections' direct chats. */
+export const ROOM_INVITES = ['everyone', 'connections', 'nobody'] as const;
+export type RoomInvitesSetting = (typeof ROOM_INVITES)[number];
+
 export interface UserDoc {
   _id: string;
   phone: string;
@@ -28,9 +32,14 @@ export interface UserDoc {
   twoFactor: TwoFactorState;
   /** The current profile picture; absent or null when there is none. */
   avatar?: AvatarRef | null;
+  /** Absent: `everyone`. */
+  roomInvites?: RoomInvitesSetting;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** What a user changes of their own record. */
+export interface ProfileChanges { displayName?: string; language?: string; email?: string; roomInvites?: RoomInvitesSetting }
 
 export class UsersRepo {
   private readonly collection: Collection<UserDoc>;
@@ -89,7 +98,7 @@ export class UsersRepo {
     }
   }
 
-  async updateProfile(id: string, changes: { displayName?: string; language?: string; email?: string }, now: Date): Promise<UserDoc | null> {
+  async updateProfile(id: string, changes: ProfileChanges, now: Date): Promise<UserDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: now } }, { returnDocument: 'after' });
   }
 

@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import { IsoDateTime, LanguageCode } from '../platform/common.schemas.js';
+import { ROOM_INVITES } from './users.repo.js';
+
+const RoomInvitesSchema = z
+  .enum(ROOM_INVITES)
+  .describe('Who may add you to rooms: `everyone` (people you are not connected to send an invitation you accept or decline), `connections` (only connections; others are refused), `nobody` (nobody; connections may still open a direct chat)');
 
 const avatarFields = {
   avatarUrl: z.string().nullable().describe('The profile picture, 512 × 512 WebP; opens without the Authorization header while it is current'),
@@ -15,6 +20,7 @@ export const UserSchema = z
     language: z.string(),
     twoFactorEnabled: z.boolean(),
     admin: z.boolean().describe('Site administrator'),
+    roomInvites: RoomInvitesSchema,
     ...avatarFields,
     createdAt: IsoDateTime,
   })
@@ -33,6 +39,7 @@ export const UserUpdateSchema = z
       .transform((value) => value.toLowerCase())
       .optional(),
     language: LanguageCode.optional(),
+    roomInvites: RoomInvitesSchema.optional(),
   })
   .strict()
   .meta({ id: 'UserUpdateRequest' });

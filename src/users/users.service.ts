@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from '../auth/index.js';
 import { isDuplicateKey } from '../platform/mongo.js';
-import type { UserDoc, UsersRepo } from './users.repo.js';
+import type { ProfileChanges, UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { AuthErrors } from '../auth/auth.errors.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
@@ -56,6 +56,7 @@ export class UsersService {
       language: user.language,
       twoFactorEnabled: user.twoFactor.enabled,
       admin: this.isAdmin(user),
+      roomInvites: user.roomInvites ?? 'everyone',
       createdAt: user.createdAt.toISOString(),
     };
   }
@@ -66,7 +67,7 @@ export class UsersService {
     return user;
   }
 
-  async updateMe(principal: Principal, changes: { displayName?: string; language?: string; email?: string }): Promise<UserDoc> {
+  async updateMe(principal: Principal, changes: ProfileChanges): Promise<UserDoc> {
     let user;
     try {
       user = await this.users.updateProfile(principal.userId, changes, this.clock());

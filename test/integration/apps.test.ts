@@ -402,6 +402,9 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const room = await makeRoom(t, admin, { members: [member] });
     assert.equal((await api(owner, 'POST', `/api/apps/${id}/bot-tokens`, { roomId: room.id })).json().code, 'APP_NOT_IN_ROOM');
     assert.equal((await api(member, 'POST', `/api/rooms/${room.id}/apps/${id}`)).json().code, 'ROOM_NOT_ALLOWED');
+    // Another member's app goes into a room once it is listed in the directory (issue 32).
+    assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).json().code, 'APP_NOT_FOUND');
+    assert.equal((await api(owner, 'PATCH', `/api/apps/${id}`, { public: true })).statusCode, 200);
     assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204);
 
     const bot = (await api(owner, 'POST', `/api/apps/${id}/bot-tokens`, { roomId: room.id })).json();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
-import { httpAs, makeRoom } from '../helpers/factories.js';
+import { connectAll, httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 
@@ -27,6 +27,7 @@ describe('messages', () => {
 
   async function group(type: string, extra: object = {}) {
     const [creator, admin, member, disabled, outsider] = await Promise.all(Array.from({ length: 5 }, () => signIn(t)));
+    await connectAll(t, creator!, [admin!, member!, disabled!]);
     const res = await api(creator!, 'POST', '/api/rooms', { type, name: `Talk ${Math.random().toString(36).slice(2, 8)}`, memberIds: [admin!.userId, member!.userId, disabled!.userId], ...extra });
     const room = res.json();
     await api(creator!, 'POST', `/api/rooms/${room.id}/admins/${admin!.userId}`);

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { startSfuNode, type SfuNode } from '../../src/sfu/sfu-node.js';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, recordedPush, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
-import { httpAs, makeRoom } from '../helpers/factories.js';
+import { connectAll, httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -63,6 +63,7 @@ describe('room calls through the SFU', () => {
     const dPhone = freshPhone();
     const d1 = await signIn(t, dPhone, { name: 'D1', platform: 'IOS' });
     const d2 = await signIn(t, dPhone, { name: 'D2', platform: 'ANDROID' });
+    await connectAll(t, owner, [b, c, d1]);
     const room = await api(owner, 'POST', '/api/rooms', { type, name: `Call room ${Date.now()}`, memberIds: [b.userId, c.userId, d1.userId] });
     assert.equal(room.statusCode, 200, room.body);
     return { roomId: room.json().id as string, owner, b, c, d1, d2 };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
-import { httpAs } from '../helpers/factories.js';
+import { connectAll, httpAs } from '../helpers/factories.js';
 
 describe('rooms', () => {
   let t: TestApp;
@@ -21,6 +21,7 @@ describe('rooms', () => {
   /** A group with a creator, an admin, an enabled member, a disabled member, a removed member and an outsider. */
   async function cast(type: 'PUBLIC_GROUP' | 'PRIVATE_GROUP' | 'BROADCAST', name = `Group ${Math.random().toString(36).slice(2, 8)}`) {
     const [creator, admin, member, disabled, removed, outsider] = await Promise.all(Array.from({ length: 6 }, () => signIn(t)));
+    await connectAll(t, creator!, [admin!, member!, disabled!, removed!]);
     const room = await create(creator!, { type, name, description: 'About us', memberIds: [admin!.userId, member!.userId, disabled!.userId, removed!.userId] });
     assert.equal((await api(creator!, 'POST', `/api/rooms/${room.id}/admins/${admin!.userId}`)).statusCode, 204);
     assert.equal((await api(admin!, 'POST', `/api/rooms/${room.id}/members/${disabled!.userId}/enabled?enabled=false`)).statusCode, 204);
@@ -30,10 +31,13 @@ describe('rooms', () => {
 
   it('a direct chat is between exactly two users and unique per pair', async () => {
     const [a, b, c] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
+    // Not connected: a message request, which b accepts by opening the chat back.
     const first = await create(a, { type: 'DIRECT', memberIds: [b.userId] });
+    assert.equal(first.memberCount, 1);
     const again = await create(b, { type: 'DIRECT', memberIds: [a.userId] });
     assert.equal(again.id, first.id);
-    assert.equal(first.memberCount, 2);
+    assert.equal(again.memberCount, 2);
+    assert.equal((await api(b, 'GET', '/api/rooms/invitations')).json().totalItems, 0);
     assert.equal(first.name, null);
     assert.equal((await api(a, 'POST', '/api/rooms', { type: 'DIRECT', memberIds: [b.userId, c.userId] })).json().code, 'DIRECT_NEEDS_ONE_MEMBER');
     assert.equal((await api(a, 'POST', '/api/rooms', { type: 'DIRECT', memberIds: [a.userId] })).json().code, 'DIRECT_NEEDS_ONE_MEMBER');
@@ -155,8 +159,10 @@ describe('rooms', () => {
     assert.equal((await api(pub.outsider, 'POST', `/api/rooms/${pub.room.id}/join`)).statusCode, 200, 'back into a group one left');
     const removed = await api(pub.removed, 'POST', `/api/rooms/${pub.room.id}/join`);
     assert.equal(removed.json().code, 'REMOVED_BY_ADMIN');
-    // An admin may add them back.
-    assert.equal((await api(pub.admin, 'POST', `/api/rooms/${pub.room.id}/members/${pub.removed.userId}`)).statusCode, 204);
+    // An admin may bring them back: the admin is not their connection, so it is an invitation they accept.
+    assert.equal((await api(pub.admin, 'POST', `/api/rooms/${pub.room.id}/members/${pub.removed.userId}`)).statusCode, 202);
+    assert.equal((await api(pub.removed, 'POST', `/api/rooms/${pub.room.id}/invitation?accept=true`)).statusCode, 200);
+    assert.equal((await api(pub.removed, 'GET', `/api/rooms/${pub.room.id}/muted`)).statusCode, 200, 'a member again');
 
     const priv = await cast('PRIVATE_GROUP');
     assert.equal((await api(priv.outsider, 'POST', `/api/rooms/${priv.room.id}/join`)).json().code, 'ROOM_NOT_JOINABLE');
@@ -219,6 +225,7 @@ describe('broadcast rooms in the caller\'s language', () => {
       const [creator, german, french, member] = await Promise.all([signIn(t), signIn(t), signIn(t), signIn(t)]);
       await api(german, 'PATCH', '/api/users/me', { language: 'de' });
       await api(french, 'PATCH', '/api/users/me', { language: 'fr' });
+      await connectAll(t, creator, [member]);
       const room = (await api(creator, 'POST', '/api/rooms', { type: 'BROADCAST', name: 'Daily News', description: 'News every day', memberIds: [member.userId] })).json();
       assert.equal(room.language, 'en');
       const translated = await api(creator, 'PUT', `/api/rooms/${room.id}/translations/de`, { name: 'Tägliche Nachrichten', description: 'Jeden Tag Neues' });

@@ -69,6 +69,8 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     const room = await call('POST', '/api/rooms', a.accessToken, { type: 'PRIVATE_GROUP', name: 'Topology', memberIds: [b.userId, c.userId] });
     assert.equal(room.status, 200, JSON.stringify(room.body));
     const roomId = (room.body as unknown as { id: string }).id;
+    // Not connected to a: each is invited and accepts (issue 32).
+    for (const invitee of [b, c]) assert.equal((await call('POST', `/api/rooms/${roomId}/invitation?accept=true`, invitee.accessToken)).status, 200);
     const viaFront = await listen(a, front.port);
     const onHub0 = await listen(b, hubs[0]!.port);
     const onHub1 = await listen(c, hubs[1]!.port);

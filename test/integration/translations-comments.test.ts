@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
-import { httpAs } from '../helpers/factories.js';
+import { connectAll, httpAs } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 
@@ -24,6 +24,7 @@ describe('translations of broadcast posts and comments', () => {
 
   async function channel(type = 'BROADCAST') {
     const [creator, admin, member, outsider] = await Promise.all(Array.from({ length: 4 }, () => signIn(t)));
+    await connectAll(t, creator!, [admin!, member!]);
     const room = (await api(creator!, 'POST', '/api/rooms', { type, name: `Channel ${Math.random().toString(36).slice(2, 8)}`, memberIds: [admin!.userId, member!.userId] })).json();
     await api(creator!, 'POST', `/api/rooms/${room.id}/admins/${admin!.userId}`);
     const post = (await api(creator!, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'Hello everyone' })).json();

@@ -176,11 +176,15 @@ export class AppsService {
     return tokenMatches(presented, doc.hash) ? doc : null;
   }
 
-  /** Room admins add an app to their room (any app; the directory comes with installs). */
+  /**
+   * Room admins add an app to their room: one listed in the directory, or their own. Another
+   * member's unlisted app answers as a missing one does, so its existence is not told.
+   */
   async addToRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
     const room = await this.deps.rooms.managedRoom(principal, roomId);
     if (room.type === 'E2EE') throw AppsErrors.APP_NOT_FOR_E2EE();
-    if (!(await this.deps.repo.appExists(appId))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const app = await this.deps.repo.findApp(appId);
+    if (!app || !(app.public || app.ownerId === principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     await this.deps.repo.addToRoom({ roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });
   }
 
