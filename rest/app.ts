@@ -9,7 +9,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { Services } from '../src/composition.js';
-import type { Config } from '../src/platform/config.js';
+import { publicBaseUrl, type Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
@@ -139,6 +139,8 @@ export async function buildApp({ services, config, logger, metrics: registry = c
         version: '1.0.99',
         description: 'The member-facing REST interface. Every error answer is an ErrorResponse.',
       },
+      // Where clients send their requests: generators take it as the default base URL.
+      servers: [{ url: publicBaseUrl(config), description: 'This deployment (PUBLIC_BASE_URL)' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, paymentsKey: { type: 'http', scheme: 'bearer', bearerFormat: 'bpk_…' } } },
     },
     transform: jsonSchemaTransform,

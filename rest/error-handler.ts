@@ -9,7 +9,7 @@ import { documentedCodes } from './responses.js';
 import type { DependencyHealth } from '../src/platform/dependencies.js';
 import { IDEMPOTENCY_CODES, MUTATING } from './idempotency.js';
 
-function body(request: FastifyRequest, status: number, code: string, message: string, details?: unknown[]): ErrorResponse {
+function body(request: FastifyRequest, status: number, code: string, message: string, details?: Record<string, unknown>[]): ErrorResponse {
   return {
     status,
     code,
@@ -64,6 +64,8 @@ const FASTIFY_CODES: Record<string, AppError> = {
   FST_FIELDS_LIMIT: AttachmentsErrors.LIMIT_FIELDS(),
   FST_INVALID_MULTIPART_CONTENT_TYPE: CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send multipart/form-data' }),
   FST_MP_PREMATURE_CLOSE: AttachmentsErrors.UPLOAD_INCOMPLETE(),
+  FST_INVALID_JSON_FIELD_ERROR: CommonErrors.MULTIPART_INVALID({ message: 'A part sent as application/json is not valid JSON' }),
+  FST_PROTO_VIOLATION: CommonErrors.MULTIPART_INVALID({ message: 'A part is named after a prototype property' }),
 };
 
 export function installErrorHandling(app: FastifyInstance, options: { checkDocumentedCodes: boolean; dependencies: DependencyHealth }): void {

@@ -57,7 +57,7 @@ const MULTIPART_FORMS: Record<string, Json> = {
     description: 'Multipart: one to ten `file` parts, and an optional `payload`, a ChatMessage as JSON text posted first (the files attach to it)',
     properties: {
       file: { type: 'array', items: { type: 'string', format: 'binary' }, minItems: 1, maxItems: 10, description: 'Each file as a `file` part' },
-      payload: { type: 'string', contentMediaType: 'application/json', description: 'A ChatMessage as JSON' },
+      payload: { type: 'string', contentMediaType: 'application/json', description: 'A ChatMessage as JSON: send the part as application/json, or as text holding the JSON' },
     },
     required: ['file'],
   },
@@ -151,6 +151,55 @@ function oneSchemaPerRecord(document: Document): Document {
   return renameRefs({ ...document, components: { ...document.components, schemas: kept } }, renames);
 }
 
+/** The one value a property schema allows (`const`, or an enum of one), if it allows just one. */
+function singleValue(schema: Json | undefined): string | undefined {
+  if (typeof schema?.const === 'string') return schema.const;
+  return Array.isArray(schema?.enum) && schema.enum.length === 1 && typeof schema.enum[0] === 'string' ? schema.enum[0] : undefined;
+}
+
+/**
+ * Every `oneOf` whose variants are named records that one required property tells apart (a zod
+ * discriminated union: `type` of a card block, `kind` of a call signal) gets an OpenAPI
+ * `discriminator` with its mapping, so that generators pick the variant by that property.
+ */
+function addDiscriminators(value: unknown, schemas: Record<string, unknown>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) addDiscriminators(item, schemas);
+    return;
+  }
+  const node = json(value);
+  if (!node) return;
+  for (const child of Object.values(node)) addDiscriminators(child, schemas);
+  const variants = Array.isArray(node.oneOf) ? node.oneOf.map(json) : [];
+  const names = variants.map((variant) => (typeof variant?.$ref === 'string' && variant.$ref.startsWith(REF_PREFIX) ? variant.$ref.slice(REF_PREFIX.length) : undefined));
+  if (names.length < 2 || node.discriminator || names.some((name) => name === undefined)) return;
+  const records = names.map((name) => json(schemas[name ?? '']));
+  const candidates = Object.keys(json(records[0]?.properties) ?? {});
+  for (const property of candidates) {
+    const values = records.map((record) => (Array.isArray(record?.required) && record.required.includes(property) ? singleValue(json(json(record?.properties)?.[property])) : undefined));
+    if (values.some((v) => v === undefined) || new Set(values).size !== values.length) continue;
+    node.discriminator = { propertyName: property, mapping: Object.fromEntries(values.map((v, i) => [v, `${REF_PREFIX}${names[i]}`])) };
+    return;
+  }
+}
+
+/** The document without the records no operation uses, directly or through another record. */
+function withoutUnusedSchemas<T extends Document>(document: T): T {
+  const schemas = document.components?.schemas;
+  if (!schemas) return document;
+  const used = refsIn(document.paths);
+  for (const pending = [...used]; pending.length > 0; ) {
+    for (const inner of refsIn(schemas[pending.pop() ?? ''])) {
+      if (!used.has(inner)) {
+        used.add(inner);
+        pending.push(inner);
+      }
+    }
+  }
+  document.components = { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) };
+  return document;
+}
+
 const operationIdOf = (method: string, path: string) =>
   [method, ...path.split('/').filter(Boolean).map((part) => part.replace(/[{}]/g, ''))]
     .join('-')
@@ -230,6 +279,7 @@ export function finishDocument<T>(input: T): T {
     }
   }
   document.components.schemas = schemas;
+  addDiscriminators(schemas, schemas);
   // Cast: the same document, finished in place.
   return document as T;
 }
@@ -244,5 +294,5 @@ export function documentOf<T>(full: T, select: (path: string) => boolean, info: 
   document.paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => select(path)));
   // Cast: the same document with fewer paths and its own info.
   document.info = info;
-  return document as T;
+  return withoutUnusedSchemas(document) as T;
 }

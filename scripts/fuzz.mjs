@@ -3,13 +3,14 @@
 // It fails on a server error, a status or header the document does not name, or an answer that does
 // not match its schema. `npm test` runs a short pass of it after the tests, on the same stack.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
-import { aptInstall, cacheRoot, ensureNodeModules, freePort, has, log, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
+import { ensureNodeModules, freePort, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
+import { ensureVenv } from './python-venv.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SCHEMATHESIS = '4.32.5';
@@ -38,23 +39,9 @@ const CHECKS = [
   'allow_header_conformance',
 ];
 
-/** A virtual environment with schemathesis, made once per machine under the cache folder. */
+/** schemathesis's command, from its own virtual environment. */
 export function ensureSchemathesis() {
-  const venv = path.join(cacheRoot, `schemathesis-${SCHEMATHESIS}`);
-  const st = path.join(venv, 'bin', 'st');
-  if (existsSync(st)) return st;
-  if (!has('python3')) aptInstall(['python3', 'python3-venv']);
-  try {
-    execFileSync('python3', ['-m', 'venv', venv], { stdio: ['ignore', 'inherit', 'inherit'] });
-  } catch {
-    aptInstall(['python3-venv']);
-    execFileSync('python3', ['-m', 'venv', '--clear', venv], { stdio: ['ignore', 'inherit', 'inherit'] });
-  }
-  log(`installing schemathesis ${SCHEMATHESIS} from PyPI into ${venv}`);
-  execFileSync(path.join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS}`], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  return st;
+  return path.join(ensureVenv('schemathesis', [`schemathesis==${SCHEMATHESIS}`]), 'bin', 'st');
 }
 
 async function waitReady(base, child, ms = 60_000) {

@@ -49,11 +49,15 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
           if (part.type === 'file') {
             staged.push(await stageFile(part.file, part.filename || 'file', part.mimetype, stagingDir));
           } else if (part.fieldname === 'payload') {
-            let json: unknown;
-            try {
-              json = JSON.parse(String(part.value));
-            } catch {
-              throw AttachmentsErrors.PAYLOAD_INVALID();
+            // Sent as text, the part is JSON to parse; sent as application/json (as the document
+            // declares it), the multipart parser has parsed it already.
+            let json: unknown = part.value;
+            if (typeof part.value === 'string') {
+              try {
+                json = JSON.parse(part.value);
+              } catch {
+                throw AttachmentsErrors.PAYLOAD_INVALID();
+              }
             }
             const parsed = ChatMessageSchema.safeParse(json);
             if (!parsed.success) throw AttachmentsErrors.PAYLOAD_INVALID({ message: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') });

@@ -3,14 +3,12 @@ import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
+import { GeoLocationSchema } from '../../src/messages/messages.schemas.js';
 
 const GeoLookupSchema = z
   .object({
     ip: z.string(),
-    geoLocation: z
-      .object({ latitude: z.number(), longitude: z.number(), country: z.string().nullable().optional(), city: z.string().nullable().optional() })
-      .nullable()
-      .describe('Null for private, loopback and unknown addresses'),
+    geoLocation: GeoLocationSchema.nullable().describe('Null for private, loopback and unknown addresses'),
   })
   .meta({ id: 'GeoLookup' });
 

@@ -10,7 +10,7 @@ export const CallStartSchema = z
   .refine((body) => (body.calleeId === undefined) !== (body.roomId === undefined), { message: 'give exactly one of calleeId and roomId', path: ['calleeId'] })
   .meta({ id: 'CallStartRequest' });
 
-const Sdp = z.object({ type: z.enum(['offer', 'answer']).optional(), sdp: z.string().min(1).max(20_000) }).strict();
+const Sdp = z.object({ type: z.enum(['offer', 'answer']).optional(), sdp: z.string().min(1).max(20_000) }).strict().meta({ id: 'SessionDescription' });
 const Candidate = z
   .object({
     candidate: z.string().max(2_048),
@@ -18,14 +18,15 @@ const Candidate = z
     sdpMLineIndex: z.number().int().min(0).max(255).nullable().optional(),
     usernameFragment: z.string().max(256).nullable().optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'IceCandidate' });
 
 /** What a device relays to the other device of the call: an SDP offer or answer, or one ICE candidate. */
 export const CallSignalSchema = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('offer'), payload: Sdp }),
-    z.object({ kind: z.literal('answer'), payload: Sdp }),
-    z.object({ kind: z.literal('candidate'), payload: Candidate }),
+    z.object({ kind: z.literal('offer'), payload: Sdp }).meta({ id: 'CallSignalOffer' }),
+    z.object({ kind: z.literal('answer'), payload: Sdp }).meta({ id: 'CallSignalAnswer' }),
+    z.object({ kind: z.literal('candidate'), payload: Candidate }).meta({ id: 'CallSignalCandidate' }),
   ])
   .meta({ id: 'CallSignalRequest' });
 

@@ -1,4 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
+import type { Card } from '../apps/cards.schemas.js';
 
 import type { GeoLocation } from '../platform/geoip.js';
 
@@ -25,7 +26,7 @@ export interface MessageDoc {
   clientKey?: string;
   /** A card posted by an app (its author is `app:<appId>`, the text empty). */
   appId?: string;
-  card?: Record<string, unknown>;
+  card?: Card;
   createdAt: Date;
 }
 

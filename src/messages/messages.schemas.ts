@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { IdParam, IsoDateTime, queryInt } from '../platform/common.schemas.js';
+import { CardSchema } from '../apps/cards.schemas.js';
 
-const GeoLocationSchema = z
+export const GeoLocationSchema = z
   .object({
     latitude: z.number().min(-90).max(90),
     longitude: z.number().min(-180).max(180),
@@ -39,7 +40,7 @@ export const MessageDtoSchema = z
     parentId: z.string().nullable().describe('The message this one comments on'),
     language: z.string().describe('Language the post was written in'),
     appId: z.string().nullable().describe('Set when an app posted the message (its userId is then app:<appId>)'),
-    card: z.record(z.string(), z.unknown()).nullable().describe('The AppCard an app posted: blocks of title, text, fields, image, divider, context and actions'),
+    card: CardSchema.nullable().describe('The card an app posted'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'MessageDto' });

@@ -1,5 +1,6 @@
 import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
+import type { Card } from '../apps/cards.schemas.js';
 import { ObjectId } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
@@ -119,7 +120,7 @@ export class MessagesService {
    * A card an app posts into a room it was added to (an invocation's reply, or the bot interface): a
    * message of the room's timeline whose author is `app:<appId>`, broadcast like any other.
    */
-  async postAppCard(roomId: string, appId: string, card: Record<string, unknown>): Promise<MessageView> {
+  async postAppCard(roomId: string, appId: string, card: Card): Promise<MessageView> {
     const doc: MessageDoc = {
       _id: new ObjectId().toHexString(),
       roomId,

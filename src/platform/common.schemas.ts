@@ -6,7 +6,20 @@ export const ErrorResponseSchema = z
     status: z.number().int().describe('HTTP status, repeated'),
     code: z.string().describe('Stable upper-snake failure code, e.g. VALIDATION_FAILED'),
     message: z.string().describe('Human-readable explanation'),
-    details: z.array(z.unknown()).optional().describe('Per-field problems for validation failures'),
+    details: z
+      .array(
+        z
+          .object({
+            in: z.string().optional().describe('Validation failures: where (body, querystring, params or headers)'),
+            field: z.string().optional().describe('Validation failures: the field, dotted (empty for the whole part)'),
+            message: z.string().optional().describe('What is wrong with it'),
+          })
+          .loose()
+          .describe('One problem. Validation failures give in, field and message; other codes add fields of their own (a file and its limit, the call in progress, a manifest path)')
+          .meta({ id: 'ErrorDetail' }),
+      )
+      .optional()
+      .describe('Per-field problems for validation failures'),
     path: z.string().describe('Request path'),
     error: z.string().optional().describe('Speech-to-text 400s: which of EMPTY_FILE, NO_TRANSCRIPT, UNREADABLE_AUDIO'),
     timestamp: z.string().describe('ISO 8601 time of the answer'),
@@ -17,7 +30,7 @@ export type ErrorResponse = z.infer<typeof ErrorResponseSchema>;
 
 export const NoContentSchema = z.undefined().describe('No content');
 
-export const IsoDateTime = z.string().describe('ISO 8601 date-time');
+export const IsoDateTime = z.string().meta({ format: 'date-time' }).describe('ISO 8601 date-time');
 
 export const IdParam = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'not a valid id');
 

@@ -4,7 +4,7 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details?: unknown[],
+    readonly details?: Record<string, unknown>[],
     readonly headers?: Record<string, string>,
     cause?: unknown,
     /** Fields added to this error's ErrorResponse body (e.g. `error` of the speech-to-text answer). */
@@ -23,7 +23,7 @@ export interface ErrorDefinition {
 
 export interface ErrorOptions {
   message?: string;
-  details?: unknown[];
+  details?: Record<string, unknown>[];
   /** Seconds, sent as `Retry-After` (429 and 503). */
   retryAfter?: number;
   headers?: Record<string, string>;

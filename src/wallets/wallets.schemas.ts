@@ -82,7 +82,7 @@ export const WalletTransactionDtoSchema = z
     amount: z.string(),
     note: z.string().nullable(),
     status: z.enum(['COMPLETED', 'PENDING', 'REFUSED']).describe('PENDING: still being applied; ask again with the same requestId'),
-    error: z.object({ code: z.string(), message: z.string() }).nullable().describe('Why it was refused'),
+    error: z.object({ code: z.string(), message: z.string() }).meta({ id: 'WalletTransactionError' }).nullable().describe('Why it was refused'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'WalletTransactionDto' });

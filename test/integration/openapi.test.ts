@@ -23,6 +23,53 @@ describe('OpenAPI document', () => {
     await SwaggerParser.validate(structuredClone(doc) as never);
   });
 
+  it('is what generators need (issue 31): named union variants with discriminators, date-times, no unused records, a server', async () => {
+    const both = [doc as unknown as Record<string, unknown>, (await t.app.inject({ url: '/v3/api-docs/app-api' })).json() as Record<string, unknown>];
+    for (const document of both) {
+      const schemas = (document.components as { schemas: Record<string, unknown> }).schemas;
+      const refsOf = (value: unknown, into = new Set<string>()): Set<string> => {
+        if (Array.isArray(value)) for (const item of value) refsOf(item, into);
+        else if (value && typeof value === 'object') {
+          for (const [key, child] of Object.entries(value)) {
+            if (key === '$ref' && typeof child === 'string') into.add(child.split('/').at(-1)!);
+            else refsOf(child, into);
+          }
+        }
+        return into;
+      };
+      const used = refsOf(document.paths);
+      for (const pending = [...used]; pending.length > 0; ) for (const inner of refsOf(schemas[pending.pop()!])) if (!used.has(inner) && pending.push(inner)) used.add(inner);
+      assert.deepEqual(Object.keys(schemas).filter((name) => !used.has(name)), [], 'records no operation uses');
+      // Every oneOf/anyOf: named variants (or null); a oneOf of records told apart by a field has its discriminator.
+      const unions: { at: string; node: Record<string, unknown> }[] = [];
+      const walk = (value: unknown, at: string) => {
+        if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${at}[${i}]`));
+        else if (value && typeof value === 'object') {
+          const node = value as Record<string, unknown>;
+          if (Array.isArray(node.oneOf) || Array.isArray(node.anyOf)) unions.push({ at, node });
+          for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`);
+        }
+      };
+      walk(document, '');
+      for (const { at, node } of unions) {
+        const variants = (node.oneOf ?? node.anyOf) as Record<string, unknown>[];
+        const inline = variants.filter((v) => !('$ref' in v) && (v.type === 'object' || 'properties' in v));
+        assert.deepEqual(inline, [], `an inline object in a union at ${at}`);
+      }
+      assert.ok(document.servers && (document.servers as unknown[]).length === 1, 'a servers entry');
+    }
+    const schemas = (doc as unknown as { components: { schemas: Record<string, { properties?: Record<string, Record<string, unknown>>; discriminator?: { propertyName: string; mapping: Record<string, string> } }> } }).components.schemas;
+    assert.deepEqual(schemas.CallSignalRequest!.discriminator, {
+      propertyName: 'kind',
+      mapping: { offer: '#/components/schemas/CallSignalOffer', answer: '#/components/schemas/CallSignalAnswer', candidate: '#/components/schemas/CallSignalCandidate' },
+    });
+    assert.equal(schemas.AppCardBlock!.discriminator!.propertyName, 'type');
+    assert.equal(Object.keys(schemas.AppViewBlock!.discriminator!.mapping).length, 8);
+    assert.equal(schemas.RoomDto!.properties!.createdAt!.format, 'date-time');
+    assert.deepEqual(schemas.MessageDto!.properties!.card!.anyOf, [{ $ref: '#/components/schemas/AppCard' }, { type: 'null' }]);
+    assert.deepEqual((schemas.ErrorResponse!.properties!.details!.items as { $ref: string }).$ref, '#/components/schemas/ErrorDetail');
+  });
+
   it('carries version 1.0.99', () => {
     assert.equal(doc.info.version, '1.0.99');
   });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { IsoDateTime } from '../../../src/platform/common.schemas.js';
 import type { RouteOptions } from '../../app.js';
 import { IdParam, NoContentSchema, QueryBoolean, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
 import { DirectoryEntrySchema, InstallDtoSchema } from '../../../src/apps/apps.schemas.js';
@@ -51,7 +52,7 @@ export const appMembersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       security,
       summary: 'A 5-minute token naming the caller to the app (by its id for them), signed with the key published at /.well-known/jwks.json',
       params: appParam,
-      response: { 200: z.object({ token: z.string(), expiresAt: z.string() }).meta({ id: 'AppSessionTokenDto' }), ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_NOT_INSTALLED) },
+      response: { 200: z.object({ token: z.string(), expiresAt: IsoDateTime }).meta({ id: 'AppSessionTokenDto' }), ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_NOT_INSTALLED) },
     },
     handler: async (request) => appInstalls.sessionToken(principalOf(request), request.params.appId, (claims) => services.appSigner.sign(claims)),
   });

@@ -9,7 +9,7 @@ import type { UserReads } from '../../users/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from '../apps.repo.js';
-import { ReplySchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
+import { CardSchema, ReplySchema, ViewSchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
 import type { InstallsService } from './installs.service.js';
 import type { Manifest } from '../console/manifest.js';
 import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.js';
@@ -42,12 +42,12 @@ export const InvocationResultSchema = z
   .object({
     invocationId: z.string(),
     outcome: z.enum(['card', 'ack', 'error', 'view', 'payment', 'failed']),
-    card: z.record(z.string(), z.unknown()).nullable().describe('outcome card: the card'),
+    card: CardSchema.nullable().describe('outcome card: the card'),
     visibility: z.enum(['room', 'private']).nullable().describe('outcome card: posted into the room (messageId), or shown to the caller only'),
     messageId: z.string().nullable(),
     message: z.string().nullable().describe('outcome ack: the notice; outcome failed: what the member is told'),
     userMessage: z.string().nullable().describe('outcome error: the app\'s message, shown as is'),
-    view: z.record(z.string(), z.unknown()).nullable().describe('outcome view: the next step of the form; answer it with this invocationId and step = view.id'),
+    view: ViewSchema.nullable().describe('outcome view: the next step of the form; answer it with this invocationId and step = view.id'),
     payment: AppPaymentDtoSchema.nullable().describe('outcome payment: the payment sheet; answer it with POST /api/app-payments/{id}/confirm or /decline'),
   })
   .meta({ id: 'AppInvocationResult' });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Decimal128 } from 'mongodb';
 import { z } from 'zod';
+import { IsoDateTime } from '../../platform/common.schemas.js';
 import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import { InsufficientFunds, type Ledger } from '../../wallets/index.js';
@@ -21,7 +22,7 @@ export const PayoutRequestSchema = z
   .strict()
   .meta({ id: 'PayoutRequest' });
 export const MoneyResultSchema = z
-  .object({ id: z.string().describe('The idempotency key'), kind: z.enum(['REFUND', 'PAYOUT']), paymentId: z.string().nullable(), userId: z.string().nullable(), amount: z.string(), currency: z.enum(['ETH', 'USDT']), status: z.enum(['DONE', 'FAILED', 'PENDING']), createdAt: z.string() })
+  .object({ id: z.string().describe('The idempotency key'), kind: z.enum(['REFUND', 'PAYOUT']), paymentId: z.string().nullable(), userId: z.string().nullable(), amount: z.string(), currency: z.enum(['ETH', 'USDT']), status: z.enum(['DONE', 'FAILED', 'PENDING']), createdAt: IsoDateTime })
   .meta({ id: 'MoneyMovementDto' });
 export const AppApiPaymentSchema = z
   .object({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { IsoDateTime } from '../../platform/common.schemas.js';
 import type { BiometricService } from '../../devices/index.js';
 import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
@@ -9,7 +10,8 @@ import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/i
 import { WalletsErrors } from '../../wallets/wallets.errors.js';
 import type { WalletsService } from '../../wallets/index.js';
 import { AppsErrors } from '../apps.errors.js';
-import { ReplySchema, type Reply } from '../invocations/cards.js';
+import { CardSchema, ReplySchema, type Reply } from '../invocations/cards.js';
+import { BiometricConfirmationSchema } from '../../wallets/wallets.schemas.js';
 import type { WebhooksService } from '../delivery/webhooks.service.js';
 import type { AppPaymentDoc, AppPaymentsRepo } from './payments.repo.js';
 import { must } from '../../platform/must.js';
@@ -23,10 +25,10 @@ export const AppPaymentDtoSchema = z
     reference: z.string(),
     description: z.string(),
     status: z.enum(['PENDING', 'PAYING', 'COMPLETED', 'DECLINED', 'EXPIRED']),
-    expiresAt: z.string(),
-    createdAt: z.string(),
-    completedAt: z.string().nullable(),
-    card: z.record(z.string(), z.unknown()).nullable().describe('The card the app gave with the request, shown once the sheet is answered (confirmed or declined)'),
+    expiresAt: IsoDateTime,
+    createdAt: IsoDateTime,
+    completedAt: IsoDateTime.nullable(),
+    card: CardSchema.nullable().describe('The card the app gave with the request, shown once the sheet is answered (confirmed or declined)'),
   })
   .meta({ id: 'AppPaymentDto' });
 export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
@@ -34,7 +36,7 @@ export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
 export const AppPaymentConfirmSchema = z
   .object({
     walletId: z.string().min(1).max(64),
-    biometric: z.object({ nonce: z.string().min(1).max(128), signature: z.string().min(1).max(512) }).strict().nullish().describe('Required when the device has a biometric key: over BIOMETRIC_CONFIRM_V1|<nonce>|APP_PAYMENT|<paymentId>|<walletId>|<amount>'),
+    biometric: BiometricConfirmationSchema.nullish().describe('Required when the device has a biometric key: over BIOMETRIC_CONFIRM_V1|<nonce>|APP_PAYMENT|<paymentId>|<walletId>|<amount>'),
   })
   .strict()
   .meta({ id: 'AppPaymentConfirmRequest' });
@@ -43,7 +45,8 @@ export const AppPaymentResultSchema = z
   .object({
     payment: AppPaymentDtoSchema,
     reply: z
-      .object({ outcome: z.enum(['card', 'ack', 'error']), card: z.record(z.string(), z.unknown()).nullable(), message: z.string().nullable(), userMessage: z.string().nullable() })
+      .object({ outcome: z.enum(['card', 'ack', 'error']), card: CardSchema.nullable(), message: z.string().nullable(), userMessage: z.string().nullable() })
+      .meta({ id: 'AppPaymentReply' })
       .nullable()
       .describe('What the app answered payment.completed with, when its first delivery brought an answer in time'),
   })
