@@ -30,6 +30,10 @@ export interface Hub {
 /** What a device sends in the handshake (README, "Device socket protocol"). */
 const HandshakeAuthSchema = z.object({ token: z.string().min(1), lastSeq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined) });
 const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+/** A typing notice: the room it is about. */
+const TypingSchema = z.object({ roomId: z.string().min(1).max(64) });
+/** A socket relays typing.start for one room at most this often (clients repeat it every few seconds while typing). */
+const TYPING_INTERVAL_MS = 2_000;
 
 /**
  * The realtime role: socket.io on uWebSockets.js (or plain `ws`), joined to the other hub nodes by
@@ -84,6 +88,27 @@ export async function startHub(
     if (!parsed.success) return;
     inbox.ack(this.data.principal.deviceId, parsed.data.seq).catch((error: unknown) => log.warn({ err: error }, 'inbox ack failed'));
   }
+  // Typing notices go straight to the room's other members' sockets on every node; nothing is stored.
+  // A socket relays typing.start for a room at most once per TYPING_INTERVAL_MS, and only for a room
+  // its user is a member of (its socket is in that room's broadcast).
+  function onTyping(socket: HubSocket, event: 'typing.start' | 'typing.stop', body: unknown) {
+    const parsed = TypingSchema.safeParse(body);
+    if (!parsed.success || !socket.rooms.has(chatRoom(parsed.data.roomId))) return;
+    const { roomId } = parsed.data;
+    const now = Date.now();
+    if (event === 'typing.start') {
+      if (socket.data.typing?.roomId === roomId && now - socket.data.typing.at < TYPING_INTERVAL_MS) return;
+      socket.data.typing = { roomId, at: now };
+    } else if (socket.data.typing?.roomId === roomId) socket.data.typing = undefined;
+    const { userId } = socket.data.principal;
+    socket.to(chatRoom(roomId)).except(userRoom(userId)).emit(event, { roomId, userId });
+  }
+  function onTypingStart(this: HubSocket, body: unknown) {
+    onTyping(this, 'typing.start', body);
+  }
+  function onTypingStop(this: HubSocket, body: unknown) {
+    onTyping(this, 'typing.stop', body);
+  }
   function onPing(body: unknown, ack?: (echo: unknown) => void) {
     if (typeof ack === 'function') ack(body);
   }
@@ -113,6 +138,8 @@ export async function startHub(
     socket.on('inbox.ack', onInboxAck);
     socket.on('call.signal', onCallSignal);
     socket.on('hub.ping', onPing);
+    socket.on('typing.start', onTypingStart);
+    socket.on('typing.stop', onTypingStop);
     socket.on('disconnect', onDisconnect);
   });
 

@@ -15,6 +15,8 @@ export interface DeliveryCursor {
 export interface SocketData {
   principal: Principal;
   cursor?: DeliveryCursor;
+  /** The last typing.start relayed from this socket: one per room every TYPING_INTERVAL_MS. */
+  typing?: { roomId: string; at: number };
 }
 
 export type HubServer = Server<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;

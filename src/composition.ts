@@ -44,7 +44,17 @@ async function composeAreas(p: Platform) {
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
   const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
-  const push = pushArea(p, { devices: devices.repos.devices, inbox: inbox.inbox, presence: presenceStores.store });
+  const push = pushArea(p, {
+    devices: devices.repos.devices,
+    inbox: inbox.inbox,
+    presence: presenceStores.store,
+    messages: messages.repos.messages,
+    activity: messages.activity,
+    rooms: rooms.repos.rooms,
+    members: rooms.repos.roomMembers,
+    blocks: contacts.repos.blocks,
+    users: users.repos.users,
+  });
   const wallets = walletsArea(p, {
     users: users.repos.users,
     devices: devices.repos.devices,
@@ -107,6 +117,7 @@ async function composeAreas(p: Platform) {
       anyCall: calls.anyCall,
       ice: calls.ice,
       push: push.push,
+      messagePush: push.messagePush,
       maintenance: maintenance.maintenance,
     },
     repos,

@@ -38,6 +38,13 @@ export class BlocksRepo {
   }
 
   /** True when either user blocked the other. */
+  /** Of `candidates`, those who blocked `blockedId` (one read). */
+  async blockersAmong(blockedId: string, candidates: string[]): Promise<Set<string>> {
+    if (candidates.length === 0) return new Set();
+    const rows = await this.collection.find({ _id: { $in: candidates.map((blockerId) => `${blockerId}:${blockedId}`) } }, { projection: { blockerId: 1 } }).toArray();
+    return new Set(rows.map((row) => row.blockerId));
+  }
+
   async eitherBlocked(a: string, b: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: { $in: [`${a}:${b}`, `${b}:${a}`] } }, { limit: 1 })) > 0;
   }

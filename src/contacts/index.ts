@@ -40,7 +40,7 @@ export type { BlockReason } from './blocks.repo.js';
 export type { BlocksService } from './blocks.service.js';
 
 /** What other areas ask of blocks: whether one user blocked another, or either the other. */
-export type BlockReads = Pick<import('./blocks.repo.js').BlocksRepo, 'eitherBlocked' | 'isBlocked'>;
+export type BlockReads = Pick<import('./blocks.repo.js').BlocksRepo, 'eitherBlocked' | 'isBlocked' | 'blockersAmong'>;
 /** What other areas read of connections: the connection between two users, or which of some users are connected to one. */
 export type ConnectionReads = Pick<import('./connections.repo.js').ConnectionsRepo, 'find' | 'connectedAmong'>;
 /** What other areas may do to blocks: one user blocks another (a room invitation declined with a block). */

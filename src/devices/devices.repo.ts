@@ -83,6 +83,12 @@ export class DevicesRepo {
     return device && device.userId === userId && device.revokedAt === null ? device : null;
   }
 
+  /** The active devices of `userIds` that have a push token (one read). */
+  pushableOf(userIds: string[]): Promise<Pick<DeviceDoc, '_id' | 'userId' | 'pushToken'>[]> {
+    if (userIds.length === 0) return Promise.resolve([]);
+    return this.collection.find({ userId: { $in: userIds }, revokedAt: null, pushToken: { $ne: null } }, { projection: { _id: 1, userId: 1, pushToken: 1 } }).toArray();
+  }
+
   listActiveByUser(userId: string): Promise<DeviceDoc[]> {
     return this.collection.find({ userId, revokedAt: null }).sort({ createdAt: -1 }).toArray();
   }

@@ -40,4 +40,4 @@ export { parsePublicKey, verifySignature } from './signatures.js';
 export type DeviceReads = Pick<import('./devices.repo.js').DevicesRepo, 'findById' | 'findActive' | 'isActive' | 'listActiveByUser'>;
 
 /** The push area also clears a token APNs or FCM reported invalid. */
-export type DevicePushTokens = DeviceReads & Pick<import('./devices.repo.js').DevicesRepo, 'setPushToken' | 'setVoipPushToken'>;
+export type DevicePushTokens = DeviceReads & Pick<import('./devices.repo.js').DevicesRepo, 'setPushToken' | 'setVoipPushToken' | 'pushableOf'>;

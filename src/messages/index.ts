@@ -3,6 +3,7 @@ import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import { RoomActivityRepo } from './room-activity.repo.js';
+import { QUEUES } from '../platform/queues.js';
 import { MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
 import { MessagesService, type ClaimUploads } from './messages.service.js';
@@ -25,6 +26,8 @@ export function messagesArea(
     users: deps.users.repos.users,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     claimUploads: deps.claimUploads,
+    // Members who did not get a post live are pushed from one worker job per post.
+    enqueuePush: (messageId) => p.queues.add(QUEUES.messagePush, { messageId }),
     clock: p.clock,
   });
   // A new member starts with the room's history read: their unread count counts from their joining.
@@ -42,4 +45,4 @@ export type { LastMessage } from './room-activity.repo.js';
 /** What other areas read of messages: one by id, and the room's messages before or after one. */
 export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;
 /** What other areas read of rooms' activity: the timeline's last message and counters, and read marks. */
-export type ActivityReads = Pick<import('./room-activity.repo.js').RoomActivityRepo, 'activityOf' | 'readMarks'>;
+export type ActivityReads = Pick<import('./room-activity.repo.js').RoomActivityRepo, 'activityOf' | 'readMarks' | 'readMarksOf'>;

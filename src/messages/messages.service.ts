@@ -91,6 +91,8 @@ export class MessagesService {
       users: UserReads;
       supportedLanguages: string[];
       claimUploads: ClaimUploads;
+      /** Queues the push of a new message to the members who did not get it live (one job per post). */
+      enqueuePush: (messageId: string) => Promise<void>;
       clock: Clock;
     },
   ) {}
@@ -141,6 +143,7 @@ export class MessagesService {
     await this.deps.activity.recordLast(roomId, doc.seq, { id: doc._id, userId: doc.userId, message: '', encrypted: false, attachmentCount: 0, createdAt: doc.createdAt });
     const view = presentMessage(doc);
     this.deps.events.toRoom(roomId, 'message.new', { ...view, messageId: view.id });
+    await this.deps.enqueuePush(doc._id);
     return view;
   }
 
@@ -209,6 +212,7 @@ export class MessagesService {
     const view = presentMessage(doc);
     // Live path: one broadcast to the room's socket.io room on every node; devices catch up by reading.
     this.deps.events.toRoom(room._id, 'message.new', { ...view, messageId: view.id });
+    await this.deps.enqueuePush(doc._id);
     return view;
   }
 

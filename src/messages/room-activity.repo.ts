@@ -93,6 +93,13 @@ export class RoomActivityRepo {
   }
 
   /** The read marks of one user in the given rooms, by room id (absent: nothing read). */
+  /** Read marks by `<roomId>:<userId>` key, for many members at once (one read). */
+  async readMarksOf(keys: string[]): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const docs = await this.reads.find({ _id: { $in: keys } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, doc.seq]));
+  }
+
   async readMarks(userId: string, roomIds: string[]): Promise<Map<string, number>> {
     if (roomIds.length === 0) return new Map();
     const docs = await findByIds(this.reads, roomIds.map((roomId) => `${roomId}:${userId}`));

@@ -118,6 +118,9 @@ export interface DeviceEventEnvelope<K extends DeviceEventName = DeviceEventName
  */
 export interface RoomEventMap {
   'message.new': { roomId: string; messageId: string; [field: string]: unknown };
+  /** A member started or stopped typing in the room (relayed by the hub, rate-limited, never stored). */
+  'typing.start': { roomId: string; userId: string };
+  'typing.stop': { roomId: string; userId: string };
 }
 
 /** What the hub sends to device sockets. */
@@ -132,6 +135,9 @@ export interface ClientToServerEvents {
   'inbox.ack': (body: { seq: number }) => void;
   /** Relay to the other device of the call; the ack says ok, or the coded error REST would give. */
   'call.signal': (body: unknown, ack?: (result: SocketAck) => void) => void;
+  /** The user is typing in a room they are a member of (or stopped): relayed to the room's other members. */
+  'typing.start': (body: unknown) => void;
+  'typing.stop': (body: unknown) => void;
   /** Application-level round trip: the ack echoes the body (clients measure latency with it). */
   'hub.ping': (body: unknown, ack?: (echo: unknown) => void) => void;
 }

@@ -50,7 +50,7 @@ export class ApnsPushProvider implements PushProvider {
 
   async send(target: PushTarget, message: PushMessage): Promise<PushResult> {
     const voip = message.kind === 'voip';
-    const aps = voip ? {} : { alert: message.alert, sound: 'default', 'mutable-content': 1 };
+    const aps = voip ? {} : { alert: message.alert, sound: 'default', 'mutable-content': 1, ...(message.badge === undefined ? {} : { badge: message.badge }) };
     const body = JSON.stringify({ aps, ...message.data });
     const headers: http2.OutgoingHttpHeaders = {
       ':method': 'POST',

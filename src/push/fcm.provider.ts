@@ -54,6 +54,7 @@ export class FcmPushProvider implements PushProvider {
           priority: 'high',
           ttl: `${message.ttlSeconds}s`,
           ...(message.collapseId ? { collapse_key: message.collapseId } : {}),
+          ...(message.badge === undefined ? {} : { notification: { notification_count: message.badge } }),
         },
       },
     };

@@ -4,16 +4,37 @@ import type { Platform } from '../platform/platform.js';
 import type { PresenceStore } from '../presence/index.js';
 import { pushProviders } from './providers.js';
 import { PushService } from './push.service.js';
+import { MessagePushService } from './message-push.service.js';
+import type { PushTarget } from './push.js';
+import type { BlockReads } from '../contacts/index.js';
+import type { ActivityReads, MessageReads } from '../messages/index.js';
+import type { MembershipReads, RoomReads } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
 
 /**
  * Pushes to offline devices, in the worker. The providers (and their key files) are read on the
  * first push, so roles that never push never touch them.
  */
-export function pushArea(p: Platform, deps: { devices: DevicePushTokens; inbox: DeviceInbox; presence: PresenceStore }) {
+export function pushArea(
+  p: Platform,
+  deps: {
+    devices: DevicePushTokens;
+    inbox: DeviceInbox;
+    presence: PresenceStore;
+    messages: MessageReads;
+    activity: ActivityReads;
+    rooms: RoomReads;
+    members: MembershipReads;
+    blocks: BlockReads;
+    users: UserReads;
+  },
+) {
   let providers: ReturnType<typeof pushProviders> | null = null;
   const open = () => (providers ??= pushProviders(p.config, p.db));
+  const providerFor = (service: PushTarget['service']) => open().providerFor(service);
   return {
-    push: new PushService(deps.devices, deps.inbox, deps.presence, (service) => open().providerFor(service)),
+    push: new PushService(deps.devices, deps.inbox, deps.presence, providerFor),
+    messagePush: new MessagePushService({ ...deps, providerFor }),
     close: async () => providers?.close(),
   };
 }

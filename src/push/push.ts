@@ -6,6 +6,10 @@ export interface PushMessage {
   /** Seconds the push service may hold the message for an unreachable device. */
   ttlSeconds: number;
   collapseId?: string;
+  /** The app icon's number: the member's unread total. */
+  badge?: number;
+  /** APNs `mutable-content`: the phone's extension may change the alert (decrypt an end-to-end encrypted message). */
+  mutableContent?: boolean;
 }
 
 export interface PushTarget {

@@ -111,6 +111,19 @@ export class RoomMembersRepo {
     return rows.map((row) => row.userId);
   }
 
+  /** Members a new message of the room is pushed to: active, enabled and not muted. */
+  async pushRecipients(roomId: string): Promise<string[]> {
+    const rows = await this.collection.find({ roomId, active: true, enabled: true, muted: false }, { projection: { userId: 1 } }).toArray();
+    return rows.map((row) => row.userId);
+  }
+
+  /** The active rooms of each of `userIds` (one read). */
+  async roomIdsOfUsers(userIds: string[]): Promise<Map<string, string[]>> {
+    if (userIds.length === 0) return new Map();
+    const lists = await this.userRooms.find({ _id: { $in: userIds } }).toArray();
+    return new Map(lists.map((list) => [list._id, list.roomIds]));
+  }
+
   async activeRoomIds(userId: string): Promise<string[]> {
     return (await this.userRooms.findOne({ _id: userId }))?.roomIds ?? [];
   }

@@ -1,0 +1,145 @@
+import type { BlockReads } from '../contacts/index.js';
+import type { DevicePushTokens } from '../devices/index.js';
+import type { ActivityReads, MessageReads } from '../messages/index.js';
+import type { PresenceStore } from '../presence/index.js';
+import type { MembershipReads, RoomReads } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
+import type { PushMessage, PushProvider, PushTarget } from './push.js';
+
+/** How much of a message a push shows. */
+export const PUSH_PREVIEW_LENGTH = 100;
+/** Members handled per batch: one read of their devices, one of their rooms, one of their read marks. */
+const BATCH = 500;
+/** Pushes in flight to the providers at once. */
+const IN_FLIGHT = 64;
+
+export interface MessagePushOutcome {
+  /** Members the message is for (enabled, unmuted, not the author, not blocking the author). */
+  recipients: number;
+  /** Their devices with a push token. */
+  devices: number;
+  /** Devices left out because their socket got the message live. */
+  online: number;
+  sent: number;
+  /** Tokens the push service refused for good: removed from their devices. */
+  invalid: number;
+  failed: number;
+}
+
+/** The text a push shows: control characters and runs of white space folded, at most 100 characters. */
+export function pushPreview(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return clean.length <= PUSH_PREVIEW_LENGTH ? clean : `${clean.slice(0, PUSH_PREVIEW_LENGTH - 1)}…`;
+}
+
+/**
+ * Pushes a new message to the room's members who did not get it live (issue 23): from one worker job
+ * per post, in batches of members. Each device of each enabled, unmuted member that has a push token
+ * and no live socket gets one alert: the room and author, a cleaned preview (none at all in an
+ * end-to-end encrypted room), the member's unread total as the badge, and the room as the collapse
+ * key, so a busy room replaces its notification instead of stacking them. A comment goes to the
+ * author of the message it answers only. Members who blocked the author get nothing.
+ */
+export class MessagePushService {
+  constructor(
+    private readonly deps: {
+      messages: Pick<MessageReads, 'findById'>;
+      rooms: Pick<RoomReads, 'findById'>;
+      members: Pick<MembershipReads, 'pushRecipients' | 'roomIdsOfUsers' | 'membershipsOf'>;
+      activity: Pick<ActivityReads, 'activityOf' | 'readMarksOf'>;
+      blocks: Pick<BlockReads, 'blockersAmong'>;
+      devices: Pick<DevicePushTokens, 'pushableOf' | 'setPushToken'>;
+      presence: Pick<PresenceStore, 'ofDevices'>;
+      users: Pick<UserReads, 'findById'>;
+      providerFor: (service: PushTarget['service']) => PushProvider | null;
+    },
+  ) {}
+
+  async fanOut(messageId: string): Promise<MessagePushOutcome> {
+    const outcome: MessagePushOutcome = { recipients: 0, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0 };
+    const message = await this.deps.messages.findById(messageId);
+    const room = message ? await this.deps.rooms.findById(message.roomId) : null;
+    if (!message || !room) return outcome;
+    const recipients = await this.recipientsOf(message.roomId, message.userId, message.parentId);
+    outcome.recipients = recipients.length;
+    const author = message.appId ? null : await this.deps.users.findById(message.userId);
+    const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
+    const base = {
+      title: room.type === 'DIRECT' || !room.name ? authorName : room.name,
+      text: message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
+    };
+    for (let i = 0; i < recipients.length; i += BATCH) {
+      const batch = recipients.slice(i, i + BATCH);
+      const devices = await this.deps.devices.pushableOf(batch);
+      const presence = await this.deps.presence.ofDevices(devices.map((device) => device._id));
+      const online = new Set(presence.filter((p) => p.online).map((p) => p.deviceId));
+      const offline = devices.filter((device) => !online.has(device._id) && device.pushToken);
+      outcome.devices += devices.length;
+      outcome.online += online.size;
+      const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
+      const pushes = offline.map((device) => ({
+        device,
+        message: this.render(room._id, messageId, message.encrypted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0),
+      }));
+      await inPool(pushes, IN_FLIGHT, async ({ device, message: push }) => {
+        // `!`: only devices with a token were kept above.
+        const token = device.pushToken!;
+        const provider = this.deps.providerFor(token.provider);
+        if (!provider) return;
+        const result = await provider.send({ token: token.token, service: token.provider }, push).catch((error: unknown) => ({ ok: false as const, tokenInvalid: false, reason: String(error) }));
+        if (result.ok) outcome.sent++;
+        else if (result.tokenInvalid) {
+          outcome.invalid++;
+          await this.deps.devices.setPushToken(device._id, null);
+        } else outcome.failed++;
+      });
+    }
+    return outcome;
+  }
+
+  /** Enabled, unmuted members other than the author who did not block the author; for a comment, the parent's author alone. */
+  private async recipientsOf(roomId: string, authorId: string, parentId: string | null): Promise<string[]> {
+    let candidates: string[];
+    if (parentId) {
+      const parent = await this.deps.messages.findById(parentId);
+      const member = parent ? (await this.deps.members.membershipsOf(parent.userId, [roomId])).get(roomId) : undefined;
+      candidates = parent && member?.active && member.enabled && !member.muted ? [parent.userId] : [];
+    } else candidates = await this.deps.members.pushRecipients(roomId);
+    candidates = candidates.filter((userId) => userId !== authorId);
+    const blocking = new Set<string>();
+    for (let i = 0; i < candidates.length; i += BATCH) for (const id of await this.deps.blocks.blockersAmong(authorId, candidates.slice(i, i + BATCH))) blocking.add(id);
+    return candidates.filter((userId) => !blocking.has(userId));
+  }
+
+  /** Each user's unread messages over all their rooms, as the chat list counts them (three reads for the batch). */
+  private async unreadTotals(userIds: string[]): Promise<Map<string, number>> {
+    const roomsOf = await this.deps.members.roomIdsOfUsers(userIds);
+    const roomIds = [...new Set([...roomsOf.values()].flat())];
+    const keys = [...roomsOf].flatMap(([userId, rooms]) => rooms.map((roomId) => `${roomId}:${userId}`));
+    const [activity, marks] = await Promise.all([this.deps.activity.activityOf(roomIds, { full: false }), this.deps.activity.readMarksOf(keys)]);
+    return new Map(
+      [...roomsOf].map(([userId, rooms]) => [userId, rooms.reduce((sum, roomId) => sum + Math.max(0, (activity.get(roomId)?.count ?? 0) - (marks.get(`${roomId}:${userId}`) ?? 0)), 0)]),
+    );
+  }
+
+  private render(roomId: string, messageId: string, encrypted: boolean, base: { title: string; text: string | null }, authorName: string | null, badge: number): PushMessage {
+    const data: Record<string, string> = { event: 'message.new', roomId, messageId };
+    // End-to-end encrypted: ids only, and `mutable-content` lets the phone decrypt and show it itself.
+    if (encrypted) return { kind: 'alert', alert: { title: 'New message', body: 'You have a new message' }, data, ttlSeconds: 86_400, collapseId: roomId, badge, mutableContent: true };
+    const body = authorName ? `${authorName}: ${base.text ?? ''}` : (base.text ?? '');
+    return { kind: 'alert', alert: { title: base.title, body }, data: { ...data, roomName: base.title }, ttlSeconds: 86_400, collapseId: roomId, badge };
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at once. */
+async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      // `!`: next < items.length was checked on this turn, with nothing awaited since.
+      await work(items[next++]!);
+    }
+  });
+  await Promise.all(runners);
+}

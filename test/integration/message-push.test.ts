@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { Workers } from '../../workers/main.js';
+import { signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';
+import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { until } from '../helpers/wait.js';
+import { pushPreview } from '../../src/push/message-push.service.js';
+
+interface Recorded {
+  token: string;
+  message: { alert?: { title: string; body: string }; data: Record<string, string>; collapseId?: string; badge?: number; mutableContent?: boolean };
+}
+
+/** New messages pushed to members who are not connected (issue 23), through the local push provider. */
+describe('pushes for new messages', () => {
+  let t: TestApp;
+  let workers: Workers;
+  let hub: HubProcess;
+  const clients: DeviceClient[] = [];
+  const api = httpAs(() => t);
+
+  before(async () => {
+    t = await startTestApp();
+    workers = await startTestWorkers(t);
+    hub = await spawnHub(t.config);
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await hub?.kill('SIGKILL');
+    await workers?.close();
+    await t?.close();
+  });
+
+  const tokenOf = (s: Session) => `fcm-message-${s.deviceId}`;
+  const withToken = async (s: Session) => {
+    assert.equal((await api(s, 'PUT', '/api/devices/push-token', { token: tokenOf(s), provider: 'FCM' })).statusCode, 204);
+    return s;
+  };
+  const pushesTo = async (s: Session, messageId?: string) =>
+    (await t.db.collection('push_records').find({ token: tokenOf(s), ...(messageId ? { 'message.data.messageId': messageId } : {}) }).toArray()) as unknown as Recorded[];
+  const pushed = async (s: Session, messageId: string) => {
+    await until(async () => (await pushesTo(s, messageId)).length > 0, `the push of ${messageId}`, 10_000);
+    return pushesTo(s, messageId);
+  };
+
+  it('an offline member is pushed once with the unread total; the author, connected, muted and blocking members are not', async () => {
+    const [owner, offline, online, muted, blocker] = await Promise.all(Array.from({ length: 5 }, () => signIn(t).then(withToken)));
+    await api(owner!, 'PATCH', '/api/users/me', { displayName: 'Olga' });
+    const room = await makeRoom(t, owner!, { name: 'Hikers', members: [offline!, online!, muted!, blocker!] });
+    const other = await makeRoom(t, owner!, { name: 'Other room', members: [offline!] });
+    assert.equal((await api(muted!, 'POST', `/api/rooms/${room.id}/muted?muted=true`)).statusCode, 200);
+    assert.equal((await api(blocker!, 'POST', `/api/users/blocks?blockedUserId=${owner!.userId}`)).statusCode, 200);
+    const socket = new DeviceClient(online!.accessToken);
+    clients.push(socket);
+    await socket.connect(hub.port);
+
+    // One unread message waits in the other room: the badge counts every room.
+    const earlier = await postMessage(t, owner!, other.id, 'first');
+    assert.equal((await pushed(offline!, earlier))[0]!.message.badge, 1);
+    const messageId = await postMessage(t, owner!, room.id, '  Lunch\n\nat   noon?\u0007 ');
+    const [push, ...more] = await pushed(offline!, messageId);
+    assert.equal(more.length, 0, 'pushed once');
+    assert.deepEqual(push!.message.alert, { title: 'Hikers', body: 'Olga: Lunch at noon?' });
+    assert.equal(push!.message.badge, 2);
+    assert.equal(push!.message.collapseId, room.id);
+    assert.deepEqual(push!.message.data, { event: 'message.new', roomId: room.id, messageId, roomName: 'Hikers' });
+    for (const nobody of [owner!, online!, muted!, blocker!]) assert.equal((await pushesTo(nobody, messageId)).length, 0);
+  });
+
+  it('an end-to-end encrypted room\'s push carries no text, and lets the phone decrypt (mutable-content)', async () => {
+    const [owner, member] = await Promise.all([signIn(t), signIn(t).then(withToken)]);
+    const room = await makeRoom(t, owner, { type: 'E2EE', name: 'Secret plans', members: [member] });
+    const ciphertext = randomBytes(48).toString('base64');
+    const messageId = await postMessage(t, owner, room.id, ciphertext);
+    const [push] = await pushed(member, messageId);
+    assert.deepEqual(push!.message.data, { event: 'message.new', roomId: room.id, messageId });
+    assert.equal(push!.message.mutableContent, true);
+    assert.ok(!JSON.stringify(push!.message).includes(ciphertext) && !JSON.stringify(push!.message).includes('Secret plans'));
+  });
+
+  it('50 posts in a room collapse on one key; a comment goes to the commented message\'s author only', async () => {
+    const [owner, a, b] = await Promise.all([signIn(t), signIn(t).then(withToken), signIn(t).then(withToken)]);
+    const room = await makeRoom(t, owner, { type: 'PUBLIC_GROUP', members: [a, b] });
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) ids.push(await postMessage(t, owner, room.id, `news ${i}`));
+    await until(async () => (await pushesTo(a)).length >= 50, 'fifty pushes', 20_000);
+    const pushes = await pushesTo(a);
+    assert.equal(pushes.length, 50);
+    assert.deepEqual([...new Set(pushes.map((p) => p.message.collapseId))], [room.id]);
+
+    assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}?name=${encodeURIComponent(room.name!)}&description=&commentsEnabled=true&participantPublishEnabled=true`)).statusCode, 200);
+    const mine = await postMessage(t, a, room.id, 'my post');
+    const comment = await api(owner, 'POST', `/api/messages/${mine}/comments`, { message: 'nice one' });
+    assert.equal(comment.statusCode, 200, comment.body);
+    const [toAuthor] = await pushed(a, comment.json().id);
+    assert.equal(toAuthor!.message.data.messageId, comment.json().id);
+    // b got the post of a, not the comment on it (the post's push is recorded first: wait for it, then look).
+    await pushed(b, mine);
+    assert.equal((await pushesTo(b, comment.json().id)).length, 0);
+  });
+
+  it('a room of 2,000 offline members gets 2,000 pushes from one job', async () => {
+    const owner = await signIn(t);
+    const room = await makeRoom(t, owner, { name: 'Big room' });
+    const at = new Date();
+    const run = randomUUID().slice(0, 8);
+    const people = Array.from({ length: 2_000 }, (_, i) => ({ userId: `push-${run}-${i}`, deviceId: `push-device-${run}-${i}` }));
+    await Promise.all([
+      t.db.collection('devices').insertMany(
+        people.map(({ userId, deviceId }) => ({ _id: deviceId as never, userId, name: 'seeded', platform: 'ANDROID', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: { token: `fcm-big-${deviceId}`, provider: 'FCM', updatedAt: at }, voipPushToken: null })),
+      ),
+      t.db.collection('room_members').insertMany(people.map(({ userId }) => ({ _id: `${room.id}:${userId}` as never, roomId: room.id, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at }))),
+      t.db.collection('user_rooms').insertMany(people.map(({ userId }) => ({ _id: userId as never, roomIds: [room.id] }))),
+    ]);
+    const messageId = await postMessage(t, owner, room.id, 'Hello, everyone');
+    await until(async () => (await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId })) >= 2_000, '2,000 pushes', 60_000);
+    assert.equal(await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId }), 2_000);
+    // All of them from the post's one job (BullMQ keeps a job's hash under <prefix>:<queue>:<jobId>).
+    const job = await t.ctx.platform.redis.hgetall(`${t.ctx.platform.queues.prefix}:message-push:message-${messageId}`);
+    assert.ok(job.finishedOn, 'the job finished');
+    assert.deepEqual(JSON.parse(job.returnvalue ?? '{}'), { recipients: 2_000, devices: 2_000, online: 0, sent: 2_000, invalid: 0, failed: 0 });
+  });
+
+  it('typing: relayed to the room\'s other members on other sockets, once per interval, never from a non-member', async () => {
+    const [a, b, outsider] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
+    const room = await makeRoom(t, a, { members: [b] });
+    const [onA, onB, onOutsider] = [new DeviceClient(a.accessToken), new DeviceClient(b.accessToken), new DeviceClient(outsider.accessToken)];
+    clients.push(onA, onB, onOutsider);
+    for (const c of [onA, onB, onOutsider]) await c.connect(hub.port);
+    const heard: [string, unknown][] = [];
+    onB.socket!.on('typing.start', (payload) => heard.push(['typing.start', payload]));
+    onB.socket!.on('typing.stop', (payload) => heard.push(['typing.stop', payload]));
+    const mine: unknown[] = [];
+    onA.socket!.on('typing.start', (payload) => mine.push(payload));
+
+    onOutsider.socket!.emit('typing.start', { roomId: room.id });
+    // The hub handles one socket's events in order: once the ping is answered, the outsider's notice was handled (and would have been relayed first).
+    await new Promise((resolve) => onOutsider.socket!.emit('hub.ping', 1, resolve));
+    onA.socket!.emit('typing.start', { roomId: room.id });
+    onA.socket!.emit('typing.start', { roomId: room.id });
+    onA.socket!.emit('typing.start', { roomId: 'x'.repeat(100) });
+    onA.socket!.emit('typing.stop', { roomId: room.id });
+    // One socket's events reach another in order: once the stop is heard, everything before it was.
+    await until(() => heard.some(([event]) => event === 'typing.stop'), 'typing.stop');
+    assert.deepEqual(heard, [
+      ['typing.start', { roomId: room.id, userId: a.userId }],
+      ['typing.stop', { roomId: room.id, userId: a.userId }],
+    ]);
+    assert.deepEqual(mine, [], 'not echoed to the typist');
+  });
+
+  it('a preview is cleaned and at most 100 characters', () => {
+    assert.equal(pushPreview('a\u0000b\u200bc   d\n\ne'), 'a b c d e');
+    assert.equal(pushPreview('x'.repeat(100)), 'x'.repeat(100));
+    assert.equal(pushPreview('x'.repeat(101)), `${'x'.repeat(99)}…`);
+  });
+});
