@@ -1,6 +1,7 @@
 // `npm run bench:messages`: a message posted through REST to a room of 10,000 member sockets over 2
 // hub nodes (time from the POST to every receipt); posting throughput and p99 against a trivial
 // route of the same api process in the same run, and p99 at a fixed 1,000 posts per second;
+// pushes of one post to that room with 90% of its devices offline (from the post's one worker job);
 // thumbnails per second and MP4 conversion speed against real time, with the worker's own code.
 import { execFile, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Queue } from 'bullmq';
 import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
@@ -70,6 +72,13 @@ function request(port, method, url, token, body) {
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** A post's answer: the new message's id. */
+async function postFor(port, token, roomId, message) {
+  const response = await fetch(`http://127.0.0.1:${port}/api/messages/${roomId}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ roomId, message }) });
+  if (response.status !== 200) throw new Error(`post answered ${response.status}`);
+  return response.json();
 }
 
 /** Two load-generator processes, each taking half the load; CPU of the api and of the generators. */
@@ -152,7 +161,33 @@ try {
   const steady = await load(apiPid, (i) => ({ cmd: 'fixed', perSecond: 500, seconds: LOAD_SECONDS, target: { port: apiPort, concurrency: 256, method: 'PUT', path: '/api/messages/post-room', token: posters[i].token, body: { roomId: 'post-room', message: 'steady' } } }));
   rows.push(['PUT /api/messages at a fixed 1,000 posts/s', `achieved ${Math.round(steady.count / steady.seconds)}/s, p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, failures ${steady.failures}; ${cpuNote(steady.cpu)}`]);
 
-  // 3. Media, with the worker's own functions.
+  // 3. Pushes of one post to the room of MEMBERS, most of them offline with push tokens, from the
+  // post's one worker job (the local provider stands for APNs and FCM: it records each push).
+  const leftover = new Queue('message-push', { connection: ctx.platform.redis, prefix: ctx.platform.queues.prefix });
+  // The earlier phases' posts queued their pushes with no worker running: dropped, so only this post's job runs.
+  await leftover.obliterate({ force: true });
+  await leftover.close();
+  const onlineCount = Math.round(MEMBERS * 0.1);
+  const offline = people.slice(onlineCount);
+  await ctx.platform.db.collection('devices').updateMany({ _id: { $in: offline.map((p) => p.deviceId) } }, { $set: { pushToken: { token: 'fcm-bench-device', provider: 'FCM', updatedAt: new Date() } } });
+  const pushClient = spawnClient();
+  const held = (await pushClient.call({ cmd: 'connect', targets: people.slice(0, onlineCount).map((p, i) => ({ port: hubPorts[i % 2], token: p.token })), concurrency: 50 })).connected;
+  await spawnRole('worker', env, children);
+  const p0 = performance.now();
+  const posted = await postFor(apiPort, poster, 'bench-room', 'Push me');
+  const answered = performance.now() - p0;
+  const pushes = () => ctx.platform.db.collection('push_records').countDocuments({ 'message.data.messageId': posted });
+  while ((await pushes()) < offline.length && performance.now() - p0 < 120_000) await sleep(100);
+  const pushSeconds = (performance.now() - p0) / 1000;
+  const sentPushes = await pushes();
+  rows.push([
+    `push of one post to a room of ${MEMBERS}: ${offline.length} offline devices with tokens, ${held} sockets live`,
+    `${sentPushes} pushes handed to the provider in ${pushSeconds.toFixed(1)} s (${Math.round(sentPushes / pushSeconds)}/s) from 1 job; the post answered in ${answered.toFixed(1)} ms`,
+  ]);
+  await pushClient.call({ cmd: 'close' });
+  pushClient.kill();
+
+  // 4. Media, with the worker's own functions.
   const images = [];
   for (let i = 0; i < 60; i++) {
     const file = path.join(tmp, `photo-${i}.jpg`);

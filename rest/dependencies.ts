@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers without MongoDB or Redis (liveness, readiness, metrics, documents, keys). */
     standalone?: boolean;
+    /** The answer shows a secret once (a token, key or webhook secret): the idempotency layer never keeps it. */
+    revealsSecret?: boolean;
   }
 }
 

@@ -11,7 +11,7 @@ declare module 'fastify' {
 
 export const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Codes every mutating `/api` operation may answer once it takes an Idempotency-Key. */
-export const IDEMPOTENCY_CODES = [CommonErrors.IDEMPOTENCY_KEY_INVALID, CommonErrors.IDEMPOTENCY_KEY_REUSED, CommonErrors.IDEMPOTENCY_KEY_IN_USE] as const;
+export const IDEMPOTENCY_CODES = [CommonErrors.IDEMPOTENCY_KEY_INVALID, CommonErrors.IDEMPOTENCY_KEY_REUSED, CommonErrors.IDEMPOTENCY_KEY_IN_USE, CommonErrors.IDEMPOTENCY_ANSWER_NOT_KEPT] as const;
 const MAX_STORED_BODY = 1024 * 1024;
 
 /** What a repeat must ask to get the first answer: method, address and body (for a stream: its type and length). */
@@ -54,6 +54,8 @@ export function idempotencyHooks(store: IdempotencyStore) {
       }
       if (held.fingerprint !== fingerprint) throw CommonErrors.IDEMPOTENCY_KEY_REUSED();
       if (held.state === 'RUNNING') throw CommonErrors.IDEMPOTENCY_KEY_IN_USE({ retryAfter: 1 });
+      // A secret is shown once: a repeat cannot have it again, and running again would make a second one.
+      if (held.secret) throw CommonErrors.IDEMPOTENCY_ANSWER_NOT_KEPT();
       reply.header('idempotent-replayed', 'true').code(held.status);
       if (held.contentType) reply.type(held.contentType);
       return reply.send(held.body === '' ? undefined : held.body);
@@ -72,10 +74,13 @@ export function idempotencyHooks(store: IdempotencyStore) {
       const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload === undefined || payload === null ? '' : null;
       const contentType = reply.getHeader('content-type');
       // The answer goes out even if Redis does not take it (it went away meanwhile): the claim then ends with its lease.
+      const secret = request.routeOptions.config.revealsSecret === true && reply.statusCode < 300;
       const kept =
         reply.statusCode >= 500 || text === null || text.length > MAX_STORED_BODY
           ? store.release(claimed.userId, claimed.key)
-          : store.finish(claimed.userId, claimed.key, { state: 'DONE', fingerprint: claimed.fingerprint, status: reply.statusCode, contentType: typeof contentType === 'string' ? contentType : null, body: text });
+          : secret
+            ? store.finish(claimed.userId, claimed.key, { state: 'DONE', fingerprint: claimed.fingerprint, status: reply.statusCode, contentType: null, body: '', secret: true })
+            : store.finish(claimed.userId, claimed.key, { state: 'DONE', fingerprint: claimed.fingerprint, status: reply.statusCode, contentType: typeof contentType === 'string' ? contentType : null, body: text });
       await kept.catch((error: unknown) => request.log.warn({ err: error }, 'idempotency key not updated'));
       return payload;
     },

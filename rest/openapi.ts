@@ -244,7 +244,7 @@ function takesIdempotencyKey(operation: Json): void {
     else if (!response) responses[status] = { description: `${description}. Codes: ${codes.join(', ')}.`, content: (responses['401'] ?? responses['400'])?.content };
   };
   addCodes('400', 'Invalid request', ['IDEMPOTENCY_KEY_INVALID', 'IDEMPOTENCY_KEY_REUSED']);
-  addCodes('409', 'Conflict', ['IDEMPOTENCY_KEY_IN_USE']);
+  addCodes('409', 'Conflict', ['IDEMPOTENCY_ANSWER_NOT_KEPT', 'IDEMPOTENCY_KEY_IN_USE']);
 }
 
 /**

@@ -74,6 +74,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
   });
 
   app.post('/api/messages/:messageId/attachments/:attachmentId/ticket', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,

@@ -41,6 +41,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   });
 
   app.post('/api/users/2fa/setup', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,

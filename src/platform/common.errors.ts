@@ -6,6 +6,7 @@ export const CommonErrors = defineErrors('common', {
   IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'An Idempotency-Key has 1 to 255 visible ASCII characters' },
   IDEMPOTENCY_KEY_REUSED: { status: 400, message: 'This Idempotency-Key was used for another request' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, message: 'The first request with this Idempotency-Key is still running; try again shortly' },
+  IDEMPOTENCY_ANSWER_NOT_KEPT: { status: 409, message: 'The first answer under this Idempotency-Key showed a secret, which is shown once and never kept: look up what it made instead' },
   MALFORMED_JSON: { status: 400, message: 'The body is not valid JSON' },
   INVALID_CONTENT_LENGTH: { status: 400, message: 'Content-Length does not match the body' },
   BAD_URL: { status: 400, message: 'The request URL is not valid' },

@@ -3,7 +3,10 @@ import type { Redis } from 'ioredis';
 import type { Keyspace } from './keyspace.js';
 
 /** What a key holds: a request under way, or the answer it got. */
-export type IdempotencyRecord = { state: 'RUNNING'; fingerprint: string } | { state: 'DONE'; fingerprint: string; status: number; contentType: string | null; body: string };
+export type IdempotencyRecord =
+  | { state: 'RUNNING'; fingerprint: string }
+  /** `secret`: the answer showed a secret once; only its status is kept, never its body. */
+  | { state: 'DONE'; fingerprint: string; status: number; contentType: string | null; body: string; secret?: boolean };
 
 const running = (fingerprint: string) => JSON.stringify({ state: 'RUNNING', fingerprint });
 /** Extends a claim, in one step so an answer stored meanwhile keeps its 24 hours. */

@@ -11,7 +11,7 @@ export const PUSH_PREVIEW_LENGTH = 100;
 /** Members handled per batch: one read of their devices, one of their rooms, one of their read marks. */
 const BATCH = 500;
 /** Pushes in flight to the providers at once. */
-const IN_FLIGHT = 64;
+const IN_FLIGHT = 256;
 
 export interface MessagePushOutcome {
   /** Members the message is for (enabled, unmuted, not the author, not blocking the author). */
@@ -69,6 +69,9 @@ export class MessagePushService {
       title: room.type === 'DIRECT' || !room.name ? authorName : room.name,
       text: message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
     };
+    // The next batch is read while the pushes of the ones before are on their way.
+    const limit = limiter(IN_FLIGHT);
+    const sends: Promise<void>[] = [];
     for (let i = 0; i < recipients.length; i += BATCH) {
       const batch = recipients.slice(i, i + BATCH);
       const devices = await this.deps.devices.pushableOf(batch);
@@ -82,19 +85,24 @@ export class MessagePushService {
         device,
         message: this.render(room._id, messageId, message.encrypted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0),
       }));
-      await inPool(pushes, IN_FLIGHT, async ({ device, message: push }) => {
-        // `!`: only devices with a token were kept above.
-        const token = device.pushToken!;
-        const provider = this.deps.providerFor(token.provider);
-        if (!provider) return;
-        const result = await provider.send({ token: token.token, service: token.provider }, push).catch((error: unknown) => ({ ok: false as const, tokenInvalid: false, reason: String(error) }));
-        if (result.ok) outcome.sent++;
-        else if (result.tokenInvalid) {
-          outcome.invalid++;
-          await this.deps.devices.setPushToken(device._id, null);
-        } else outcome.failed++;
-      });
+      for (const { device, message: push } of pushes) {
+        sends.push(
+          limit(async () => {
+            // `!`: only devices with a token were kept above.
+            const token = device.pushToken!;
+            const provider = this.deps.providerFor(token.provider);
+            if (!provider) return;
+            const result = await provider.send({ token: token.token, service: token.provider }, push).catch((error: unknown) => ({ ok: false as const, tokenInvalid: false, reason: String(error) }));
+            if (result.ok) outcome.sent++;
+            else if (result.tokenInvalid) {
+              outcome.invalid++;
+              await this.deps.devices.setPushToken(device._id, null);
+            } else outcome.failed++;
+          }),
+        );
+      }
     }
+    await Promise.all(sends);
     return outcome;
   }
 
@@ -132,14 +140,20 @@ export class MessagePushService {
   }
 }
 
-/** Runs `work` over `items`, at most `limit` at once. */
-async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      // `!`: next < items.length was checked on this turn, with nothing awaited since.
-      await work(items[next++]!);
+/** Runs the tasks given to it, at most `max` at once, each as soon as a place is free. */
+function limiter(max: number): (task: () => Promise<void>) => Promise<void> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    // A finished task hands its place straight to the next waiting one.
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
-  });
-  await Promise.all(runners);
+  };
 }

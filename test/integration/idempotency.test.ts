@@ -1,16 +1,48 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { httpAs, makeUser } from '../helpers/factories.js';
+import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 import { requestFingerprint } from '../../rest/idempotency.js';
 
 describe('Idempotency-Key on mutating /api calls', () => {
   let t: TestApp;
   const api = httpAs(() => t);
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   });
   after(() => t.close());
+
+  it('never keeps an answer that shows a secret: nothing secret in Redis, a repeat is refused 409 (issue 24, item 3)', async () => {
+    const s = await makeUser(t);
+    const redis = t.ctx.platform.redis;
+    /** Every string value under this deployment's prefix (keys the idempotency layer writes are plain strings). */
+    const stored = async () => {
+      const keys = await redis.keys(`${t.ctx.platform.keys.prefix}*`);
+      const values = await Promise.all(keys.map(async (key) => ((await redis.type(key)) === 'string' ? ((await redis.get(key)) ?? '') : '')));
+      return values.join('\n');
+    };
+    const secrets: string[] = [];
+    const once = async (url: string, body: object | undefined, reveal: (answer: Record<string, string>) => string) => {
+      const key = `secret-${url}`;
+      const first = await api(s, 'POST', url, body, { 'idempotency-key': key });
+      assert.ok(first.statusCode < 300, `${url}: ${first.body}`);
+      secrets.push(reveal(first.json()));
+      const again = await api(s, 'POST', url, body, { 'idempotency-key': key });
+      assert.deepEqual([again.statusCode, again.json().code], [409, 'IDEMPOTENCY_ANSWER_NOT_KEPT'], url);
+      return first.json();
+    };
+    const app = await once('/api/apps', { name: 'Keeper', webhookUrl: 'http://127.0.0.1:9/hook' }, (a) => a.webhookSecret!);
+    await once(`/api/apps/${app.id}/webhook-secret/rotate`, undefined, (a) => a.webhookSecret!);
+    await once(`/api/apps/${app.id}/payment-keys`, undefined, (a) => a.token!);
+    const room = await makeRoom(t, s);
+    assert.equal((await api(s, 'POST', `/api/rooms/${room.id}/apps/${app.id}`)).statusCode, 204);
+    await once(`/api/apps/${app.id}/bot-tokens`, { roomId: room.id }, (a) => a.token!);
+    await once('/api/users/2fa/setup', undefined, (a) => a.secret!);
+    assert.deepEqual(secrets.map((secret) => secret.slice(0, 4)).slice(0, 4), ['whse', 'whse', 'bpk_', 'bbt_']);
+    const inRedis = await stored();
+    for (const secret of secrets) assert.ok(secret.length >= 16 && !inRedis.includes(secret), `a secret is stored in Redis: ${secret.slice(0, 8)}…`);
+    assert.ok(!/whsec_|bbt_[A-Za-z0-9]|bpk_[A-Za-z0-9]/.test(inRedis), 'no credential in Redis');
+  });
 
   it('a repeat with the same key and request gets the first answer, nothing is done twice', async () => {
     const s = await makeUser(t);

@@ -76,6 +76,17 @@ describe('APNs adapter against an HTTP/2 server speaking the APNs protocol', () 
     await apns.close();
   });
 
+  it('carries a message push\'s badge and collapse id (issue 23)', async () => {
+    const apns = provider();
+    const push = { kind: 'alert' as const, alert: { title: 'Hikers', body: 'Olga: hi' }, data: { event: 'message.new', roomId: 'r1', messageId: 'm1' }, ttlSeconds: 60, collapseId: 'r1', badge: 7 };
+    assert.deepEqual(await apns.send({ token: 'device-token-2', service: 'APNS' }, push), { ok: true });
+    const last = seen.at(-1)!;
+    assert.deepEqual(last.body.aps, { alert: { title: 'Hikers', body: 'Olga: hi' }, sound: 'default', 'mutable-content': 1, badge: 7 });
+    assert.equal(last.headers['apns-collapse-id'], 'r1');
+    assert.equal(last.body.messageId, 'm1');
+    await apns.close();
+  });
+
   it('sends VoIP pushes to the .voip topic', async () => {
     const apns = provider();
     const result = await apns.send({ token: 'voip-token-1', service: 'APNS' }, { kind: 'voip', data: { callId: 'c1' }, ttlSeconds: 30, collapseId: 'c1' });
@@ -167,6 +178,14 @@ describe('FCM HTTP v1 adapter against a server speaking the OAuth and FCM protoc
     assert.deepEqual(message.data, { event: 'device.added', seq: '3' });
     assert.equal(message.android.priority, 'high');
     assert.equal(message.android.ttl, '60s');
+  });
+
+  it('carries a message push\'s badge and collapse key (issue 23)', async () => {
+    const push = { kind: 'alert' as const, alert: { title: 'Hikers', body: 'Olga: hi' }, data: { event: 'message.new', roomId: 'r1', messageId: 'm1' }, ttlSeconds: 60, collapseId: 'r1', badge: 7 };
+    assert.deepEqual(await provider().send({ token: 'reg-token-3', service: 'FCM' }, push), { ok: true });
+    const message = sends.at(-1)!.body.message as { android: Record<string, unknown> };
+    assert.equal(message.android.collapse_key, 'r1');
+    assert.deepEqual(message.android.notification, { notification_count: 7 });
   });
 
   it('reports an unregistered token as invalid', async () => {

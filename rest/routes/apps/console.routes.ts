@@ -19,6 +19,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   const notFound = AppsErrors.APP_NOT_FOUND;
 
   app.post('/api/apps', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,
@@ -67,6 +68,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   });
 
   app.post('/api/apps/:appId/webhook-secret/rotate', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,
@@ -78,6 +80,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   });
 
   app.post('/api/apps/:appId/bot-tokens', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,
@@ -90,6 +93,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   });
 
   app.post('/api/apps/:appId/payment-keys', {
+    config: { revealsSecret: true },
     schema: { tags, security, summary: 'A payments key (bpk_…), shown this once', params: appParam, response: { 200: CredentialCreatedSchema, ...authedErrors(notFound) } },
     handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'PAYMENT_KEY', null),
   });

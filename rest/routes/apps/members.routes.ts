@@ -47,6 +47,7 @@ export const appMembersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   });
 
   app.post('/api/apps/:appId/session-token', {
+    config: { revealsSecret: true },
     schema: {
       tags,
       security,
