@@ -8,7 +8,9 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN MEDIASOUP_WORKER_BIN=built-by-scripts npm ci --no-audit --no-fund
+# re2 (linear-time patterns for apps' inputs) is built from source with node-gyp: Python, make, g++.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+RUN MEDIASOUP_WORKER_BIN=built-by-scripts RE2_DOWNLOAD_FORCE_BUILD=1 npm_config_nodedir=/usr/local npm ci --no-audit --no-fund
 COPY scripts ./scripts
 RUN XDG_CACHE_HOME=/opt/cache node scripts/mediasoup-worker.mjs --bundle /app/mediasoup
 COPY tsconfig.json tsconfig.build.json ./

