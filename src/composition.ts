@@ -65,7 +65,7 @@ async function composeAreas(p: Platform) {
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
-  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks });
+  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));

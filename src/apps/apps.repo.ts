@@ -256,6 +256,11 @@ export class AppsRepo {
     return { items, total };
   }
 
+  /** Removes finished deliveries (delivered, failed or given up) last touched before `before`; how many. */
+  async deleteFinishedDeliveriesBefore(before: Date): Promise<number> {
+    return (await this.deliveries.deleteMany({ status: { $ne: 'PENDING' }, updatedAt: { $lt: before } })).deletedCount;
+  }
+
   /** Removes activity rows made before `before`; how many. */
   async deleteActivityBefore(before: Date): Promise<number> {
     return (await this.activity.deleteMany({ createdAt: { $lt: before } })).deletedCount;

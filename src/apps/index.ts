@@ -19,7 +19,6 @@ import type { BiometricService } from '../devices/index.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { UserReads } from '../users/index.js';
-import type { Card } from './invocations/cards.js';
 
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
 export function appsArea(
@@ -57,10 +56,10 @@ export function appsArea(
     users: deps.users,
     geo: p.geo,
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
+    formTtlMs: p.config.APPS_FORM_TTL * 1000,
     findCardMessage: async (principal, messageId) => {
       const { message } = await deps.messages.policy.forReader(principal, messageId);
-      // Cast: a message's card was checked against CardSchema when the app's reply was taken.
-      return { roomId: message.roomId, appId: message.appId ?? null, card: (message.card as Card | undefined) ?? null };
+      return { roomId: message.roomId, appId: message.appId ?? null, card: message.card ?? null };
     },
     clock: p.clock,
   });
@@ -88,3 +87,4 @@ export type AppsArea = ReturnType<typeof appsArea>;
 
 // What other areas use of this one (they import only this file).
 export type { WebhooksService } from './delivery/webhooks.service.js';
+export type { InvocationsService } from './invocations/invocations.service.js';

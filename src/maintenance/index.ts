@@ -2,10 +2,10 @@ import type { AuthService } from '../auth/index.js';
 import type { AnyCallService } from '../calls/index.js';
 import type { Platform } from '../platform/platform.js';
 import type { EncryptedUploadsService } from '../e2ee/index.js';
-import type { WebhooksService } from '../apps/index.js';
+import type { InvocationsService, WebhooksService } from '../apps/index.js';
 import { MaintenanceService } from './maintenance.service.js';
 
 /** The minute clean-up: each area's expired rows and interrupted work. */
-export function maintenanceArea(_p: Platform, deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: EncryptedUploadsService; webhooks: WebhooksService }) {
+export function maintenanceArea(_p: Platform, deps: { auth: AuthService; calls: AnyCallService; encryptedUploads: EncryptedUploadsService; webhooks: WebhooksService; invocations: InvocationsService }) {
   return { maintenance: new MaintenanceService(deps) };
 }

@@ -209,6 +209,8 @@ const EnvSchema = z
     BOT_CARDS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
     // A DNS server (host:port) webhooks' names are resolved with, instead of the system's resolver.
     WEBHOOK_DNS_SERVER: z.string().regex(/^[\w.:-]+:\d+$/, 'expected host:port').optional(),
+    // Seconds a form (a dynamic flow under way) may wait for its next step before it expires.
+    APPS_FORM_TTL: z.coerce.number().int().min(60).max(86_400).default(1_800),
     // Seconds between a payment event's attempts (Standard Webhooks' schedule; each with ±10 % jitter).
     WEBHOOK_RETRY_SCHEDULE: z
       .string()

@@ -45,7 +45,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
   const api = httpAs(() => t);
   const sealing = generateKeyPairSync('x25519');
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3' });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3', APPS_FORM_TTL: '60' });
     workers = await startTestWorkers(t);
     appServer = await startAppServer((call: ReceivedCall, res) => {
       const answer = reply(JSON.parse(call.raw.toString()) as Body) as { status?: number };
@@ -226,6 +226,20 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     }
     const ninth = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: step === 'size' ? { size: 's' } : { count: 1 } });
     assert.deepEqual([ninth.statusCode, ninth.json().code], [400, 'INVOCATION_STEP_LIMIT']);
+
+    // A form waits APPS_FORM_TTL (30 minutes; 60 s in this file) for its next step; the clean-up removes forms after 30 days.
+    const fresh = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'order', step: 'size', values: { size: 's' } });
+    const freshId = fresh.json().invocationId as string;
+    t.clock.advance(61_000);
+    try {
+      const late = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId: freshId, step: fresh.json().view.id, values: { size: 's' } });
+      assert.deepEqual([late.statusCode, late.json().code], [400, 'INVOCATION_NOT_FOUND']);
+    } finally {
+      t.clock.advance(-61_000);
+    }
+    const removed = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 31 * 86_400_000));
+    assert.ok(removed.appForms >= 2, `${removed.appForms} forms removed`);
+    assert.equal(await t.db.collection('app_invocations').countDocuments({ _id: freshId as never }), 0);
 
     // A view not in the flow, or one whose input rules changed, breaks the contract.
     for (const view of [{ id: 'payment', title: 'Pay', blocks: [] }, { ...views.details, blocks: [{ type: 'input', id: 'count', rules: { min: 0, max: 100 } }, { type: 'input', id: 'note' }] }]) {

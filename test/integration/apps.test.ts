@@ -137,6 +137,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     // Old activity rows go with the clean-up after 30 days.
     const removed = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000));
     assert.ok(removed.appActivity >= behaviours.length + 1);
+    assert.ok(removed.appDeliveries >= 0 && removed.appForms >= 0);
     assert.equal((await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json().totalItems, 0);
   });
 
@@ -195,6 +196,28 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     for (const release of waiting) release();
     assert.deepEqual(new Set((await Promise.all(eight)).map((r) => r.outcome)), new Set(['OK']));
     assert.equal((await apps.pingNow(principal, id)).outcome, 'OK', 'room again once they ended');
+  });
+
+  it('pings the apps of a round at once, a bounded number at a time (issue 24, item 7)', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = await server(async (_c, res) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      inFlight--;
+      json(res, { type: 'pong' });
+    });
+    const owner = await makeUser(t);
+    const webhooks = t.ctx.services.appWebhooks;
+    for (let i = 0; i < 20; i++) {
+      const { id } = await createApp(owner, slow.url);
+      await webhooks.call((await t.ctx.repos.apps.findApp(id))!, 'invocation', { type: 'invocation', id: `x${i}`, ts: 0 });
+    }
+    most = 0;
+    const before = slow.calls.length;
+    await webhooks.pingRecentlyUsed();
+    assert.equal(slow.calls.length - before, 20, 'every used app pinged');
+    assert.ok(most > 1 && most <= 16, `${most} pings in flight at most`);
   });
 
   it('pings apps used in the last 24 hours: two failed checks in a row mark one DOWN until a pong', async () => {

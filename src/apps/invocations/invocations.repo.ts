@@ -33,6 +33,11 @@ export class InvocationsRepo {
     await this.invocations.insertOne(doc);
   }
 
+  /** Removes forms not moved on since `before`; how many. */
+  async deleteUntouchedSince(before: Date): Promise<number> {
+    return (await this.invocations.deleteMany({ updatedAt: { $lt: before } })).deletedCount;
+  }
+
   /** One more step taken; the view the next answers must come from (null: the form ended). */
   async step(invocationId: string, expectedView: string | null, at: Date): Promise<void> {
     await this.invocations.updateOne({ _id: invocationId }, { $inc: { steps: 1 }, $set: { expectedView, updatedAt: at } });

@@ -57,6 +57,9 @@ export type InvocationResult = z.infer<typeof InvocationResultSchema>;
 type Input = Manifest['flows'][number]['views'][number]['inputs'][number];
 type Flow = Manifest['flows'][number];
 
+/** How long forms and finished deliveries are kept: the activity's 30 days. */
+const RETENTION_MS = 30 * 86_400_000;
+
 /** The longest text answer any input takes (its maxLength may only lower it). */
 export const TEXT_ANSWER_MAX = 10_000;
 
@@ -149,9 +152,16 @@ export class InvocationsService {
       geo: GeoLocator;
       postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string }>;
       findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
+      /** How long a form waits for its next step. */
+      formTtlMs: number;
       clock: Clock;
     },
   ) {}
+
+  /** Removes forms not moved on for 30 days (they expired long before); how many. */
+  deleteOldForms(now: Date): Promise<number> {
+    return this.invocations.deleteUntouchedSince(new Date(now.getTime() - RETENTION_MS));
+  }
 
   /**
    * One invocation, in named steps: who calls (the install and its manifest), from where (the room),
@@ -218,7 +228,8 @@ export class InvocationsService {
     let doc: InvocationDoc | null = null;
     if (input.invocationId) {
       doc = await this.invocations.findOfMember(input.invocationId, appId, principal.userId);
-      if (!doc || doc.expectedView === null) throw AppsErrors.INVOCATION_NOT_FOUND();
+      // A form waits APPS_FORM_TTL for its next step; after that it is gone, as if never begun.
+      if (!doc || doc.expectedView === null || this.deps.clock().getTime() - doc.updatedAt.getTime() > this.deps.formTtlMs) throw AppsErrors.INVOCATION_NOT_FOUND();
       if (doc.steps >= MAX_STEPS) throw AppsErrors.INVOCATION_STEP_LIMIT();
       if ((doc.roomId ?? undefined) !== input.roomId) throw invalid('The next step comes from the same room');
     } else if ([input.command, input.flow, input.action].filter((v) => v !== undefined).length !== 1) {
