@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { BlockReason } from '../contacts/index.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 
@@ -67,22 +67,17 @@ export class RoomInvitationsRepo {
   }
 
   /** A user's pending invitations, newest first. */
-  async pendingForInvitee(inviteeId: string, skip: number, limit: number): Promise<{ items: RoomInvitationDoc[]; total: number }> {
-    const filter = { inviteeId, status: 'PENDING' as const };
-    const [items, total] = await Promise.all([
-      this.collection.find(filter).sort({ createdAt: -1, _id: 1 }).skip(skip).limit(limit).toArray(),
-      this.collection.countDocuments(filter),
-    ]);
-    return { items, total };
+  pendingForInvitee(inviteeId: string, skip: number, limit: number): Promise<{ items: RoomInvitationDoc[]; total: number }> {
+    return this.pendingPage({ inviteeId, status: 'PENDING' }, skip, limit);
   }
 
   /** A room's pending invitations, newest first. */
-  async pendingOfRoom(roomId: string, skip: number, limit: number): Promise<{ items: RoomInvitationDoc[]; total: number }> {
-    const filter = { roomId, status: 'PENDING' as const };
-    const [items, total] = await Promise.all([
-      this.collection.find(filter).sort({ createdAt: -1, _id: 1 }).skip(skip).limit(limit).toArray(),
-      this.collection.countDocuments(filter),
-    ]);
+  pendingOfRoom(roomId: string, skip: number, limit: number): Promise<{ items: RoomInvitationDoc[]; total: number }> {
+    return this.pendingPage({ roomId, status: 'PENDING' }, skip, limit);
+  }
+
+  private async pendingPage(filter: Filter<RoomInvitationDoc>, skip: number, limit: number): Promise<{ items: RoomInvitationDoc[]; total: number }> {
+    const [items, total] = await Promise.all([this.collection.find(filter).sort({ createdAt: -1, _id: 1 }).skip(skip).limit(limit).toArray(), this.collection.countDocuments(filter)]);
     return { items, total };
   }
 

@@ -186,6 +186,13 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const tap = lastBody();
     assert.deepEqual([tap.command, tap.flow, tap.values, tap.action, tap.user.id], [null, null, {}, { id: 'buy', payload: { sku: 'm1' } }, s.ids.owner]);
     assert.equal((await invoke(s.owner, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'sell' } })).json().code, 'INVOCATION_INVALID');
+    // A tap comes from the card's own room (issue 24, item 7): not from another room of the app, not from none.
+    const elsewhere = await makeRoom(t, s.owner);
+    assert.equal((await api(s.owner, 'POST', `/api/rooms/${elsewhere.id}/apps/${s.appId}`)).statusCode, 204);
+    for (const roomId of [elsewhere.id, undefined]) {
+      const misplaced = await invoke(s.owner, s.appId, { ...(roomId ? { roomId } : {}), action: { messageId: inRoom.messageId, id: 'buy' } });
+      assert.deepEqual([misplaced.statusCode, misplaced.json().code], [400, 'INVOCATION_INVALID'], misplaced.body);
+    }
   });
 
   it('checks answers against the manifest before sending, and runs a dynamic form of at most 8 steps', async () => {

@@ -252,6 +252,8 @@ export class InvocationsService {
     const message = await this.deps.findCardMessage(principal, tapped.messageId);
     const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === tapped.id && b.kind === 'submit') : undefined;
     if (!button) throw invalid('No such submit button on a card of this app');
+    // A tap comes from the room the card is in: the app is told that room, and no other.
+    if (input.roomId !== message.roomId) throw invalid('A card\'s button is tapped in the card\'s room');
     if (input.values || input.sealed) throw invalid('A card action carries no answers');
     return { id: button.id, payload: button.payload ?? {} };
   }
