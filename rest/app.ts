@@ -141,7 +141,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
       },
       // Where clients send their requests: generators take it as the default base URL.
       servers: [{ url: publicBaseUrl(config), description: 'This deployment (PUBLIC_BASE_URL)' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, paymentsKey: { type: 'http', scheme: 'bearer', bearerFormat: 'bpk_…' } } },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, paymentsKey: { type: 'http', scheme: 'bearer', bearerFormat: 'bpk_…' }, botToken: { type: 'http', scheme: 'bearer', bearerFormat: 'bbt_…' } } },
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => finishDocument(jsonSchemaTransformObject(input)),

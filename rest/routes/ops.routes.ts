@@ -27,13 +27,15 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
   }
 
   const full = () => app.swagger();
+  // The apps' document: what an app's server calls (payments, bot cards) and the keys it verifies with.
+  const forApps = (path: string) => path.startsWith('/app-api/v1/') || path.startsWith('/bot-api/v1/') || path === '/.well-known/jwks.json';
   // Cast: buildApp gives the document exactly this info.
-  const api = once(() => documentOf(full(), (path) => !path.startsWith('/app-api/'), full().info as { title: string; version: string; description: string }));
+  const api = once(() => documentOf(full(), (path) => !forApps(path), full().info as { title: string; version: string; description: string }));
   const appApi = once(() =>
-    documentOf(full(), (path) => path.startsWith('/app-api/v1/'), {
-      title: 'Chat platform /app-api/v1',
+    documentOf(full(), forApps, {
+      title: 'Chat platform for apps: /app-api/v1, /bot-api/v1',
       version: '1.0.0',
-      description: 'The payments interface for apps\' servers, with a payments key (Authorization: Bearer bpk_…). Every error answer is an ErrorResponse.',
+      description: 'What apps\' servers call: the payments interface with a payments key (Authorization: Bearer bpk_…), the bot interface with a room bot token (bbt_…), and the keys that verify what the service signs. Every error answer is an ErrorResponse.',
     }),
   );
   app.get('/v3/api-docs/api-traffic', { schema: { hide: true }, config: { standalone: true } }, async () => api());
