@@ -100,6 +100,8 @@ export interface ActivityDoc {
   failure: string | null;
   /** An `error` reply's code: for the app's own logs, never shown to members. */
   appErrorCode?: string;
+  /** What broke the contract (the first problem: where and what), or what was refused of a reply; absent when nothing did. */
+  detail?: string | null;
   createdAt: Date;
 }
 

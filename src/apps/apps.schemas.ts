@@ -97,6 +97,8 @@ export const ActivityDtoSchema = z
     requestBytes: z.number().int(),
     replyBytes: z.number().int(),
     failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
+    detail: z.string().nullable().describe('CONTRACT: what broke it (the first problem: where and what); a payment event\'s reply that was received but not shown to the payer: why'),
+    appErrorCode: z.string().nullable().describe('An `error` reply\'s `code`, as the app gave it (never shown to members)'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'AppActivityDto' });

@@ -146,24 +146,29 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual([error.outcome, error.userMessage], ['error', 'y'.repeat(200)]);
     const logged = await t.db.collection<ActivityDoc>('app_activity').find({ appId: s.appId }).sort({ createdAt: -1 }).limit(1).next();
     assert.equal(logged?.appErrorCode, 'c'.repeat(64), 'the code only in the activity log');
+    // The console shows it (issue 24, item 6).
+    const rows = (await api(s.owner, 'GET', `/api/apps/${s.appId}/activity`)).json().items as { appErrorCode: string | null; detail: string | null }[];
+    assert.equal(rows[0]!.appErrorCode, 'c'.repeat(64));
     // Each breach is a contract failure (on an app of its own: five failures in a minute would open its breaker).
-    for (const breach of [
-      { type: 'ack', message: 'x'.repeat(121) },
-      { type: 'error', userMessage: 'y'.repeat(201) },
-      { type: 'error', userMessage: 'y', code: 'c'.repeat(65) },
-      { type: 'view', view: { id: 'size', title: 'Size', blocks: [] } },
-      { type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'r', description: 'd', expiresIn: 600 } },
-      { type: 'card', card: { blocks: [{ type: 'title', text: 't'.repeat(151) }] } },
-      { type: 'card', card: { blocks: [{ type: 'sparkles' }] } },
-      { type: 'card', template: 'receipt', data: { n: 7, what: 'Pizza' } },
-      { type: 'card', template: 'invoice', data: {} },
-      { type: 'card', template: 'receipt', data: { n: 7, what: 'x'.repeat(3000), when: 'noon' } },
-    ]) {
+    // Each says what broke it, where (issue 24, item 6).
+    for (const [breach, says] of [
+      [{ type: 'ack', message: 'x'.repeat(121) }, /^message: /],
+      [{ type: 'error', userMessage: 'y'.repeat(201) }, /^userMessage: /],
+      [{ type: 'error', userMessage: 'y', code: 'c'.repeat(65) }, /^code: /],
+      [{ type: 'view', view: { id: 'size', title: 'Size', blocks: [] } }, /a view answers only a step of a dynamic flow/],
+      [{ type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'r', description: 'd', expiresIn: 600 } }, /payments scope/],
+      [{ type: 'card', card: { blocks: [{ type: 'title', text: 't'.repeat(151) }] } }, /^card\.blocks\.0\.text: /],
+      [{ type: 'card', card: { blocks: [{ type: 'sparkles' }] } }, /^card\.blocks\.0/],
+      [{ type: 'card', template: 'receipt', data: { n: 7, what: 'Pizza' } }, /^template: receipt/],
+      [{ type: 'card', template: 'invoice', data: {} }, /^template: invoice/],
+      [{ type: 'card', template: 'receipt', data: { n: 7, what: 'x'.repeat(3000), when: 'noon' } }, /^template: receipt/],
+    ] as const) {
       const fresh = await setUp();
       const answer = await outcome(breach, fresh);
       assert.deepEqual([answer.outcome, answer.message], ['failed', 'The app\'s reply could not be shown'], JSON.stringify(breach));
       const row = await t.db.collection<ActivityDoc>('app_activity').find({ appId: fresh.appId }).sort({ createdAt: -1 }).limit(1).next();
       assert.equal(row?.failure, 'CONTRACT');
+      assert.match(row?.detail ?? '', says, JSON.stringify(breach));
     }
 
     // A template of the manifest, filled with the reply's data.
@@ -222,7 +227,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     reply = (body) => ({ type: 'view', view: body.step === 'size' ? views.details : views.size });
     let invocationId: string | undefined;
     let step = 'size';
-    for (let n = 1; n <= 8; n++) {
+    for (let n = 1; n <= 7; n++) {
       const values = step === 'size' ? { size: 's' } : { count: n, note: 'extra cheese' };
       const res = await invoke(s.member, s.appId, { roomId: s.roomId, ...(invocationId ? { invocationId } : { command: 'order' }), step, values });
       assert.equal(res.json().outcome, 'view', `step ${n}: ${res.body}`);
@@ -231,10 +236,20 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       invocationId = res.json().invocationId;
       step = res.json().view.id;
     }
-    const ninth = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: step === 'size' ? { size: 's' } : { count: 1 } });
-    assert.deepEqual([ninth.statusCode, ninth.json().code], [400, 'INVOCATION_STEP_LIMIT']);
+    // The 8th step finishes the form: another view there is a broken contract (nobody could answer it), and
+    // a failed step leaves the form where it was, to be answered again (issue 24, item 7).
+    const eighthValues = step === 'size' ? { size: 's' } : { count: 1 };
+    const dead = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: eighthValues });
+    assert.equal(dead.json().outcome, 'failed', dead.body);
+    assert.match((await t.db.collection<ActivityDoc>('app_activity').find({ appId: s.appId }).sort({ createdAt: -1 }).limit(1).next())?.detail ?? '', /step 8 of a form finishes it/);
+    reply = () => ({ type: 'ack', message: 'Ordered' });
+    const finished = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: eighthValues });
+    assert.equal(finished.json().outcome, 'ack', finished.body);
+    const ninth = await invoke(s.member, s.appId, { roomId: s.roomId, invocationId, step, values: eighthValues });
+    assert.deepEqual([ninth.statusCode, ninth.json().code], [400, 'INVOCATION_NOT_FOUND']);
 
     // A form waits APPS_FORM_TTL (30 minutes; 60 s in this file) for its next step; the clean-up removes forms after 30 days.
+    reply = (body) => ({ type: 'view', view: body.step === 'size' ? views.details : views.size });
     const fresh = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'order', step: 'size', values: { size: 's' } });
     const freshId = fresh.json().invocationId as string;
     t.clock.advance(61_000);

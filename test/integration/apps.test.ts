@@ -314,6 +314,17 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     assert.equal((await api(member, 'POST', `/api/apps/${first.id}/install`)).json().manifestVersion, '1.1.0');
   });
 
+  it('a payment event\'s reply that is not shown to the payer is logged as refused, with why (issue 24, item 6)', async () => {
+    const app = await server((_c, res) => json(res, { type: 'view', view: { id: 'v', title: 'V', blocks: [] } }));
+    const owner = await makeUser(t);
+    const created = await createApp(owner, app.url);
+    const event = { type: 'payment.completed', id: 'evt-2', ts: 1, app: { id: created.id }, payment: { id: 'pay-2', kind: 'charge', status: 'completed', amount: '1', currency: 'USDT' }, user: { id: 'u_y' } };
+    await t.ctx.services.appWebhooks.sendNow(created.id, 'payment.completed', event, { retry: true });
+    const [row] = (await api(owner, 'GET', `/api/apps/${created.id}/activity`)).json().items as { outcome: string; detail: string | null }[];
+    assert.equal(row!.outcome, 'OK', 'delivered: the event needs no more tries');
+    assert.equal(row!.detail, 'refused, not shown: a view reply is not shown for a payment event');
+  });
+
   it('retries payment events on the schedule with the same delivery id, honours Retry-After, gives up, and replays', async () => {
     const plan = [500, 503, 204];
     const app = await server((_c, res) => {

@@ -10,6 +10,7 @@ import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
 import { must } from '../../platform/must.js';
 import { propertyOf } from '../../platform/errors.js';
+import { paymentReplyRefusal } from '../invocations/cards.js';
 
 /** Why a call failed, or was not made: the breaker was open, or 8 calls were already in flight. */
 export type CallFailure = FailureKind | 'BREAKER_OPEN' | 'TOO_MANY_CONCURRENT';
@@ -30,6 +31,8 @@ export const presentActivity = (doc: ActivityDoc): ActivityView => ({
   requestBytes: doc.requestBytes,
   replyBytes: doc.replyBytes,
   failure: doc.failure,
+  detail: doc.detail ?? null,
+  appErrorCode: doc.appErrorCode ?? null,
   createdAt: doc.createdAt.toISOString(),
 });
 
@@ -74,7 +77,16 @@ export class WebhooksService {
     app: AppDoc,
     event: string,
     payload: object,
-    options: { deliveryId?: string; okStatus?: (status: number) => boolean; jsonRequired?: boolean; keepsContract?: (reply: unknown) => boolean; waitWhenBusy?: boolean } = {},
+    options: {
+      deliveryId?: string;
+      okStatus?: (status: number) => boolean;
+      jsonRequired?: boolean;
+      /** What in the reply breaks the contract (a CONTRACT failure), or null when it keeps it. */
+      contractBreach?: (reply: unknown) => string | null;
+      /** What of a reply that does not fail the call is refused all the same (recorded as the activity's detail). */
+      replyNote?: (reply: unknown) => string | null;
+      waitWhenBusy?: boolean;
+    } = {},
   ): Promise<CallResult> {
     const deliveryId = options.deliveryId ?? randomUUID();
     const now = this.deps.clock();
@@ -91,6 +103,7 @@ export class WebhooksService {
     const callId = randomUUID();
     const admission = await this.deps.gate.admit(app._id, callId, now.getTime(), app.timeoutMs);
     let failure: CallFailure | null;
+    let detail: string | null = null;
     let reply: { status: number | null; body: Buffer | null; json: unknown; ms: number; retryAfterSeconds: number | null } = { status: null, body: null, json: null, ms: 0, retryAfterSeconds: null };
     if (admission === 'BUSY' && options.waitWhenBusy) return { activity: null, reply: null, retryAfterSeconds: null };
     if (admission === 'OPEN' || admission === 'BUSY') {
@@ -109,7 +122,9 @@ export class WebhooksService {
       });
       reply = answered;
       failure = answered.failure;
-      if (!failure && options.keepsContract && !options.keepsContract(answered.json)) failure = 'CONTRACT';
+      detail = failure ? null : (options.contractBreach?.(answered.json) ?? null);
+      if (detail !== null) failure = 'CONTRACT';
+      else if (!failure && answered.json !== null && answered.json !== undefined) detail = options.replyNote?.(answered.json) ?? null;
       // A 4xx is the app's own error, not a failure: it neither opens nor keeps open the breaker.
       await this.deps.gate.settle(app._id, callId, this.deps.clock().getTime(), failure !== null && failure !== 'CLIENT_ERROR', admission === 'PROBE');
     }
@@ -124,6 +139,7 @@ export class WebhooksService {
       requestBytes: body.length,
       replyBytes: reply.body?.length ?? 0,
       failure,
+      detail,
       createdAt: now,
     };
     await this.deps.repo.insertActivity(activity);
@@ -198,7 +214,7 @@ export class WebhooksService {
     const result = await this.call(app, delivery.event, JSON.parse(delivery.payload) as object, {
       deliveryId: delivery._id,
       waitWhenBusy: true,
-      ...(delivery.retry ? { okStatus: (status: number) => status >= 200 && status < 300, jsonRequired: false } : {}),
+      ...(delivery.retry ? { okStatus: (status: number) => status >= 200 && status < 300, jsonRequired: false, replyNote: paymentReplyRefusal } : {}),
     });
     if (!result.activity) {
       // Eight calls to this app are in flight: the delivery waits its turn in the queue, its attempt unspent.
@@ -243,7 +259,7 @@ export class WebhooksService {
    */
   async ping(app: AppDoc): Promise<CallResult> {
     const ts = Math.floor(this.deps.clock().getTime() / 1000);
-    const result = await this.call(app, 'ping', { type: 'ping', ts }, { keepsContract: (reply) => propertyOf(reply, 'type') === 'pong' });
+    const result = await this.call(app, 'ping', { type: 'ping', ts }, { contractBreach: (reply) => (propertyOf(reply, 'type') === 'pong' ? null : 'type: expected "pong"') });
     // Without waitWhenBusy every call is recorded, so its activity is there.
     const activity = must(result.activity, 'the ping\'s activity row');
     const { repo } = this.deps;

@@ -38,6 +38,24 @@ export const ReplySchema = z.discriminatedUnion('type', [
 ]);
 export type Reply = z.infer<typeof ReplySchema>;
 
+/** The first problem zod found in a reply, as `where: what`. */
+export function firstProblem(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.length > 0 ? issue.path.join('.') : 'reply'}: ${issue.message}` : 'reply: not valid';
+}
+
+/**
+ * Why a reply to a payment event is not shown to the payer (it still acknowledges the event): not a
+ * reply, or not a kind the payer is shown (a card given inline, an ack, an error); null when it is.
+ */
+export function paymentReplyRefusal(reply: unknown): string | null {
+  const parsed = ReplySchema.safeParse(reply);
+  if (!parsed.success) return `refused, not shown: ${firstProblem(parsed.error)}`;
+  const { type } = parsed.data;
+  if (type === 'card' && !parsed.data.card) return 'refused, not shown: a card replying to a payment event is given inline (no template)';
+  return type === 'card' || type === 'ack' || type === 'error' ? null : `refused, not shown: a ${type} reply is not shown for a payment event`;
+}
+
 /**
  * A manifest template filled with `data`: every `{{name}}` in its texts replaced; null when a name has
  * no value or the result breaks a card's bounds.

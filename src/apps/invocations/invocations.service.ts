@@ -9,7 +9,7 @@ import type { UserReads } from '../../users/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from '../apps.repo.js';
-import { CardSchema, ReplySchema, ViewSchema, fillTemplate, type Card, type Reply, type View } from './cards.js';
+import { CardSchema, ReplySchema, ViewSchema, fillTemplate, firstProblem, type Card, type Reply, type View } from './cards.js';
 import { compilePattern } from './patterns.js';
 import type { InstallsService } from './installs.service.js';
 import type { Manifest } from '../console/manifest.js';
@@ -108,16 +108,18 @@ export function checkValues(inputs: Input[], values: Record<string, unknown>): {
   return problems;
 }
 
-/** Whether a view an app returns keeps to its flow: declared there, the same inputs with the same rules (title, texts and defaults may change). */
-function viewKeepsFlow(view: View, flow: Flow): boolean {
+/** How a view an app returns breaks its flow, or null when it keeps to it: declared there, the same inputs with the same rules (title, texts and defaults may change). */
+function viewBreach(view: View, flow: Flow): string | null {
   const declared = flow.views.find((v) => v.id === view.id);
-  if (!declared) return false;
+  if (!declared) return `view.id: ${view.id} is not a view of flow ${flow.id}`;
   const inputs = view.blocks.filter((block): block is Extract<View['blocks'][number], { type: 'input' }> => block.type === 'input');
-  if (inputs.length !== declared.inputs.length) return false;
-  return inputs.every((block) => {
+  if (inputs.length !== declared.inputs.length) return `view.blocks: ${inputs.length} inputs where the manifest declares ${declared.inputs.length}`;
+  for (const block of inputs) {
     const input = declared.inputs.find((i) => i.id === block.id);
-    return input !== undefined && (block.rules === undefined || isDeepStrictEqual(block.rules, input.rules ?? {}));
-  });
+    if (!input) return `view.blocks: input ${block.id} is not declared in view ${view.id}`;
+    if (block.rules !== undefined && !isDeepStrictEqual(block.rules, input.rules ?? {})) return `view.blocks: the rules of input ${block.id} differ from the manifest's`;
+  }
+  return null;
 }
 
 const NOT_ANSWERING: CallFailure[] = ['TIMEOUT', 'SERVER_ERROR', 'CONNECTION_FAILED', 'REDIRECT', 'ADDRESS_REFUSED', 'BREAKER_OPEN'];
@@ -175,7 +177,7 @@ export class InvocationsService {
     const target = await this.targetOf(principal, appId, input, manifest);
     const step = this.checkAnswers(input, manifest, target);
     if (input.payload && (!target.flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
-    const contract = contractOf(manifest, target.flow);
+    const contract = contractOf(manifest, target.flow, target.doc?.steps ?? 0);
     const invocationId = target.doc?._id ?? randomUUID();
     const now = this.deps.clock();
     const body = {
@@ -193,9 +195,9 @@ export class InvocationsService {
       user: await this.userOf(principal, caller.appUserId, contract.scopes, context.ip),
       conversation: room ? { roomType: room.type, ...(contract.scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null,
     };
-    const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { keepsContract: contract.keeps });
+    const { activity, reply } = await this.deps.webhooks.call(app, 'invocation', body, { contractBreach: contract.breach });
     const outcome = must(activity, 'the invocation\'s activity row');
-    // The reply kept the contract (keepsContract parsed it) when the call is OK.
+    // The reply kept the contract (contractBreach parsed it) when the call is OK.
     const answer = outcome.outcome === 'OK' ? ReplySchema.parse(reply) : null;
     await this.moveForm(target, answer, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
     // Cast: a failed call's activity row records one of the CallFailure kinds.
@@ -297,6 +299,9 @@ export class InvocationsService {
 
   /** A form moves on with a view (recorded under the invocation's id), and ends with anything else. */
   private async moveForm(target: Target, reply: Reply | null, form: { invocationId: string; appId: string; userId: string; roomId: string | null; manifestVersion: string; now: Date }): Promise<void> {
+    // A step that failed (no reply in time, a broken contract) or that the app answered with an error
+    // leaves the form where it was: the member may answer that step again.
+    if (target.doc && (reply === null || reply.type === 'error')) return;
     const nextView = reply?.type === 'view' ? reply.view.id : null;
     if (target.doc) await this.invocations.step(target.doc._id, nextView, form.now);
     else if (nextView) {
@@ -348,26 +353,33 @@ interface Target {
 interface Contract {
   scopes: Set<string>;
   cardOf(answer: Extract<Reply, { type: 'card' }>): Card | null;
-  keeps(reply: unknown): boolean;
+  /** What in a reply breaks the contract, or null when it keeps it. */
+  breach(reply: unknown): string | null;
 }
 
-function contractOf(manifest: Manifest, flow: Flow | null): Contract {
+function contractOf(manifest: Manifest, flow: Flow | null, stepsTaken: number): Contract {
   const scopes = new Set<string>(manifest.scopes);
   const cardOf = (answer: Extract<Reply, { type: 'card' }>): Card | null => {
     if (answer.card) return answer.card;
     const template = manifest.templates?.find((t) => t.id === answer.template);
     return template ? fillTemplate(template.card, answer.data ?? {}) : null;
   };
-  const keeps = (reply: unknown): boolean => {
+  const breach = (reply: unknown): string | null => {
     const parsed = ReplySchema.safeParse(reply);
-    if (!parsed.success) return false;
-    if (parsed.data.type === 'card') return cardOf(parsed.data) !== null;
-    if (parsed.data.type === 'view') return flow?.mode === 'dynamic' && viewKeepsFlow(parsed.data.view, flow);
+    if (!parsed.success) return firstProblem(parsed.error);
+    const answer = parsed.data;
+    if (answer.type === 'card') return cardOf(answer) !== null ? null : `template: ${answer.template ?? ''} is not a template of the manifest, or its data leaves a {{name}} unfilled or a text too long`;
+    if (answer.type === 'view') {
+      if (flow?.mode !== 'dynamic') return 'type: a view answers only a step of a dynamic flow';
+      // The step this reply answers is the last a form may take: it must finish the form.
+      if (stepsTaken + 1 >= MAX_STEPS) return `type: step ${MAX_STEPS} of a form finishes it (a card, an ack, an error or a payment), not another view`;
+      return viewBreach(answer.view, flow);
+    }
     // A payment needs the payments scope.
-    if (parsed.data.type === 'payment') return scopes.has('payments');
-    return true;
+    if (answer.type === 'payment') return scopes.has('payments') ? null : 'type: a payment reply needs the payments scope';
+    return null;
   };
-  return { scopes, cardOf, keeps };
+  return { scopes, cardOf, breach };
 }
 
 const invalid = (message: string) => AppsErrors.INVOCATION_INVALID({ message });
