@@ -17,10 +17,19 @@ const WAIT_FOR_FIRST_MS = 10_000;
  * so the service tries again and that try is handled; a copy of a delivery being handled waits for
  * it, and a copy of one already handled is answered 204 without calling the app again.
  */
+type InvocationFn = (body: InvocationBody) => Promise<Reply> | Reply;
+
 export function webhookHandler(app: {
   /** The webhook secret(s): during a rotation, both. A function, so a rotated secret can be swapped in. */
   secrets: () => string | string[];
-  onInvocation: (body: InvocationBody) => Promise<Reply> | Reply;
+  /**
+   * Handlers by what was invoked, as Slack's Bolt routes them: a flow's steps by the flow's id, a
+   * command by its id, a card button by the button's id. What none of them takes goes to `onInvocation`.
+   */
+  flows?: Record<string, InvocationFn>;
+  commands?: Record<string, InvocationFn>;
+  actions?: Record<string, InvocationFn>;
+  onInvocation?: InvocationFn;
   onPaymentEvent?: (body: PaymentEventBody) => Promise<Reply | null> | Reply | null;
   replayStore?: ReplayStore;
 }) {
@@ -52,7 +61,7 @@ export function webhookHandler(app: {
         }
         let reply: Reply | null;
         try {
-          reply = body.type === 'invocation' ? await app.onInvocation(body) : ((await app.onPaymentEvent?.(body)) ?? null);
+          reply = body.type === 'invocation' ? await routed(app, body) : ((await app.onPaymentEvent?.(body)) ?? null);
         } catch (error) {
           await replayStore.abandon(verified.deliveryId);
           throw error;
@@ -65,6 +74,12 @@ export function webhookHandler(app: {
       });
     });
   };
+}
+
+/** The handler of an invocation: its flow's, its command's, its button's, or the catch-all; an error reply when none. */
+function routed(app: { flows?: Record<string, InvocationFn>; commands?: Record<string, InvocationFn>; actions?: Record<string, InvocationFn>; onInvocation?: InvocationFn }, body: InvocationBody): Promise<Reply> | Reply {
+  const handler = (body.flow !== null ? app.flows?.[body.flow] : undefined) ?? (body.command !== null ? app.commands?.[body.command] : undefined) ?? (body.action ? app.actions?.[body.action.id] : undefined) ?? app.onInvocation;
+  return handler ? handler(body) : { type: 'error', userMessage: 'This app cannot do that yet', code: 'NOT_HANDLED' };
 }
 
 /** Takes the delivery, waiting while another try of it runs: NEW, HANDLED, or BUSY after the wait. */
