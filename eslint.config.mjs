@@ -9,7 +9,7 @@ const areas = readdirSync(new URL('./src/', import.meta.url), { withFileTypes: t
   .map((entry) => entry.name);
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', '.data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -217,6 +217,11 @@ export class AppsRepo {
     return (await this.roomApps.findOne({ _id: `${roomId}:${appId}` })) !== null;
   }
 
+  /** The apps added to a room. */
+  async appIdsOfRoom(roomId: string): Promise<string[]> {
+    return (await this.roomApps.find({ roomId }, { projection: { appId: 1 } }).toArray()).map((row) => row.appId);
+  }
+
   /** Adds the app to the room (once: adding it again changes nothing). */
   async addToRoom(roomApp: Omit<RoomAppDoc, '_id'>): Promise<void> {
     try {

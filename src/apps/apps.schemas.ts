@@ -103,6 +103,18 @@ export const ActivityDtoSchema = z
   })
   .meta({ id: 'AppActivityDto' });
 
+export const AppForMemberSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    health: z.enum(['UNKNOWN', 'UP', 'DOWN']),
+    installed: z.boolean().describe('false: used through a room it was added to (or owned, or found in the directory)'),
+    manifestVersion: z.string().describe('The version the member uses: the installed one, else the current'),
+    currentVersion: z.string(),
+    manifest: ManifestSchema.describe('Commands, flows with their views and inputs (with rules), templates, scopes'),
+  })
+  .meta({ id: 'AppForMember' });
+
 export const DirectoryEntrySchema = z
   .object({ id: z.string(), name: z.string(), manifestVersion: z.string(), health: z.enum(['UNKNOWN', 'UP', 'DOWN']).describe('DOWN after two failed health checks in a row, until a pong') })
   .meta({ id: 'AppDirectoryEntryDto' });

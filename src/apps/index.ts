@@ -38,7 +38,7 @@ export function appsArea(
     clock: p.clock,
   });
   const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
-  const installs = new InstallsService(new InstallsRepo(p.db), { repo, clock: p.clock });
+  const installs = new InstallsService(new InstallsRepo(p.db), { repo, rooms: deps.rooms.policy, clock: p.clock });
   const { ledger } = deps.wallets;
   const payments = new AppPaymentsService(new AppPaymentsRepo(p.db), {
     ledger,

@@ -7,7 +7,7 @@ import { startTestApp, startTestWorkers, type Session, type TestApp } from '../h
 import type { Workers } from '../../workers/main.js';
 import { walletWith } from '../helpers/wallets.js';
 import { json, startAppServer, verifyAsAnApp, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
-import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
+import { connectAll, httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 
 const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
 const INFO = 'service-apps/sealed/v1';
@@ -100,6 +100,46 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
   }
   const invoke = (s: Session, appId: string, body: object) => api(s, 'POST', `/api/apps/${appId}/invocations`, body);
   const lastBody = () => JSON.parse(appServer.calls.at(-1)!.raw.toString()) as Body;
+
+  it('a room\'s app serves every member of the room; phones read what to show (issue 24, item 5)', async () => {
+    const s = await setUp();
+    // A member who never installed it, and an outsider.
+    const [newcomer, outsider] = await Promise.all([makeUser(t), makeUser(t)]);
+    await connectAll(t, s.owner, [newcomer]);
+    assert.equal((await api(s.owner, 'POST', `/api/rooms/${s.roomId}/members/${newcomer.userId}`)).statusCode, 204);
+    const listed = await api(newcomer, 'GET', `/api/rooms/${s.roomId}/apps`);
+    assert.deepEqual(listed.json().map((a: { id: string }) => a.id), [s.appId]);
+    assert.equal((await api(outsider, 'GET', `/api/rooms/${s.roomId}/apps`)).json().code, 'ROOM_NOT_FOUND');
+    const shown = (await api(newcomer, 'GET', `/api/apps/${s.appId}/manifest?roomId=${s.roomId}`)).json();
+    assert.deepEqual([shown.name, shown.installed, shown.manifestVersion], ['Pizza', false, '1.0.0']);
+    assert.deepEqual(shown.manifest.commands.map((c: { id: string }) => c.id), ['hello', 'order', 'survey']);
+    assert.deepEqual(shown.manifest.flows[0].views[1].inputs[1], { id: 'note', type: 'text', label: 'Note', rules: { maxLength: 20 } });
+
+    reply = () => ({ type: 'ack', message: 'Hi!' });
+    const used = await invoke(newcomer, s.appId, { roomId: s.roomId, command: 'hello' });
+    assert.equal(used.json().outcome, 'ack', used.body);
+    const firstId = (lastBody().user as { id: string }).id;
+    assert.equal((await invoke(newcomer, s.appId, { roomId: s.roomId, command: 'hello' })).json().outcome, 'ack');
+    assert.equal((lastBody().user as { id: string }).id, firstId, 'one per-app id, made on first use');
+    // Installing later keeps that id. Outside the room, or with no room, installing is still needed.
+    const other = await makeRoom(t, newcomer);
+    assert.equal((await invoke(newcomer, s.appId, { roomId: other.id, command: 'hello' })).json().code, 'APP_NOT_INSTALLED');
+    assert.equal((await invoke(newcomer, s.appId, { command: 'hello' })).json().code, 'APP_NOT_INSTALLED');
+    assert.equal((await api(newcomer, 'POST', `/api/apps/${s.appId}/install`)).json().appUserId, firstId);
+
+    // An app that asks for the member's name needs their consent first: installing.
+    const named = await setUp({ scopes: ['user.name'] });
+    const guest = await makeUser(t);
+    await connectAll(t, named.owner, [guest]);
+    assert.equal((await api(named.owner, 'POST', `/api/rooms/${named.roomId}/members/${guest.userId}`)).statusCode, 204);
+    const refused = await invoke(guest, named.appId, { roomId: named.roomId, command: 'hello' });
+    assert.deepEqual([refused.statusCode, refused.json().code, refused.json().details], [400, 'APP_CONSENT_REQUIRED', [{ scopes: ['user.name'] }]]);
+    await api(guest, 'POST', `/api/apps/${named.appId}/install`);
+    assert.equal((await invoke(guest, named.appId, { roomId: named.roomId, command: 'hello' })).json().outcome, 'ack');
+    // A private app nobody shares reads as missing to others.
+    await api(named.owner, 'PATCH', `/api/apps/${named.appId}`, { public: false });
+    assert.equal((await api(outsider, 'GET', `/api/apps/${named.appId}/manifest`)).json().code, 'APP_NOT_FOUND');
+  });
 
   it('sends exactly the spec\'s invocation body, signed, with the user and conversation fields its scopes allow', async () => {
     const plain = await setUp();

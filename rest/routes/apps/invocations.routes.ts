@@ -20,6 +20,7 @@ export const appInvocationsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (
   const invocationErrors = [
     AppsErrors.APP_NOT_FOUND,
     AppsErrors.APP_NOT_INSTALLED,
+    AppsErrors.APP_CONSENT_REQUIRED,
     AppsErrors.APP_HAS_NO_MANIFEST,
     AppsErrors.APP_NOT_IN_ROOM,
     AppsErrors.INVOCATION_INVALID,
@@ -39,7 +40,7 @@ export const appInvocationsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (
       security,
       summary: 'Invoke an app: a command, a form step, or a card\'s submit button; the answer is what the phone shows',
       description:
-        'The answers are checked against the manifest version the caller installed (400 naming the input) before anything is sent. The app\'s reply comes back as `outcome`: card (posted into the room, or private), ack, error, view (the next step of a dynamic form: answer it with this invocationId and step), or failed with the message to show. A form has at most 8 steps.',
+        'The caller uses the manifest version they installed; a member who did not install the app may use it in a room its admin added it to (`roomId`), on the current version, unless it asks for their name, language or location (400 APP_CONSENT_REQUIRED: installing is the consent). The answers are checked against that manifest (400 naming the input) before anything is sent. The app\'s reply comes back as `outcome`: card (posted into the room, or private), ack, error, view (the next step of a dynamic form: answer it with this invocationId and step), or failed with the message to show. A form has at most 8 steps.',
       params: appParam,
       body: InvokeSchema,
       response: { 200: InvocationResultSchema, ...authedErrors(...invocationErrors) },

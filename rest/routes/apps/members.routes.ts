@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { IsoDateTime } from '../../../src/platform/common.schemas.js';
 import type { RouteOptions } from '../../app.js';
-import { IdParam, NoContentSchema, QueryBoolean, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
-import { DirectoryEntrySchema, InstallDtoSchema } from '../../../src/apps/apps.schemas.js';
+import { IdParam, IsoDateTime, NoContentSchema, QueryBoolean, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
+import { AppForMemberSchema, DirectoryEntrySchema, InstallDtoSchema } from '../../../src/apps/apps.schemas.js';
+import { RoomsErrors } from '../../../src/rooms/rooms.errors.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { AppPaymentConfirmSchema, AppPaymentDtoSchema, AppPaymentResultSchema } from '../../../src/apps/payments/payments.service.js';
 import { WalletsErrors } from '../../../src/wallets/wallets.errors.js';
@@ -32,6 +32,31 @@ export const appMembersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
   app.get('/api/apps/installed', {
     schema: { tags, security, summary: 'The caller\'s installed apps, each with the manifest version in use and the newest', response: { 200: z.array(InstallDtoSchema), ...authedErrors() } },
     handler: async (request) => appInstalls.installed(principalOf(request)),
+  });
+
+  app.get('/api/apps/:appId/manifest', {
+    schema: {
+      tags,
+      security,
+      summary: 'An app as a phone shows it: name, health and the manifest the caller uses',
+      description:
+        'For an app the caller installed (its installed version), owns, finds in the directory, or, with `roomId`, that was added to a room the caller reads (the current version). The manifest has the commands, flows with their views and inputs (with their rules) and scopes. Anything else is 400 APP_NOT_FOUND.',
+      params: appParam,
+      querystring: z.object({ roomId: IdParam.optional().describe('A room the app was added to, for an app the caller did not install') }),
+      response: { 200: AppForMemberSchema, ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_HAS_NO_MANIFEST) },
+    },
+    handler: async (request) => appInstalls.forMember(principalOf(request), request.params.appId, request.query.roomId),
+  });
+
+  app.get('/api/rooms/:roomId/apps', {
+    schema: {
+      tags,
+      security,
+      summary: 'The apps added to a room: every member of the room may use them (apps asking for name, language or location once installed)',
+      params: z.object({ roomId: IdParam }),
+      response: { 200: z.array(DirectoryEntrySchema), ...authedErrors(RoomsErrors.ROOM_NOT_FOUND) },
+    },
+    handler: async (request) => appInstalls.ofRoom(principalOf(request), request.params.roomId),
   });
 
   app.post('/api/apps/:appId/install', {

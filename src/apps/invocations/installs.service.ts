@@ -7,11 +7,14 @@ import { wordsOf } from '../../platform/words.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { AppDoc, AppsRepo } from '../apps.repo.js';
 import type { InstallsRepo } from './installs.repo.js';
-import type { DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
+import type { AppForMemberSchema, DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
+import type { RoomsPolicy } from '../../rooms/index.js';
+import { parseManifest } from '../console/manifest.js';
 import { must } from '../../platform/must.js';
 
 type InstallView = z.infer<typeof InstallDtoSchema>;
 type DirectoryEntry = z.infer<typeof DirectoryEntrySchema>;
+type AppForMemberView = z.infer<typeof AppForMemberSchema>;
 
 /**
  * The members' side of apps: the directory of public apps with their health, installs (each keeping
@@ -23,7 +26,7 @@ type DirectoryEntry = z.infer<typeof DirectoryEntrySchema>;
 export class InstallsService {
   constructor(
     readonly installs: InstallsRepo,
-    private readonly deps: { repo: AppsRepo; clock: Clock },
+    private readonly deps: { repo: AppsRepo; rooms: Pick<RoomsPolicy, 'mayRead'>; clock: Clock },
   ) {}
 
   async directory(query: string | undefined, pageSize: number, currentPage: number): Promise<Page<DirectoryEntry>> {
@@ -79,13 +82,39 @@ export class InstallsService {
   /**
    * Who the member is to this app, and with which manifest version: an installing member by their
    * per-app id and installed version; the owner testing before installing as a tester (another id),
-   * on the current version; anyone else null.
+   * on the current version; a member calling from a room the app was added to, by their per-app id
+   * (made on first use) on the current version (`viaRoom`: the consent its personal scopes need is
+   * still to be given, by installing); anyone else null.
    */
-  async caller(app: AppDoc, userId: string): Promise<{ appUserId: string; manifestVersion: string; tester: boolean } | null> {
+  async caller(app: AppDoc, userId: string, roomId?: string): Promise<{ appUserId: string; manifestVersion: string; tester: boolean; viaRoom: boolean } | null> {
     const install = await this.installs.findInstall(app._id, userId);
-    if (install) return { appUserId: await this.identity(app._id, userId, false), manifestVersion: install.manifestVersion, tester: false };
-    if (app.ownerId === userId && app.manifestVersion) return { appUserId: await this.identity(app._id, userId, true), manifestVersion: app.manifestVersion, tester: true };
+    if (install) return { appUserId: await this.identity(app._id, userId, false), manifestVersion: install.manifestVersion, tester: false, viaRoom: false };
+    if (app.ownerId === userId && app.manifestVersion) return { appUserId: await this.identity(app._id, userId, true), manifestVersion: app.manifestVersion, tester: true, viaRoom: false };
+    if (roomId && app.manifestVersion && (await this.deps.repo.isInRoom(roomId, app._id))) return { appUserId: await this.identity(app._id, userId, false), manifestVersion: app.manifestVersion, tester: false, viaRoom: true };
     return null;
+  }
+
+  /**
+   * What a phone needs to show an app (issue 24, item 5): its name, health, and the manifest version
+   * the member uses (commands, flows, views, inputs with their rules, scopes). For an app the member
+   * installed, owns, finds in the directory, or (with `roomId`) that was added to a room they read.
+   */
+  async forMember(principal: Principal, appId: string, roomId: string | undefined): Promise<AppForMemberView> {
+    const app = await this.deps.repo.findApp(appId);
+    const install = app ? await this.installs.findInstall(appId, principal.userId) : null;
+    const inRoom = app && roomId && !install ? (await this.deps.repo.isInRoom(roomId, appId)) && (await this.deps.rooms.mayRead(principal, roomId).then(() => true, () => false)) : false;
+    if (!app || !app.manifestVersion || !(install || app.public || app.ownerId === principal.userId || inRoom)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const version = install?.manifestVersion ?? app.manifestVersion;
+    const manifestDoc = await this.deps.repo.findManifest(appId, version);
+    if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
+    return { id: app._id, name: app.name, health: app.health, installed: install !== null, manifestVersion: version, currentVersion: app.manifestVersion, manifest: parseManifest(JSON.parse(manifestDoc.manifest)) };
+  }
+
+  /** The apps added to a room, for its readers: what the phone offers there. */
+  async ofRoom(principal: Principal, roomId: string): Promise<DirectoryEntry[]> {
+    await this.deps.rooms.mayRead(principal, roomId);
+    const apps = await this.deps.repo.appsByIds(await this.deps.repo.appIdsOfRoom(roomId));
+    return apps.flatMap((app) => (app.manifestVersion ? [{ id: app._id, name: app.name, manifestVersion: app.manifestVersion, health: app.health }] : []));
   }
 
   /** The member's id for the app: the one in use, or a new random one (a race for it is decided by the unique key). */

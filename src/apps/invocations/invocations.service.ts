@@ -172,7 +172,7 @@ export class InvocationsService {
    * turned into what the phone shows.
    */
   async invoke(principal: Principal, appId: string, input: InvokeInput, context: { ip: string; testConsole: boolean }): Promise<InvocationResult> {
-    const { app, caller, manifestDoc, manifest } = await this.callerOf(principal, appId, context.testConsole);
+    const { app, caller, manifestDoc, manifest } = await this.callerOf(principal, appId, context.testConsole, input.roomId);
     const room = await this.roomOf(principal, appId, input, context.testConsole);
     const target = await this.targetOf(principal, appId, input, manifest);
     const step = this.checkAnswers(input, manifest, target);
@@ -206,14 +206,19 @@ export class InvocationsService {
   }
 
   /** The app, the member's install of it (or the owner testing) and the manifest version they use. */
-  private async callerOf(principal: Principal, appId: string, testConsole: boolean) {
+  private async callerOf(principal: Principal, appId: string, testConsole: boolean, roomId: string | undefined) {
     const app = await this.deps.repo.findApp(appId);
     if (!app || (testConsole && app.ownerId !== principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
-    const caller = await this.deps.installs.caller(app, principal.userId);
+    // A member who did not install the app may use it in a room its admin added it to.
+    const caller = await this.deps.installs.caller(app, principal.userId, testConsole ? undefined : roomId);
     if (!caller) throw AppsErrors.APP_NOT_INSTALLED();
     const manifestDoc = await this.deps.repo.findManifest(appId, caller.manifestVersion);
     if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
-    return { app, caller, manifestDoc, manifest: parseManifest(JSON.parse(manifestDoc.manifest)) };
+    const manifest = parseManifest(JSON.parse(manifestDoc.manifest));
+    // What tells the app who the member is needs their consent, given once by installing.
+    const personal = manifest.scopes.filter((scope) => scope.startsWith('user.'));
+    if (caller.viaRoom && personal.length > 0) throw AppsErrors.APP_CONSENT_REQUIRED({ details: [{ scopes: personal }] });
+    return { app, caller, manifestDoc, manifest };
   }
 
   /** Where: a room the member may post in and the app was added to; none from the test console. */
