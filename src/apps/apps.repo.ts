@@ -1,6 +1,7 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
+import { must } from '../platform/must.js';
 
 /** One webhook secret, encrypted at rest; a rotated-out one keeps signing until `retiresAt`. */
 export interface StoredSecret {
@@ -82,6 +83,8 @@ export interface DeliveryDoc {
   round: number;
   status: 'PENDING' | 'DELIVERED' | 'FAILED' | 'GAVE_UP';
   nextAttemptAt: Date | null;
+  /** While an attempt is being made: until when its worker holds it (a worker that died lets it go). */
+  claimedUntil?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -275,26 +278,61 @@ export class AppsRepo {
 
   // Deliveries of payment events: each attempt claimed by its (attempt, round), so a stale job does nothing.
 
-  async insertDelivery(delivery: DeliveryDoc): Promise<void> {
-    await this.deliveries.insertOne(delivery);
+  /** Records a delivery once: recording it again (same id) changes nothing; the delivery as stored. */
+  async insertDelivery(delivery: DeliveryDoc): Promise<DeliveryDoc> {
+    try {
+      await this.deliveries.insertOne(delivery);
+      return delivery;
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      return must(await this.deliveries.findOne({ _id: delivery._id }), 'the delivery recorded before');
+    }
+  }
+
+  /**
+   * Pending deliveries whose job should have run before `before` and that no live worker holds: their
+   * job was lost (a worker died mid-attempt, or before the job was queued).
+   */
+  overdueDeliveries(before: Date, now: Date, limit: number): Promise<DeliveryDoc[]> {
+    return this.deliveries
+      .find({ status: 'PENDING', nextAttemptAt: { $lt: before }, $or: [{ claimedUntil: null }, { claimedUntil: { $exists: false } }, { claimedUntil: { $lt: now } }] })
+      .limit(limit)
+      .toArray();
+  }
+
+  /**
+   * Arms an overdue delivery again under a new round (its lost job, if it ever runs, is stale); an
+   * attempt a dead worker held is given back. Null when it moved on meanwhile.
+   */
+  rearmDelivery(doc: Pick<DeliveryDoc, '_id' | 'attempts' | 'round' | 'claimedUntil'>, now: Date): Promise<DeliveryDoc | null> {
+    const held = doc.claimedUntil !== null && doc.claimedUntil !== undefined;
+    return this.deliveries.findOneAndUpdate(
+      { _id: doc._id, status: 'PENDING', attempts: doc.attempts, round: doc.round },
+      { $inc: { round: 1, attempts: held ? -1 : 0 }, $set: { claimedUntil: null, nextAttemptAt: now, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
   }
 
   /** Claims the attempt a job stands for (the delivery pending at that attempt and round); null when the job is stale. */
-  claimAttempt(deliveryId: string, attempt: number, round: number, at: Date): Promise<DeliveryDoc | null> {
-    return this.deliveries.findOneAndUpdate({ _id: deliveryId, status: 'PENDING', attempts: attempt, round }, { $inc: { attempts: 1 }, $set: { updatedAt: at } }, { returnDocument: 'after' });
+  claimAttempt(deliveryId: string, attempt: number, round: number, at: Date, leaseMs: number): Promise<DeliveryDoc | null> {
+    return this.deliveries.findOneAndUpdate(
+      { _id: deliveryId, status: 'PENDING', attempts: attempt, round },
+      { $inc: { attempts: 1 }, $set: { updatedAt: at, claimedUntil: new Date(at.getTime() + leaseMs) } },
+      { returnDocument: 'after' },
+    );
   }
 
   /** Gives a claimed attempt back under a new round (held or waiting); null when another job moved on meanwhile. */
   giveBackAttempt(claimed: Pick<DeliveryDoc, '_id' | 'attempts' | 'round'>): Promise<DeliveryDoc | null> {
-    return this.deliveries.findOneAndUpdate({ _id: claimed._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 } }, { returnDocument: 'after' });
+    return this.deliveries.findOneAndUpdate({ _id: claimed._id, attempts: claimed.attempts, round: claimed.round }, { $inc: { attempts: -1, round: 1 }, $set: { claimedUntil: null } }, { returnDocument: 'after' });
   }
 
   async setNextAttempt(deliveryId: string, at: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { nextAttemptAt: at } });
+    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { nextAttemptAt: at, claimedUntil: null } });
   }
 
   async finishDelivery(deliveryId: string, status: DeliveryDoc['status'], at: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { status, nextAttemptAt: null, updatedAt: at } });
+    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { status, nextAttemptAt: null, claimedUntil: null, updatedAt: at } });
   }
 
   /** Makes a finished delivery of the app pending again under a new round; null when it is still pending (or not the app's). */

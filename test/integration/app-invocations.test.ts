@@ -419,7 +419,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const fourth = await ask();
     t.clock.advance(601_000);
     try {
-      assert.deepEqual(await t.ctx.services.appPayments.sweep(), { expired: 1, finished: 0 });
+      const swept = await t.ctx.services.appPayments.sweep();
+      assert.deepEqual([swept.expired, swept.finished], [1, 0]);
       assert.equal((await api(s.member, 'POST', `/api/app-payments/${fourth.id}/confirm`, { walletId: usdt })).json().code, 'APP_PAYMENT_CLOSED');
     } finally {
       t.clock.advance(-601_000);
@@ -431,6 +432,35 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       ['payment.expired', fourth.id, 'expired'],
     ]);
     assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '5');
+
+    // No event is lost (issue 24, item 2). The api dies between a payment's change and its event: the
+    // change carries what is owed (the outbox), and the sweep records and sends it, once, under the
+    // payment's own delivery id.
+    const fifth = await ask();
+    const stamp = new Date(Date.now() - 60_000);
+    await t.db.collection('app_payments').updateOne({ _id: fifth.id as never }, { $set: { status: 'DECLINED', eventDue: 'payment.declined', updatedAt: stamp } });
+    const owed = await t.ctx.services.appPayments.sweep();
+    assert.equal(owed.eventsRecorded, 1);
+    assert.equal((await t.ctx.services.appPayments.sweep()).eventsRecorded, 0, 'recorded once');
+    const declinedCalls = () => appServer.calls.filter((c) => (JSON.parse(c.raw.toString()) as Body).type === 'payment.declined' && ((JSON.parse(c.raw.toString()) as Body).payment as { id: string }).id === fifth.id);
+    const byOutbox = Date.now() + 5_000;
+    while (declinedCalls().length < 1 && Date.now() < byOutbox) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(declinedCalls().length, 1);
+    assert.equal(declinedCalls()[0]!.headers['x-service-delivery'], `${fifth.id}-declined`);
+    // A worker dies mid-attempt (its claim is held, its job gone): once the claim lapses the sweep
+    // arms the delivery again, and the app gets it with the same delivery id.
+    const orphan = `${fifth.id}-orphan`;
+    await t.db.collection('app_deliveries').insertOne({
+      _id: orphan as never, appId: s.appId, event: 'payment.declined', payload: JSON.stringify({ type: 'payment.declined', id: 'evt-orphan', ts: 1, app: { id: s.appId }, payment: { id: 'orphan' }, user: { id: 'u' } }),
+      retry: true, attempts: 1, round: 0, status: 'PENDING', nextAttemptAt: new Date(Date.now() - 120_000), claimedUntil: new Date(Date.now() - 1_000), createdAt: stamp, updatedAt: stamp,
+    });
+    assert.ok((await t.ctx.services.appPayments.sweep()).deliveriesRearmed >= 1);
+    const orphanCalls = () => appServer.calls.filter((c) => c.headers['x-service-delivery'] === orphan);
+    const byRearm = Date.now() + 5_000;
+    while (orphanCalls().length < 1 && Date.now() < byRearm) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(orphanCalls().length, 1);
+    assert.equal((await t.db.collection('app_deliveries').findOne({ _id: orphan as never }))?.status, 'DELIVERED');
+
     const books = await t.ctx.services.walletsReconciler.run();
     assert.deepEqual([books.mismatchedAccounts, books.negativeWallets, books.totals.USDT], [[], [], '0']);
 

@@ -16,6 +16,10 @@ import { paymentReplyRefusal } from '../invocations/cards.js';
 export type CallFailure = FailureKind | 'BREAKER_OPEN' | 'TOO_MANY_CONCURRENT';
 
 const ACTIVITY_KEPT_MS = 30 * 24 * 3600 * 1000;
+/** A claimed attempt is held this long: the longest reply time an app may be granted (120 s), and 30 s more. */
+const CLAIM_MS = 150_000;
+/** A pending delivery whose job is this late was lost: the sweep arms it again. */
+const OVERDUE_MS = 60_000;
 /** Health checks in flight at once: 60 apps that hang for their 5 s take 20 s, not 5 minutes. */
 const PING_POOL = 16;
 
@@ -155,7 +159,8 @@ export class WebhooksService {
    */
   async enqueue(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<string> {
     const doc = await this.record(appId, event, payload, options);
-    await this.deps.enqueue({ deliveryId: doc._id, attempt: 0, round: 0 }, 0);
+    // A delivery recorded before (the same id) goes on from where it stands.
+    await this.deps.enqueue({ deliveryId: doc._id, attempt: doc.attempts, round: doc.round }, 0);
     return doc._id;
   }
 
@@ -164,10 +169,27 @@ export class WebhooksService {
    * `payment.completed` is shown to the payer when the first attempt brings one); later attempts go
    * through the queue. The app's reply when the first attempt was answered.
    */
-  async sendNow(appId: string, event: string, payload: object, options: { retry: boolean }): Promise<{ deliveryId: string; reply: unknown }> {
+  async sendNow(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<{ deliveryId: string; reply: unknown }> {
     const doc = await this.record(appId, event, payload, options);
-    const { reply } = await this.deliver({ deliveryId: doc._id, attempt: 0, round: 0 });
+    const { reply } = await this.deliver({ deliveryId: doc._id, attempt: doc.attempts, round: doc.round });
     return { deliveryId: doc._id, reply };
+  }
+
+  /**
+   * Arms again every pending delivery whose job should have run a minute ago and that no live worker
+   * holds (its worker died mid-attempt, or its job was never queued): a new round, the held attempt
+   * given back, a job queued now. The payments sweep runs it every 15 seconds. How many.
+   */
+  async sweepOverdue(): Promise<number> {
+    const now = this.deps.clock();
+    let armed = 0;
+    for (const doc of await this.deps.repo.overdueDeliveries(new Date(now.getTime() - OVERDUE_MS), now, 500)) {
+      const rearmed = await this.deps.repo.rearmDelivery(doc, now);
+      if (!rearmed) continue;
+      await this.deps.enqueue({ deliveryId: rearmed._id, attempt: rearmed.attempts, round: rearmed.round }, 0);
+      armed++;
+    }
+    return armed;
   }
 
   private async record(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<DeliveryDoc> {
@@ -185,8 +207,8 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.repo.insertDelivery(doc);
-    return doc;
+    // Recording the same delivery id again (an event sent again after a crash) keeps the first.
+    return this.deps.repo.insertDelivery(doc);
   }
 
   /**
@@ -199,7 +221,9 @@ export class WebhooksService {
     const { repo } = this.deps;
     const now = this.deps.clock().getTime();
     // The claim is the read: only the job whose attempt and round are current goes on.
-    const claimed = await repo.claimAttempt(job.deliveryId, job.attempt, job.round, new Date(now));
+    // Held for the longest reply time an app may have and a margin: a worker that dies mid-attempt
+    // lets the delivery go then, and the sweep (sweepOverdue) arms it again.
+    const claimed = await repo.claimAttempt(job.deliveryId, job.attempt, job.round, new Date(now), CLAIM_MS);
     if (!claimed) return { status: 'STALE', reply: null };
     const delivery = claimed;
     const app = await repo.appCached(delivery.appId);

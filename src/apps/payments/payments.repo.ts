@@ -29,7 +29,14 @@ export interface AppPaymentDoc {
   createdAt: Date;
   completedAt: Date | null;
   updatedAt: Date;
+  /**
+   * The outbox: the event the app is owed, set in the same update that completes, declines or expires
+   * the payment, cleared once its delivery is recorded. The sweep records what a crash left here.
+   */
+  eventDue?: PaymentEventType | null;
 }
+
+export type PaymentEventType = 'payment.completed' | 'payment.declined' | 'payment.expired';
 
 /**
  * In-chat payments (`app_payments`): a payment moves PENDING → PAYING → COMPLETED (or DECLINED,
@@ -66,6 +73,16 @@ export class AppPaymentsRepo {
   /** Moves a payment from `from` to `to` (with `set`), only while it has not expired when `openAt` is given; null when it was not so. */
   transition(paymentId: string, from: AppPaymentStatus, to: AppPaymentStatus, set: Partial<AppPaymentDoc>, openAt?: Date): Promise<AppPaymentDoc | null> {
     return this.payments.findOneAndUpdate({ _id: paymentId, status: from, ...(openAt ? { expiresAt: { $gt: openAt } } : {}) }, { $set: { ...set, status: to } }, { returnDocument: 'after' });
+  }
+
+  /** Payments whose event a crash left unrecorded since before `before`; at most `limit`. */
+  eventsDue(before: Date, limit: number): Promise<AppPaymentDoc[]> {
+    return this.payments.find({ eventDue: { $in: ['payment.completed', 'payment.declined', 'payment.expired'] }, updatedAt: { $lt: before } }).limit(limit).toArray();
+  }
+
+  /** The event's delivery is recorded: nothing is owed any more. */
+  async clearEventDue(paymentId: string, event: PaymentEventType): Promise<void> {
+    await this.payments.updateOne({ _id: paymentId, eventDue: event }, { $set: { eventDue: null } });
   }
 
   /** Open payments past their time; at most `limit`. */

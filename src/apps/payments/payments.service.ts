@@ -13,7 +13,7 @@ import { AppsErrors } from '../apps.errors.js';
 import { CardSchema, ReplySchema, type Reply } from '../invocations/cards.js';
 import { BiometricConfirmationSchema } from '../../wallets/wallets.schemas.js';
 import type { WebhooksService } from '../delivery/webhooks.service.js';
-import type { AppPaymentDoc, AppPaymentsRepo } from './payments.repo.js';
+import type { AppPaymentDoc, AppPaymentsRepo, PaymentEventType } from './payments.repo.js';
 import { must } from '../../platform/must.js';
 
 export const AppPaymentDtoSchema = z
@@ -52,6 +52,12 @@ export const AppPaymentResultSchema = z
   })
   .meta({ id: 'AppPaymentResult' });
 
+/** A payment event's delivery id: one per payment and event, so recording it twice records it once. */
+export const eventDeliveryId = (doc: Pick<AppPaymentDoc, '_id'>, event: PaymentEventType) => `${doc._id}-${event.slice('payment.'.length)}`;
+
+/** How long an owed event may wait for its delivery to be recorded before the sweep records it. */
+const EVENT_GRACE_MS = 30_000;
+
 export const paymentSigned = (nonce: string, paymentId: string, walletId: string, amount: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|APP_PAYMENT|${paymentId}|${walletId}|${amount}`;
 
 /** Seconds since 1970, as payment bodies carry times. */
@@ -73,7 +79,7 @@ export class AppPaymentsService {
       ledger: Ledger;
       wallets: Pick<WalletsService, 'owned'>;
       biometric: Pick<BiometricService, 'confirmAction'>;
-      webhooks: Pick<WebhooksService, 'sendNow' | 'enqueue'>;
+      webhooks: Pick<WebhooksService, 'sendNow' | 'enqueue' | 'sweepOverdue'>;
       clock: Clock;
     },
   ) {}
@@ -161,16 +167,17 @@ export class AppPaymentsService {
       throw WalletsErrors.INSUFFICIENT_FUNDS();
     }
     const completed = await this.complete(claimed);
-    const { reply } = await this.deps.webhooks.sendNow(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true });
+    const { reply } = await this.deps.webhooks.sendNow(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true, deliveryId: eventDeliveryId(completed, 'payment.completed') });
+    await this.repo.clearEventDue(completed._id, 'payment.completed');
     return { payment: this.present(completed), reply: this.shownReply(reply) };
   }
 
   async decline(principal: Principal, paymentId: string): Promise<AppPaymentView> {
     await this.payersOwn(principal, paymentId);
     const now = this.deps.clock();
-    const declined = await this.repo.transition(paymentId, 'PENDING', 'DECLINED', { updatedAt: now }, now);
+    const declined = await this.repo.transition(paymentId, 'PENDING', 'DECLINED', { updatedAt: now, eventDue: 'payment.declined' }, now);
     if (!declined) throw AppsErrors.APP_PAYMENT_CLOSED();
-    await this.deps.webhooks.enqueue(declined.appId, 'payment.declined', this.eventBody(declined, 'payment.declined'), { retry: true });
+    await this.queueEvent(declined, 'payment.declined');
     return this.present(declined);
   }
 
@@ -178,27 +185,42 @@ export class AppPaymentsService {
    * The scheduled sweep: open payments past their time expire (the app is told); a payment a crash left
    * PAYING for a minute is finished from its ledger entry (completed if the money moved, open again if not).
    */
-  async sweep(): Promise<{ expired: number; finished: number }> {
+  async sweep(): Promise<{ expired: number; finished: number; eventsRecorded: number; deliveriesRearmed: number }> {
     const now = this.deps.clock();
     let expired = 0;
     for (const doc of await this.repo.pendingExpiredAt(now, 500)) {
-      const done = await this.repo.transition(doc._id, 'PENDING', 'EXPIRED', { updatedAt: now });
+      const done = await this.repo.transition(doc._id, 'PENDING', 'EXPIRED', { updatedAt: now, eventDue: 'payment.expired' });
       if (!done) continue;
-      await this.deps.webhooks.enqueue(done.appId, 'payment.expired', this.eventBody(done, 'payment.expired'), { retry: true });
+      await this.queueEvent(done, 'payment.expired');
       expired++;
     }
+    // The outbox: events a crash left owed (the payment changed, its delivery not recorded yet).
+    let eventsRecorded = 0;
+    for (const doc of await this.repo.eventsDue(new Date(now.getTime() - EVENT_GRACE_MS), 500)) {
+      if (!doc.eventDue) continue;
+      await this.queueEvent(doc, doc.eventDue);
+      eventsRecorded++;
+    }
+    // Deliveries whose job was lost (a worker that died mid-attempt) are armed again.
+    const deliveriesRearmed = await this.deps.webhooks.sweepOverdue();
     let finished = 0;
     for (const doc of await this.repo.payingSince(new Date(now.getTime() - 60_000), 500)) {
       const entry = await this.deps.ledger.entry(`app-payment:${doc._id}`);
       if (entry?.state === 'DONE') {
         const completed = await this.complete(doc);
-        await this.deps.webhooks.enqueue(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true });
+        await this.queueEvent(completed, 'payment.completed');
       } else if (!entry || entry.state === 'FAILED') {
         await this.repo.transition(doc._id, 'PAYING', 'PENDING', { walletId: null, updatedAt: now });
       }
       finished++;
     }
-    return { expired, finished };
+    return { expired, finished, eventsRecorded, deliveriesRearmed };
+  }
+
+  /** Records the payment's event for delivery (once: its delivery id is the payment's and the event's), then clears what was owed. */
+  private async queueEvent(doc: AppPaymentDoc, event: PaymentEventType): Promise<void> {
+    await this.deps.webhooks.enqueue(doc.appId, event, this.eventBody(doc, event), { retry: true, deliveryId: eventDeliveryId(doc, event) });
+    await this.repo.clearEventDue(doc._id, event);
   }
 
   private async move(doc: AppPaymentDoc): Promise<void> {
@@ -219,17 +241,18 @@ export class AppPaymentsService {
   private async complete(doc: AppPaymentDoc): Promise<AppPaymentDoc> {
     const now = this.deps.clock();
     return (
-      (await this.repo.transition(doc._id, 'PAYING', 'COMPLETED', { completedAt: now, refundable: doc.amount, updatedAt: now })) ??
+      (await this.repo.transition(doc._id, 'PAYING', 'COMPLETED', { completedAt: now, refundable: doc.amount, updatedAt: now, eventDue: 'payment.completed' })) ??
       must(await this.repo.findById(doc._id), 'the payment')
     );
   }
 
   /** The spec's payment event body. */
-  eventBody(doc: AppPaymentDoc, type: 'payment.completed' | 'payment.declined' | 'payment.expired') {
+  /** The spec's payment event body; the same every time it is made for one payment and event (a re-record after a crash). */
+  eventBody(doc: AppPaymentDoc, type: PaymentEventType) {
     return {
       type,
-      id: randomUUID(),
-      ts: Math.floor(this.deps.clock().getTime() / 1000),
+      id: `evt_${eventDeliveryId(doc, type)}`,
+      ts: seconds(doc.updatedAt),
       app: { id: doc.appId },
       payment: {
         id: doc._id,
