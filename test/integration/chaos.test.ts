@@ -13,6 +13,7 @@ import { multipart } from '../helpers/multipart.js';
 import { makeRoom, makeUser } from '../helpers/factories.js';
 import { ownMongo, ownRedis, type OwnServer } from '../helpers/private-stack.js';
 import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { startAppServer, type AppServer } from '../helpers/app-server.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -334,5 +335,64 @@ describe('chaos: Redis restarted mid-load', () => {
     assert.ok(await recordedPush(t, { token: `fcm-restart-${offline.deviceId}` }, 30_000), 'the queued push never went out');
     assert.equal(await t.db.collection('push_records').countDocuments({ token: `fcm-restart-${offline.deviceId}` }), 1);
     context.diagnostic(`${reconnects} socket reconnects; ${last} inbox events for 60 signals`);
+  });
+});
+
+describe('chaos: a worker killed (SIGKILL) while it delivers a payment event', () => {
+  let t: TestApp;
+  const workers: RoleProcess[] = [];
+  let app: AppServer | undefined;
+  let release: () => void = () => undefined;
+  const env = { WORKER_LOCK_MS: '1500', WEBHOOK_ALLOW_PRIVATE: 'true' };
+
+  before(async () => {
+    t = await startTestApp(env);
+  });
+  after(async () => {
+    release();
+    await Promise.all(workers.map((worker) => worker.kill('SIGKILL')));
+    await app?.close();
+    await t.close();
+  });
+
+  const spawnWorker = async () => {
+    const worker = await spawnRole('worker', t.config, env, (output) => output.includes('"msg":"workers running"'));
+    workers.push(worker);
+    return worker;
+  };
+
+  it('the app gets the event, with the same delivery id, from another worker (issue 24, item 2)', async () => {
+    // The app holds the first call open (the worker is killed while it waits), and answers the rest.
+    const held = new Promise<void>((resolve) => (release = resolve));
+    app = await startAppServer(async (call, res) => {
+      if (app!.calls.indexOf(call) === 0) await held;
+      res.writeHead(204).end();
+    });
+    const owner = await makeUser(t);
+    const created = (await t.app.inject({ method: 'POST', url: '/api/apps', headers: bearer(owner.accessToken), payload: { name: 'Chaos shop', webhookUrl: app.url } })).json() as { id: string };
+    const first = await spawnWorker();
+    const event = { type: 'payment.completed', id: 'evt-chaos', ts: 1, app: { id: created.id }, payment: { id: 'pay-chaos', status: 'completed' }, user: { id: 'u' } };
+    const deliveryId = await t.ctx.services.appWebhooks.enqueue(created.id, 'payment.completed', event, { retry: true });
+    const inFlight = Date.now() + 20_000;
+    while (app.calls.length === 0 && Date.now() < inFlight) await sleep(20);
+    assert.equal(app.calls.length, 1, 'the first worker called the app');
+    await first.kill('SIGKILL');
+    release();
+
+    // A second worker: BullMQ hands it the dead worker's job, which finds the attempt held (stale).
+    // The payments sweep (every 15 s) arms the delivery again once the dead worker's claim lapses:
+    // here the sweep runs with the clock past the claim (150 s) and the overdue mark (60 s).
+    await spawnWorker();
+    await sleep(3_000);
+    t.clock.advance(215_000);
+    try {
+      assert.ok((await t.ctx.services.appPayments.sweep()).deliveriesRearmed >= 1);
+    } finally {
+      t.clock.advance(-215_000);
+    }
+    const delivered = Date.now() + 20_000;
+    while ((await t.db.collection('app_deliveries').findOne({ _id: deliveryId as never }))?.status !== 'DELIVERED' && Date.now() < delivered) await sleep(50);
+    assert.equal((await t.db.collection('app_deliveries').findOne({ _id: deliveryId as never }))?.status, 'DELIVERED');
+    assert.deepEqual(app.calls.map((call) => call.headers['x-service-delivery']), [deliveryId, deliveryId], 'the same delivery id, at least once more');
   });
 });
