@@ -55,6 +55,8 @@ const env = {
   ...process.env,
   ...stackEnv(stack),
   SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
+  // Development: apps' webhooks may be on this machine (`npm run example:pizza`); production refuses them.
+  WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
 };
 function run(role, extraEnv = {}) {
   const child = spawn(process.execPath, ['--enable-source-maps', path.join(root, 'dist/main.js'), `--role=${role}`], {
