@@ -141,10 +141,7 @@ export class MessagesService {
     doc.seq = await this.deps.activity.nextSeq(roomId);
     await this.deps.messages.insert(doc);
     await this.deps.activity.recordLast(roomId, doc.seq, { id: doc._id, userId: doc.userId, message: '', encrypted: false, attachmentCount: 0, createdAt: doc.createdAt });
-    const view = presentMessage(doc);
-    this.deps.events.toRoom(roomId, 'message.new', { ...view, messageId: view.id });
-    await this.deps.enqueuePush(doc._id);
-    return view;
+    return this.announce(doc);
   }
 
   /** A comment on a message, where the room has comments enabled; any enabled member may comment. */
@@ -209,9 +206,16 @@ export class MessagesService {
       // The author has read what they wrote, and everything before it.
       await Promise.all([this.deps.activity.recordLast(room._id, doc.seq, last), this.deps.activity.markRead(room._id, principal.userId, doc.seq)]);
     }
+    return this.announce(doc);
+  }
+
+  /**
+   * A new message told: live, one broadcast to the room's socket.io room on every node (devices catch
+   * up by reading); to members without a live socket, by the push its queued job fans out.
+   */
+  private async announce(doc: MessageDoc): Promise<MessageView> {
     const view = presentMessage(doc);
-    // Live path: one broadcast to the room's socket.io room on every node; devices catch up by reading.
-    this.deps.events.toRoom(room._id, 'message.new', { ...view, messageId: view.id });
+    this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id });
     await this.deps.enqueuePush(doc._id);
     return view;
   }

@@ -5,6 +5,7 @@ import type { PresenceStore } from '../presence/index.js';
 import type { MembershipReads, RoomReads } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
+import { limiter } from '../platform/limiter.js';
 
 /** How much of a message a push shows. */
 export const PUSH_PREVIEW_LENGTH = 100;
@@ -138,22 +139,4 @@ export class MessagePushService {
     const body = authorName ? `${authorName}: ${base.text ?? ''}` : (base.text ?? '');
     return { kind: 'alert', alert: { title: base.title, body }, data: { ...data, roomName: base.title }, ttlSeconds: 86_400, collapseId: roomId, badge };
   }
-}
-
-/** Runs the tasks given to it, at most `max` at once, each as soon as a place is free. */
-function limiter(max: number): (task: () => Promise<void>) => Promise<void> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    // A finished task hands its place straight to the next waiting one.
-    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    else running++;
-    try {
-      await task();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  };
 }

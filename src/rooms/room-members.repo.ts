@@ -132,7 +132,7 @@ export class RoomMembersRepo {
   async sharingARoom(userId: string, others: string[]): Promise<Set<string>> {
     const rooms = new Set(await this.activeRoomIds(userId));
     if (rooms.size === 0 || others.length === 0) return new Set();
-    const lists = await this.userRooms.find({ _id: { $in: others } }).toArray();
-    return new Set(lists.filter((list) => list.roomIds.some((roomId) => rooms.has(roomId))).map((list) => list._id));
+    const roomsOf = await this.roomIdsOfUsers(others);
+    return new Set([...roomsOf].filter(([, roomIds]) => roomIds.some((roomId) => rooms.has(roomId))).map(([userId]) => userId));
   }
 }

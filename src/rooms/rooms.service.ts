@@ -71,7 +71,8 @@ export class RoomsService {
       // The other user is brought in only if they never were a member (one who left the chat stays
       // out): a connection at once, anyone else by a message request they accept first.
       const bringOther = !existing || !(await this.deps.members.find(existing._id, other));
-      await this.deps.invitations.assertNoBlock(principal.userId, other);
+      // A block either way refuses the chat (admissions checks it for a user it brings in).
+      if (!bringOther) await this.deps.invitations.assertNoBlock(principal.userId, other);
       const admissions = await this.deps.invitations.admissions(principal.userId, 'DIRECT', bringOther ? [other] : []);
       if (existing) {
         // Opening the chat the other user asked for answers their message request: accepted.

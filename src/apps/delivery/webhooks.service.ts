@@ -11,6 +11,7 @@ import { postWebhook, type FailureKind } from './webhook-client.js';
 import { must } from '../../platform/must.js';
 import { propertyOf } from '../../platform/errors.js';
 import { paymentReplyRefusal } from '../invocations/cards.js';
+import { limiter } from '../../platform/limiter.js';
 
 /** Why a call failed, or was not made: the breaker was open, or 8 calls were already in flight. */
 export type CallFailure = FailureKind | 'BREAKER_OPEN' | 'TOO_MANY_CONCURRENT';
@@ -303,12 +304,13 @@ export class WebhooksService {
   async pingRecentlyUsed(): Promise<{ pinged: number; down: number }> {
     const since = new Date(this.deps.clock().getTime() - 24 * 3600 * 1000);
     const apps = await this.deps.repo.appsUsedSince(since);
-    let next = 0;
+    const limit = limiter(PING_POOL);
     await Promise.all(
-      Array.from({ length: Math.min(PING_POOL, apps.length) }, async () => {
-        // `!`: next < apps.length was checked on this turn, with nothing awaited since.
-        while (next < apps.length) await this.ping(apps[next++]!);
-      }),
+      apps.map((app) =>
+        limit(async () => {
+          await this.ping(app);
+        }),
+      ),
     );
     return { pinged: apps.length, down: await this.deps.repo.countDownUsedSince(since) };
   }
