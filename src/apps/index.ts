@@ -46,6 +46,7 @@ export function appsArea(
     biometric: deps.biometric,
     webhooks,
     clock: p.clock,
+    crashAt: p.crashAt,
   });
   const invocations = new InvocationsService(new InvocationsRepo(p.db), {
     payments,

@@ -48,6 +48,13 @@ const EnvSchema = z
     // Every role serves /healthz, /readyz and /metrics on this port (production default 9090; elsewhere
     // off unless set; 0 picks a free port). Keep it internal: it is for the orchestrator and Prometheus.
     OPS_PORT: port.optional(),
+    // Chaos tests only (refused in production): named points (src/platform/crash-points.ts) where the
+    // process kills itself (SIGKILL), as a crash there would.
+    CRASH_AT: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
+      .pipe(z.array(z.enum(['app-payment.changed']))),
     // Whether the api's public port serves /metrics too (off: metrics belong on OPS_PORT).
     METRICS_ON_PUBLIC_PORT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Sockets that stop reading (README, "Slow sockets"): past this many unsent bytes a socket's device
@@ -261,6 +268,7 @@ const EnvSchema = z
     WALLET_STATIC_ETH_USDT: decimalString.default('3000'),
   })
   .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.CRASH_AT.length > 0) ctx.addIssue({ code: 'custom', path: ['CRASH_AT'], message: 'is for chaos tests only' });
     if (env.NODE_ENV === 'production' && env.WEBHOOK_ALLOW_PRIVATE) ctx.addIssue({ code: 'custom', path: ['WEBHOOK_ALLOW_PRIVATE'], message: 'is for development and tests only' });
     if (env.SFU_RTC_MIN_PORT > env.SFU_RTC_MAX_PORT) ctx.addIssue({ code: 'custom', path: ['SFU_RTC_MIN_PORT'], message: 'must not exceed SFU_RTC_MAX_PORT' });
     if (env.NODE_ENV === 'production' && (env.CODE_HASH_MEMORY_KIB < 19_456 || env.CODE_HASH_PASSES < 2)) {

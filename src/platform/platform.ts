@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { DomainEvents } from './domain-events.js';
 import { CodeHasher } from './code-hash.js';
+import { crashAt, type CrashAt } from './crash-points.js';
 import { EphemeralStore } from './ephemeral.js';
 import { GeoipLiteLocator, type GeoLocator } from './geoip.js';
 import { keyspace, type Keyspace } from './keyspace.js';
@@ -37,6 +38,8 @@ export interface Platform {
   cache: CacheBus;
   domainEvents: DomainEvents;
   queues: Queues;
+  /** Where a chaos test has this process die (CRASH_AT); does nothing elsewhere. */
+  crashAt: CrashAt;
   /** The database; a process that asked for none (an sfu-only node) throws on use. */
   readonly db: Db;
   readonly storage: BlobStorage;
@@ -104,6 +107,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     cache,
     domainEvents: new DomainEvents(logger),
     queues,
+    crashAt: crashAt(config.CRASH_AT),
     get db() {
       if (!db) throw new Error('this process was started without a database');
       return db;

@@ -14,6 +14,7 @@ import { makeRoom, makeUser } from '../helpers/factories.js';
 import { ownMongo, ownRedis, type OwnServer } from '../helpers/private-stack.js';
 import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
 import { startAppServer, type AppServer } from '../helpers/app-server.js';
+import { walletWith } from '../helpers/wallets.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -338,7 +339,7 @@ describe('chaos: Redis restarted mid-load', () => {
   });
 });
 
-describe('chaos: a worker killed (SIGKILL) while it delivers a payment event', () => {
+describe('chaos: payment events when a worker or an api is killed (SIGKILL)', () => {
   let t: TestApp;
   const workers: RoleProcess[] = [];
   let app: AppServer | undefined;
@@ -394,5 +395,50 @@ describe('chaos: a worker killed (SIGKILL) while it delivers a payment event', (
     while ((await t.db.collection('app_deliveries').findOne({ _id: deliveryId as never }))?.status !== 'DELIVERED' && Date.now() < delivered) await sleep(50);
     assert.equal((await t.db.collection('app_deliveries').findOne({ _id: deliveryId as never }))?.status, 'DELIVERED');
     assert.deepEqual(app.calls.map((call) => call.headers['x-service-delivery']), [deliveryId, deliveryId], 'the same delivery id, at least once more');
+  });
+
+  it('an api killed (SIGKILL) between a payment\'s change and its event: the sweep sends the event, once, under the payment\'s delivery id (issue 24, item 2)', async () => {
+    const callsBefore = app!.calls.length;
+    const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const created = (await t.app.inject({ method: 'POST', url: '/api/apps', headers: bearer(owner.accessToken), payload: { name: 'Crash shop', webhookUrl: app!.url } })).json() as { id: string };
+    const walletId = await walletWith(t, member, 'USDT', 10_000_000n);
+    const payments = t.ctx.services.appPayments;
+    const open = async (reference: string) =>
+      (await payments.open({ appId: created.id, userId: member.userId, appUserId: `au-${reference}`, invocationId: `inv-${reference}`, payment: { amount: '2', currency: 'USDT', reference, description: 'Crash test', expiresIn: 600 } }))!;
+    const paid = await open('crash-1');
+    const declined = await open('crash-2');
+
+    // An api process that dies right after a payment changes, before the event's delivery is recorded.
+    const crashAtChange = async (url: string, body?: object) => {
+      const api = await spawnApi(t.config, { CRASH_AT: 'app-payment.changed', ...env });
+      const answer = await fetch(`${api.url}${url}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${member.accessToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      }).then((res) => res.status, () => 'no answer');
+      await api.kill();
+      assert.equal(answer, 'no answer', 'the request died with the process');
+      assert.equal(api.child.signalCode, 'SIGKILL');
+    };
+    await crashAtChange(`/api/app-payments/${paid._id}/confirm`, { walletId });
+    await crashAtChange(`/api/app-payments/${declined._id}/decline`);
+
+    const stored = await t.db.collection('app_payments').find({ _id: { $in: [paid._id, declined._id] as never[] } }).sort({ reference: 1 }).toArray();
+    assert.deepEqual(stored.map((doc) => [doc.status, doc.eventDue]), [['COMPLETED', 'payment.completed'], ['DECLINED', 'payment.declined']], 'changed, each owing its event');
+    assert.equal(await t.db.collection('app_deliveries').countDocuments({ _id: { $in: [`${paid._id}-completed`, `${declined._id}-declined`] as never[] } }), 0, 'no delivery recorded');
+    assert.equal((await t.app.inject({ method: 'GET', url: `/api/wallets/${walletId}`, headers: bearer(member.accessToken) })).json().available, '8', 'paid once');
+
+    // The payments sweep records what is owed once the grace has passed; a worker sends it.
+    t.clock.advance(31_000);
+    try {
+      assert.equal((await payments.sweep()).eventsRecorded, 2);
+      assert.equal((await payments.sweep()).eventsRecorded, 0, 'recorded once');
+    } finally {
+      t.clock.advance(-31_000);
+    }
+    const events = () => app!.calls.slice(callsBefore).map((call) => [call.headers['x-service-delivery'], (JSON.parse(call.raw.toString()) as { type: string }).type]);
+    const deadline = Date.now() + 20_000;
+    while (events().length < 2 && Date.now() < deadline) await sleep(50);
+    assert.deepEqual(events().sort(), [[`${paid._id}-completed`, 'payment.completed'], [`${declined._id}-declined`, 'payment.declined']].sort());
   });
 });

@@ -69,6 +69,16 @@ describe('configuration', () => {
     });
   });
 
+  it('takes crash points for chaos tests only: named ones, never in production', () => {
+    assert.deepEqual(loadConfig({}).CRASH_AT, []);
+    assert.deepEqual(loadConfig({ CRASH_AT: 'app-payment.changed' }).CRASH_AT, ['app-payment.changed']);
+    assert.throws(() => loadConfig({ CRASH_AT: 'nowhere' }), /CRASH_AT/);
+    assert.throws(() => loadConfig({ NODE_ENV: 'production', CRASH_AT: 'app-payment.changed' }), (error: unknown) => {
+      assert.match((error as ConfigError).problems.join('\n'), /CRASH_AT: is for chaos tests only/);
+      return true;
+    });
+  });
+
   it('stops the process with a message naming the variable', async () => {
     const { code, stderr } = await runMain({ HTTP_PORT: '70000' });
     assert.equal(code, 2);

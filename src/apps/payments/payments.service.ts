@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { IsoDateTime } from '../../platform/common.schemas.js';
 import type { BiometricService } from '../../devices/index.js';
 import type { Clock } from '../../platform/clock.js';
+import type { CrashAt } from '../../platform/crash-points.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import type { Principal } from '../../platform/principal.js';
 import { InsufficientFunds, type Ledger } from '../../wallets/index.js';
@@ -81,6 +82,7 @@ export class AppPaymentsService {
       biometric: Pick<BiometricService, 'confirmAction'>;
       webhooks: Pick<WebhooksService, 'sendNow' | 'enqueue' | 'sweepOverdue'>;
       clock: Clock;
+      crashAt: CrashAt;
     },
   ) {}
 
@@ -167,6 +169,7 @@ export class AppPaymentsService {
       throw WalletsErrors.INSUFFICIENT_FUNDS();
     }
     const completed = await this.complete(claimed);
+    this.deps.crashAt('app-payment.changed');
     const { reply } = await this.deps.webhooks.sendNow(completed.appId, 'payment.completed', this.eventBody(completed, 'payment.completed'), { retry: true, deliveryId: eventDeliveryId(completed, 'payment.completed') });
     await this.repo.clearEventDue(completed._id, 'payment.completed');
     return { payment: this.present(completed), reply: this.shownReply(reply) };
@@ -177,6 +180,7 @@ export class AppPaymentsService {
     const now = this.deps.clock();
     const declined = await this.repo.transition(paymentId, 'PENDING', 'DECLINED', { updatedAt: now, eventDue: 'payment.declined' }, now);
     if (!declined) throw AppsErrors.APP_PAYMENT_CLOSED();
+    this.deps.crashAt('app-payment.changed');
     await this.queueEvent(declined, 'payment.declined');
     return this.present(declined);
   }
