@@ -6,7 +6,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
 import { E2eeErrors } from './e2ee.errors.js';
-import type { RoomKeysService } from './room-keys.service.js';
+import type { RoomsPolicy } from '../rooms/index.js';
 
 /** An encrypted blob starts with these 4 bytes and a 12-byte nonce (AES-256-GCM, the tag at the end). */
 export const ENCRYPTED_MAGIC = Buffer.from('E2A1');
@@ -32,7 +32,7 @@ async function startsLikeEncrypted(part: StagedPart): Promise<boolean> {
 
 /**
  * Attachments of end-to-end encrypted rooms, which the server cannot read: it checks who uploads
- * (an active member of that room), the size and the header, and stores them as attachments of no
+ * (a member who may post in that room, as for any attachment), the size and the header, and stores them as attachments of no
  * message yet. A message of that room by the uploader then claims them (each once); uploads no
  * message claimed are deleted by the clean-up after `unusedTtlMs`. Members fetch them through the
  * same ticket links as any attachment.
@@ -41,7 +41,7 @@ export class EncryptedUploadsService {
   constructor(
     private readonly deps: {
       attachments: EncryptedUploadStore;
-      roomKeys: Pick<RoomKeysService, 'e2eeRoom'>;
+      rooms: Pick<RoomsPolicy, 'mayPost'>;
       storage: () => BlobStorage;
       /** Counts one encrypted upload of the device; throws 429 past its budget. */
       countUpload: (deviceId: string) => Promise<void>;
@@ -55,7 +55,8 @@ export class EncryptedUploadsService {
   /** The checks that come before the body is read: the budget, then the room. */
   async assertMayUpload(principal: Principal, roomId: string): Promise<void> {
     await this.deps.countUpload(principal.deviceId);
-    await this.deps.roomKeys.e2eeRoom(principal, roomId);
+    const room = await this.deps.rooms.mayPost(principal, roomId);
+    if (room.type !== 'E2EE') throw E2eeErrors.ROOM_NOT_E2EE();
   }
 
   async upload(principal: Principal, roomId: string, parts: { blob: StagedPart | null; thumbnail: StagedPart | null }): Promise<{ attachmentId: string; size: number }> {

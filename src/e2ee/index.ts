@@ -37,7 +37,7 @@ export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEv
 
   const uploads = new EncryptedUploadsService({
     attachments: deps.attachments,
-    roomKeys,
+    rooms: deps.rooms.policy,
     storage: () => p.storage,
     countUpload: budget(p.keys.e2ee.uploads, p.config.E2EE_UPLOADS_PER_MINUTE),
     maxBytes: p.config.E2EE_ATTACHMENT_MAX_BYTES,

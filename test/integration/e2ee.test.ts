@@ -1,47 +1,12 @@
 import assert from 'node:assert/strict';
-import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, randomBytes, verify } from 'node:crypto';
+import { deviceKeys, ED25519_SPKI, identityRequest, keyShare, sealedBlob, type Keys } from '../helpers/e2ee.js';
 import { after, before, describe, it } from 'node:test';
 import { freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 import { bearer } from '../helpers/app.js';
-
-const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
-const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
-const raw = (key: KeyObject) => key.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
-
-/** A phone's device keys, made as a client app makes them: X25519 to receive room keys, Ed25519 to sign. */
-function deviceKeys() {
-  const encryption = generateKeyPairSync('x25519');
-  const signing = generateKeyPairSync('ed25519');
-  return {
-    encryptionKey: raw(encryption.publicKey),
-    signingKey: raw(signing.publicKey),
-    sign: (message: string) => sign(null, Buffer.from(message), signing.privateKey).toString('base64'),
-    /** Opens a room key wrapped to this device (see wrap). */
-    unwrap(wrapped: string): Buffer {
-      const bytes = Buffer.from(wrapped, 'base64');
-      const shared = diffieHellman({ privateKey: encryption.privateKey, publicKey: createPublicKey({ key: Buffer.concat([X25519_SPKI, bytes.subarray(0, 32)]), format: 'der', type: 'spki' }) });
-      const key = Buffer.from(hkdfSync('sha256', shared, Buffer.alloc(0), 'room-key-wrap', 32));
-      const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(32, 44));
-      decipher.setAuthTag(bytes.subarray(-16));
-      return Buffer.concat([decipher.update(bytes.subarray(44, -16)), decipher.final()]);
-    },
-  };
-}
-type Keys = ReturnType<typeof deviceKeys>;
-
-/** Wraps a room key to a device's X25519 key: an ephemeral key, HKDF, AES-256-GCM (what the server stores, unread). */
-function wrap(roomKey: Buffer, encryptionKey: string): string {
-  const ephemeral = generateKeyPairSync('x25519');
-  const shared = diffieHellman({ privateKey: ephemeral.privateKey, publicKey: createPublicKey({ key: Buffer.concat([X25519_SPKI, Buffer.from(encryptionKey, 'base64')]), format: 'der', type: 'spki' }) });
-  const key = Buffer.from(hkdfSync('sha256', shared, Buffer.alloc(0), 'room-key-wrap', 32));
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  const body = Buffer.concat([cipher.update(roomKey), cipher.final()]);
-  return Buffer.concat([Buffer.from(raw(ephemeral.publicKey), 'base64'), nonce, body, cipher.getAuthTag()]).toString('base64');
-}
 
 interface Device {
   s: Session;
@@ -69,8 +34,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     await client.connect(hubs[hub]!.port);
     return client;
   };
-  const register = (s: Session, keys: Keys) =>
-    api(s, 'PUT', '/api/e2ee/identity', { encryptionKey: keys.encryptionKey, signingKey: keys.signingKey, proof: keys.sign(`E2EE_IDENTITY_V1|${s.deviceId}|${keys.encryptionKey}|${keys.signingKey}`) });
+  const register = (s: Session, keys: Keys) => api(s, 'PUT', '/api/e2ee/identity', identityRequest(s.deviceId, keys));
   /** A signed-in device with its identity registered. */
   const device = async (phone = freshPhone()): Promise<Device> => {
     const s = await signIn(t, phone);
@@ -78,10 +42,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     assert.equal((await register(s, keys)).statusCode, 204);
     return { s, keys };
   };
-  const share = (from: Device, roomId: string, version: number, to: Device, roomKey: Buffer) => {
-    const wrappedKey = wrap(roomKey, to.keys.encryptionKey);
-    return { deviceId: to.s.deviceId, wrappedKey, signature: from.keys.sign(`E2EE_SHARE_V1|${roomId}|${version}|${to.s.deviceId}|${wrappedKey}`) };
-  };
+  const share = (from: Device, roomId: string, version: number, to: Device, roomKey: Buffer) => keyShare(from.keys, roomId, version, { deviceId: to.s.deviceId, keys: to.keys }, roomKey);
   const upload = (from: Device, roomId: string, body: object) => api(from.s, 'POST', `/api/e2ee/rooms/${roomId}/keys`, body);
   const keysOf = async (d: Device, roomId: string) => {
     const res = await api(d.s, 'GET', `/api/e2ee/rooms/${roomId}/keys`);
@@ -307,12 +268,6 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     assert.equal((await api(other.s, 'POST', `/api/e2ee/rooms/${room.id}/keys/request`, { version: 1 })).json().code, 'NOT_A_MEMBER');
   });
 
-  /** An encrypted blob as a phone makes it: E2A1, a 12-byte nonce, AES-256-GCM ciphertext and its tag. */
-  const sealed = (plain: Buffer) => {
-    const nonce = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', randomBytes(32), nonce);
-    return Buffer.concat([Buffer.from('E2A1'), nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-  };
   const uploadEncrypted = (s: Session, roomId: string, files: FilePart[]) => {
     const body = multipart(files);
     return t.app.inject({ method: 'POST', url: `/api/e2ee/rooms/${roomId}/attachments`, headers: { ...bearer(s.accessToken), ...body.headers }, payload: body.payload });
@@ -322,8 +277,8 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     const [owner, member, outsider] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
     const room = await makeRoom(t, owner, { type: 'E2EE', members: [member] });
     const plainRoom = await makeRoom(t, owner, { members: [member] });
-    const blob = sealed(randomBytes(5000));
-    const thumbnail = sealed(randomBytes(300));
+    const blob = sealedBlob(randomBytes(5000));
+    const thumbnail = sealedBlob(randomBytes(300));
     const res = await uploadEncrypted(owner, room.id, [{ filename: 'a.bin', content: blob }, { filename: 't.bin', content: thumbnail, field: 'thumbnail' }]);
     assert.equal(res.statusCode, 200, res.body);
     const { attachmentId, size } = res.json();
@@ -337,13 +292,13 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
       [owner, room.id, [{ filename: 'a.bin', content: blob }, { filename: 't.png', content: randomBytes(100), field: 'thumbnail' }], 400, 'ENCRYPTED_ATTACHMENT_INVALID'],
       [owner, room.id, [{ filename: 't.bin', content: thumbnail, field: 'thumbnail' }], 400, 'ENCRYPTED_ATTACHMENT_INVALID'],
       // The limit (64 KiB here) counts blob and thumbnail together: one byte more is refused.
-      [owner, room.id, [{ filename: 'a.bin', content: sealed(randomBytes(65536 - 32 - 300)) }, { filename: 't.bin', content: thumbnail, field: 'thumbnail' }], 413, 'ENCRYPTED_ATTACHMENT_TOO_LARGE'],
+      [owner, room.id, [{ filename: 'a.bin', content: sealedBlob(randomBytes(65536 - 32 - 300)) }, { filename: 't.bin', content: thumbnail, field: 'thumbnail' }], 413, 'ENCRYPTED_ATTACHMENT_TOO_LARGE'],
     ];
     for (const [who, roomId, files, status, code] of refused) {
       const answer = await uploadEncrypted(who, roomId, files);
       assert.deepEqual([answer.statusCode, answer.json().code], [status, code], answer.body);
     }
-    const exact = await uploadEncrypted(member, room.id, [{ filename: 'a.bin', content: sealed(randomBytes(65536 - 32)) }]);
+    const exact = await uploadEncrypted(member, room.id, [{ filename: 'a.bin', content: sealedBlob(randomBytes(65536 - 32)) }]);
     assert.deepEqual([exact.statusCode, exact.json().size], [200, 65536], 'exactly the limit passes');
     const membersUpload = exact.json().attachmentId as string;
 
@@ -369,7 +324,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     assert.deepEqual((await t.app.inject({ url: `${url.pathname}?variant=thumbnail` })).rawPayload, thumbnail);
 
     // The clean-up, a day later: the upload no message took is deleted, the used one stays.
-    const unused = (await uploadEncrypted(owner, room.id, [{ filename: 'a.bin', content: sealed(randomBytes(100)) }])).json().attachmentId as string;
+    const unused = (await uploadEncrypted(owner, room.id, [{ filename: 'a.bin', content: sealedBlob(randomBytes(100)) }])).json().attachmentId as string;
     const collection = t.db.collection<{ _id: string; storageKey: string }>('attachments');
     const unusedKey = (await collection.findOne({ _id: unused }))!.storageKey;
     const early = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 3_500_000));
@@ -384,7 +339,7 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
   it('limits encrypted uploads per device: the budget passes, one more is 429 with Retry-After', async () => {
     const s = await signIn(t);
     const room = await makeRoom(t, s, { type: 'E2EE' });
-    const blob = sealed(randomBytes(100));
+    const blob = sealedBlob(randomBytes(100));
     const answers = [];
     for (let i = 0; i < 12; i++) answers.push((await uploadEncrypted(s, room.id, [{ filename: 'a.bin', content: blob }])).statusCode);
     assert.deepEqual(new Set(answers), new Set([200]));

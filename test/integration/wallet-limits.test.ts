@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
-import { fund } from '../helpers/wallets.js';
+import { fund, withBiometricKey } from '../helpers/wallets.js';
 import { limitSigned } from '../../src/wallets/limits.service.js';
 
 const ADMIN_PHONE = '+4915100000042';
@@ -18,15 +17,10 @@ describe('sending limits', () => {
   });
   after(() => t.close());
 
-  /** A member whose device has a biometric key; `sign` signs with it. */
+  /** A member whose device has a biometric key; `signWith` signs with it. */
   async function memberWithKey() {
     const s = await makeUser(t);
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const signWith = (message: string) => sign(null, Buffer.from(message), privateKey).toString('base64');
-    const n0 = await nonce(s);
-    const enrolled = await api(s, 'PUT', '/api/devices/biometric-key', { publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'), algorithm: 'ED25519', nonce: n0, signature: signWith(`BIOMETRIC_KEY_ENROLL_V1|${n0}`) });
-    assert.equal(enrolled.statusCode, 204, enrolled.body);
-    return { s, signWith };
+    return { s, ...(await withBiometricKey(t, s)) };
   }
   const nonce = async (s: Session) => (await t.app.inject({ method: 'POST', url: '/api/devices/biometric-key/nonce', headers: bearer(s.accessToken) })).json().nonce as string;
   const ask = async (m: { s: Session; signWith: (message: string) => string }, body: { tier?: string; noLimit?: true; duration: string }, signedAs = body) => {
@@ -95,6 +89,26 @@ describe('sending limits', () => {
     // Past the week (and past the access token's life: sign in again on the same device's number).
     const again = await ask({ ...m, s: await refresh(m.s) }, { noLimit: true, duration: 'UNTIL_CHANGED' });
     assert.equal(again.statusCode, 200, again.body);
+  });
+
+  it('lasts what was asked: 30 days, or until another is approved; no other duration is taken', async () => {
+    admin = await signIn(t, ADMIN_PHONE);
+    const [m, lasting] = [await memberWithKey(), await memberWithKey()];
+    t.clock.advance(61_000);
+    for (const duration of ['DAYS_14', 'FOREVER', '']) assert.equal((await ask(m, { tier: 'TIER_2', duration })).statusCode, 400, duration);
+    const month = (await ask(m, { tier: 'TIER_3', duration: 'DAYS_30' })).json();
+    assert.ok((await api(admin, 'POST', `/api/admin/wallet-limit-requests/${month.id}/approve`)).json().effectiveUntil);
+    const untilChanged = (await ask(lasting, { tier: 'TIER_2', duration: 'UNTIL_CHANGED' })).json();
+    assert.equal((await api(admin, 'POST', `/api/admin/wallet-limit-requests/${untilChanged.id}/approve`)).json().effectiveUntil, null);
+    const tier3 = await t.ctx.services.walletLimits.limitOf(m.s.userId, 'USDT');
+    assert.ok(tier3 !== null && tier3 > 1_000_000_000n, 'TIER_3 allows more than TIER_2');
+
+    t.clock.advance(29 * 86_400_000);
+    assert.equal(await t.ctx.services.walletLimits.limitOf(m.s.userId, 'USDT'), tier3, 'still on day 29');
+    t.clock.advance(86_400_000 + 1_000);
+    assert.equal(await t.ctx.services.walletLimits.limitOf(m.s.userId, 'USDT'), 100_000_000n, 'back to TIER_1 after 30 days');
+    t.clock.advance(400 * 86_400_000);
+    assert.equal(await t.ctx.services.walletLimits.limitOf(lasting.s.userId, 'USDT'), 1_000_000_000n, 'until changed: more than a year on, still TIER_2');
   });
 
   /** A fresh access token for the same device, through the refresh endpoint. */
