@@ -141,7 +141,7 @@ export interface AppContext {
   close(): Promise<void>;
 }
 
-export async function createContext(config: Config, logger: Logger, options: { clock?: Clock } = {}): Promise<AppContext> {
+export async function createContext(config: Config, logger: Logger, options: { clock?: Clock; monitorCommands?: boolean } = {}): Promise<AppContext> {
   const platform = await createPlatform(config, logger, options);
   const areas = await composeAreas(platform);
   return {

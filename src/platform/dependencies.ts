@@ -1,4 +1,4 @@
-import { Command, type Redis } from 'ioredis';
+import { Command, Redis } from 'ioredis';
 import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, type MongoClient } from 'mongodb';
 import { CommonErrors } from './common.errors.js';
 import type { AppError } from './errors.js';
@@ -115,7 +115,8 @@ export class DependencyHealth {
    * (no offline queue) while its own handshake goes through. Call for every client of request paths.
    */
   guardRedis(redis: Redis): Redis {
-    const send = redis.sendCommand.bind(redis);
+    // ioredis's own sendCommand, looked up at each call (a test's round-trip counter wraps it).
+    const send = (command: Command, stream?: unknown) => Redis.prototype.sendCommand.call(redis, command, stream as never);
     // Cast: the wrapper takes and returns what ioredis's sendCommand does.
     redis.sendCommand = ((command, stream) => {
       if (!this.up.redis && redis.status === 'ready' && !this.probes.has(command)) {

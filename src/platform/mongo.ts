@@ -7,9 +7,10 @@ import { propertyOf } from './errors.js';
  * server stops answering fails within about `probeMs` + `timeoutMs` (README, "When MongoDB or Redis
  * is away").
  */
-export async function connectMongo(url: string, dbName: string, bounds: { timeoutMs: number; probeMs: number }): Promise<{ client: MongoClient; db: Db }> {
+export async function connectMongo(url: string, dbName: string, bounds: { timeoutMs: number; probeMs: number; monitorCommands?: boolean }): Promise<{ client: MongoClient; db: Db }> {
   const half = Math.max(100, Math.floor(bounds.timeoutMs / 2));
-  const client = new MongoClient(url, { serverSelectionTimeoutMS: half, connectTimeoutMS: half, heartbeatFrequencyMS: Math.max(500, bounds.probeMs) });
+  // monitorCommands: the driver's command events (tests count each operation's commands with them).
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: half, connectTimeoutMS: half, heartbeatFrequencyMS: Math.max(500, bounds.probeMs), monitorCommands: bounds.monitorCommands ?? false });
   await client.connect();
   return { client, db: client.db(dbName) };
 }

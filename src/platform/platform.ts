@@ -65,12 +65,12 @@ export function once<T>(make: () => T): () => T {
  * Connects what a process needs: Redis always, the database unless `database` is false. Adapters
  * to outside services (storage, SMS, e-mail, geolocation) are built on first use.
  */
-export async function createPlatform(config: Config, logger: Logger, options: { database?: boolean; clock?: Clock } = {}): Promise<Platform> {
+export async function createPlatform(config: Config, logger: Logger, options: { database?: boolean; clock?: Clock; monitorCommands?: boolean } = {}): Promise<Platform> {
   const dependencies = new DependencyHealth(logger, config.DEPENDENCY_TIMEOUT_MS, config.DEPENDENCY_PROBE_MS);
   let mongo: MongoClient | null = null;
   let db: Db | null = null;
   if (options.database ?? true) {
-    ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS, probeMs: config.DEPENDENCY_PROBE_MS }));
+    ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS, probeMs: config.DEPENDENCY_PROBE_MS, monitorCommands: options.monitorCommands ?? false }));
     dependencies.watchMongo(mongo);
   }
   const redis = dependencies.guardRedis(connectRedis(config.REDIS_URL, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));

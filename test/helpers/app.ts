@@ -63,7 +63,7 @@ export function startTestWorkers(t: TestApp): Promise<Workers> {
 export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
   const config = await testConfig(overrides);
   const clock = shiftableClock();
-  const ctx = await createContext(config, createLogger(config, 'test'), { clock });
+  const ctx = await createContext(config, createLogger(config, 'test'), { clock, monitorCommands: true });
   const app = await apiOf(ctx);
   return {
     ctx,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TtlCache } from './ttl-cache.js';
 import { closeRedis, duplicate } from '../redis.js';
@@ -22,6 +23,8 @@ export function sharedCache<V>(bus: CacheBus | undefined, kind: string, ttlMs: n
 export class CacheBus {
   private readonly caches = new Map<string, TtlCache<unknown>>();
   private subscriber: Redis | null = null;
+  /** This process's name on the channel: its own clearings, already done here, are not done again. */
+  private readonly origin = randomUUID();
 
   constructor(
     private readonly redis: Redis,
@@ -32,9 +35,12 @@ export class CacheBus {
   async start(): Promise<void> {
     const subscriber = duplicate(this.redis);
     await subscriber.subscribe(this.channel);
+    // A message is `<origin> <kind>:<key>`.
     subscriber.on('message', (_channel: string, message: string) => {
-      const at = message.indexOf(':');
-      this.caches.get(message.slice(0, at))?.delete(message.slice(at + 1));
+      const space = message.indexOf(' ');
+      if (message.slice(0, space) === this.origin) return;
+      const at = message.indexOf(':', space);
+      this.caches.get(message.slice(space + 1, at))?.delete(message.slice(at + 1));
     });
     this.subscriber = subscriber;
   }
@@ -49,7 +55,7 @@ export class CacheBus {
       // Drops the entry in this process now and in every other one when they hear of it.
       clear: async (key) => {
         cache.delete(key);
-        await this.redis.publish(this.channel, `${kind}:${key}`);
+        await this.redis.publish(this.channel, `${this.origin} ${kind}:${key}`);
       },
     };
   }

@@ -1,0 +1,41 @@
+/**
+ * The round trips each hot path may make: MongoDB commands and Redis round trips (a MULTI … EXEC block
+ * is one), counted per operation by test/integration/round-trips.test.ts (the driver's command
+ * monitoring, every ioredis client of the process). A change that adds a round trip to one of these
+ * paths changes this table in the same commit, so the cost is seen in review. `why` names the trips.
+ */
+export interface Budget {
+  mongo: number;
+  redis: number;
+  why: string;
+}
+
+export const ROUND_TRIP_BUDGETS = {
+  'message post': {
+    mongo: 4,
+    redis: 2,
+    why: 'mongo: the timeline number, the insert, the last message, the author\'s read mark | redis: the broadcast, the push job',
+  },
+  'message post with clientMessageId and Idempotency-Key (a phone)': {
+    mongo: 5,
+    redis: 4,
+    why: 'as a post, and a find of an earlier send | redis: the key\'s claim and its answer',
+  },
+  comment: { mongo: 4, redis: 2, why: 'mongo: the parent, its room, the membership, the insert | redis: the broadcast, the push job' },
+  'read a page of messages': { mongo: 3, redis: 0, why: 'mongo: the room, the membership, the page' },
+  'chat-status page': { mongo: 7, redis: 0, why: 'mongo: the rooms index, activity (twice), rooms, memberships, read marks, calls' },
+  'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },
+  'sign-in: login': { mongo: 8, redis: 2, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets' },
+  'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
+  'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox, presence, the status' },
+  'device-event emit': { mongo: 0, redis: 4, why: 'redis: the inbox append, presence, the poke, presence again' },
+  transfer: { mongo: 12, redis: 5, why: 'mongo: the journal, both accounts, the device (twice), the entry\'s steps | redis: the nonce, the broadcast, push jobs' },
+  'withdrawal request': { mongo: 15, redis: 4, why: 'mongo: the request, the account, the device (twice), limits, the ledger entry\'s steps | redis: the nonce, the job, the broadcast' },
+  swap: { mongo: 25, redis: 1, why: 'mongo: the quote, the device, two ledger entries\' steps | redis: the nonce' },
+  invocation: { mongo: 5, redis: 2, why: 'mongo: the app, the install, the identity, the manifest, the activity row | redis: the breaker\'s admission and settling' },
+  'webhook delivery': { mongo: 3, redis: 3, why: 'mongo: the claim, the activity row, the delivery\'s end | redis: the app (cached), admission, settling' },
+  'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
+  'attachment upload': { mongo: 7, redis: 2, why: 'mongo: the caller\'s files in processing (twice), the message\'s four, the attachment | redis: the broadcast, the job' },
+} satisfies Record<string, Budget>;
+
+export type HotPath = keyof typeof ROUND_TRIP_BUDGETS;
