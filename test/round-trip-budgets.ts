@@ -12,17 +12,17 @@ export interface Budget {
 
 export const ROUND_TRIP_BUDGETS = {
   'message post': {
-    mongo: 4,
+    mongo: 3,
     redis: 2,
-    why: 'mongo: the timeline number, the insert, the last message, the author\'s read mark | redis: the broadcast, the push job',
+    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert and the author\'s read mark side by side (room and membership cached) | redis: the broadcast, the push job',
   },
   'message post with clientMessageId and Idempotency-Key (a phone)': {
-    mongo: 5,
+    mongo: 3,
     redis: 4,
-    why: 'as a post, and a find of an earlier send | redis: the key\'s claim and its answer',
+    why: 'as a post: the unique index answers a resend, no find first | redis: the key\'s claim and its answer',
   },
-  comment: { mongo: 4, redis: 2, why: 'mongo: the parent, its room, the membership, the insert | redis: the broadcast, the push job' },
-  'read a page of messages': { mongo: 3, redis: 0, why: 'mongo: the room, the membership, the page' },
+  comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
+  'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },
   'chat-status page': { mongo: 7, redis: 0, why: 'mongo: the rooms index, activity (twice), rooms, memberships, read marks, calls' },
   'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },
   'sign-in: login': { mongo: 8, redis: 2, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets' },
@@ -35,7 +35,7 @@ export const ROUND_TRIP_BUDGETS = {
   invocation: { mongo: 5, redis: 2, why: 'mongo: the app, the install, the identity, the manifest, the activity row | redis: the breaker\'s admission and settling' },
   'webhook delivery': { mongo: 3, redis: 3, why: 'mongo: the claim, the activity row, the delivery\'s end | redis: the app (cached), admission, settling' },
   'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
-  'attachment upload': { mongo: 7, redis: 2, why: 'mongo: the caller\'s files in processing (twice), the message\'s four, the attachment | redis: the broadcast, the job' },
+  'attachment upload': { mongo: 6, redis: 2, why: 'mongo: the caller\'s files in processing (twice), the message\'s three, the attachment | redis: the broadcast, the job' },
 } satisfies Record<string, Budget>;
 
 export type HotPath = keyof typeof ROUND_TRIP_BUDGETS;

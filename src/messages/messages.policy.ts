@@ -1,5 +1,6 @@
 import type { Principal } from '../platform/principal.js';
-import type { RoomsPolicy } from '../rooms/index.js';
+import { isEnabledMember, type RoomsPolicy } from '../rooms/index.js';
+import { RoomsErrors } from '../rooms/rooms.errors.js';
 import type { RoomDoc } from '../rooms/index.js';
 import { MessagesErrors } from './messages.errors.js';
 import type { MessageDoc, MessagesRepo } from './messages.repo.js';
@@ -23,9 +24,13 @@ export class MessagesPolicy {
    * member of; 400 MESSAGE_NOT_FOUND or NOT_A_MEMBER.
    */
   async forEnabledMember(principal: Principal, messageId: string, options: { postOnly?: boolean } = {}): Promise<{ message: MessageDoc; room: RoomDoc }> {
-    const found = await this.withRoom(messageId, options);
-    await this.deps.rooms.enabledMember(found.room._id, principal.userId);
-    return found;
+    const message = await this.deps.messages.findById(messageId);
+    if (!message || (options.postOnly && message.parentId !== null)) throw MessagesErrors.MESSAGE_NOT_FOUND();
+    // Commenting is a hot path: the room and membership come from the caches posting uses.
+    const { room, member } = await this.deps.rooms.cached(message.roomId, principal.userId);
+    if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
+    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER();
+    return { message, room };
   }
 
   /** The message, in a room the caller may read (spec, Messages rules 5 and 7). */

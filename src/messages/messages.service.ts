@@ -138,9 +138,7 @@ export class MessagesService {
       card,
       createdAt: this.deps.clock(),
     };
-    doc.seq = await this.deps.activity.nextSeq(roomId);
-    await this.deps.messages.insert(doc);
-    await this.deps.activity.recordLast(roomId, doc.seq, { id: doc._id, userId: doc.userId, message: '', encrypted: false, attachmentCount: 0, createdAt: doc.createdAt });
+    await this.append(doc, () => this.deps.messages.insert(doc));
     return this.announce(doc);
   }
 
@@ -167,12 +165,8 @@ export class MessagesService {
     // A message may be only its attachments.
     if (text.length === 0 && attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
     if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
-    // A resend (the phone never heard the answer) finds the message the first send made.
+    // A resend (the phone never heard the answer) meets the first send in the unique index (see below).
     const clientKey = input.clientMessageId && parentId === null && !claimUploads ? `${room._id}:${principal.userId}:${input.clientMessageId}` : undefined;
-    if (clientKey) {
-      const earlier = await this.deps.messages.findByClientKey(clientKey);
-      if (earlier) return presentMessage(earlier);
-    }
 
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const doc: MessageDoc = {
@@ -190,23 +184,42 @@ export class MessagesService {
       ...(clientKey ? { clientKey } : {}),
       createdAt: this.deps.clock(),
     };
-    // The room's timeline number (comments have none): the chat list's unread counts come from it.
     if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });
-    if (parentId === null) doc.seq = await this.deps.activity.nextSeq(room._id);
-    try {
-      await this.deps.messages.insert(doc);
-    } catch (error) {
-      // Two sends of one message at the same moment: the other made it (its timeline number is left unused).
-      const earlier = clientKey && isDuplicateKey(error) ? await this.deps.messages.findByClientKey(clientKey) : null;
-      if (!earlier) throw error;
-      return presentMessage(earlier);
+    const stored = async () => {
+      try {
+        await this.deps.messages.insert(doc);
+        return null;
+      } catch (error) {
+        // A resend of a stored message (the phone never heard the answer): the first send's message.
+        const earlier = clientKey && isDuplicateKey(error) ? await this.deps.messages.findByClientKey(clientKey) : null;
+        if (!earlier) throw error;
+        return earlier;
+      }
+    };
+    // A comment is not on the room's timeline: no number, not the chat list's newest message.
+    if (parentId !== null) {
+      const earlier = await stored();
+      return earlier ? presentMessage(earlier) : this.announce(doc);
     }
-    if (doc.seq !== undefined) {
-      const last = { id: doc._id, userId: doc.userId, message: doc.message, encrypted, attachmentCount: attachmentIds.length, createdAt: doc.createdAt };
-      // The author has read what they wrote, and everything before it.
-      await Promise.all([this.deps.activity.recordLast(room._id, doc.seq, last), this.deps.activity.markRead(room._id, principal.userId, doc.seq)]);
-    }
-    return this.announce(doc);
+    // The author has read what they wrote, and everything before it: marked while the message is stored.
+    const earlier = await this.append(doc, stored, (seq) => this.deps.activity.markRead(room._id, principal.userId, seq));
+    return earlier ? presentMessage(earlier) : this.announce(doc);
+  }
+
+  /**
+   * Puts a timeline message on the room's timeline: its number and the chat list's newest message in
+   * one update, then `store` (and `alongside`, given the number) at once. When `store` fails, or finds
+   * the message stored already (what it answers), the newest message before is put back.
+   */
+  private async append<T>(doc: MessageDoc, store: () => Promise<T | null | void>, alongside: (seq: number) => Promise<void> = async () => undefined): Promise<T | null> {
+    const last = { id: doc._id, userId: doc.userId, message: doc.message, encrypted: doc.encrypted, attachmentCount: doc.attachmentIds.length, createdAt: doc.createdAt };
+    const { seq, previous } = await this.deps.activity.append(doc.roomId, last);
+    doc.seq = seq;
+    const [outcome] = await Promise.all([store().then((found) => ({ found: found ?? null, error: null }), (error: unknown) => ({ found: null, error })), alongside(seq)]);
+    if (outcome.error === null && outcome.found === null) return null;
+    await this.deps.activity.unappend(doc.roomId, doc._id, previous);
+    if (outcome.error !== null) throw outcome.error;
+    return outcome.found;
   }
 
   /**

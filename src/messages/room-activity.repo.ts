@@ -20,7 +20,6 @@ export interface LastMessage {
 interface RoomActivityDoc {
   _id: string;
   count: number;
-  lastSeq: number;
   last: LastMessage | null;
   lastAt: Date | null;
 }
@@ -47,14 +46,26 @@ export class RoomActivityRepo {
     this.reads = db.collection<RoomReadDoc>('room_reads');
   }
 
-  /** The next timeline number of the room: taken before the message is stored, so it is unique. */
-  async nextSeq(roomId: string): Promise<number> {
-    const updated = await this.activity.findOneAndUpdate(
+  /**
+   * Takes the room's next timeline number and makes `last` its newest message, in one update (so the
+   * newest message is always the one with the highest number); the number, and what was newest before
+   * (for `unappend`, should the message not be stored).
+   */
+  async append(roomId: string, last: LastMessage): Promise<{ seq: number; previous: Pick<RoomActivityDoc, 'last' | 'lastAt'> }> {
+    const before = await this.activity.findOneAndUpdate(
       { _id: roomId },
-      { $inc: { count: 1 }, $setOnInsert: { lastSeq: 0, last: null, lastAt: null } },
-      { upsert: true, returnDocument: 'after' },
+      { $inc: { count: 1 }, $set: { last, lastAt: last.createdAt } },
+      { upsert: true, returnDocument: 'before', projection: { count: 1, last: 1, lastAt: 1 } },
     );
-    return updated?.count ?? 1;
+    return { seq: (before?.count ?? 0) + 1, previous: { last: before?.last ?? null, lastAt: before?.lastAt ?? null } };
+  }
+
+  /**
+   * Puts back the newest message from before `append`, when the message it made newest was not stored
+   * and nothing newer came since. Its number stays taken (a gap, as a race between two sends leaves).
+   */
+  async unappend(roomId: string, messageId: string, previous: Pick<RoomActivityDoc, 'last' | 'lastAt'>): Promise<void> {
+    await this.activity.updateOne({ _id: roomId, 'last.id': messageId }, { $set: previous });
   }
 
   /**
@@ -65,17 +76,13 @@ export class RoomActivityRepo {
   async startMember(roomId: string, userId: string, at: Date): Promise<void> {
     const room = await this.activity.findOneAndUpdate(
       { _id: roomId },
-      { $setOnInsert: { count: 0, lastSeq: 0, last: null, lastAt: at } },
+      { $setOnInsert: { count: 0, last: null, lastAt: at } },
       { upsert: true, returnDocument: 'after', projection: { count: 1 } },
     );
     await this.markRead(roomId, userId, room?.count ?? 0);
   }
 
   /** Records the room's newest message, unless a later one is already recorded (posts race). */
-  async recordLast(roomId: string, seq: number, last: LastMessage): Promise<void> {
-    await this.activity.updateOne({ _id: roomId, lastSeq: { $lt: seq } }, { $set: { lastSeq: seq, last, lastAt: last.createdAt } });
-  }
-
   async count(roomId: string): Promise<number> {
     return (await this.activity.findOne({ _id: roomId }, { projection: { count: 1 } }))?.count ?? 0;
   }

@@ -48,7 +48,7 @@ export type RoomsArea = ReturnType<typeof roomsArea>;
 
 // What other areas use of this one (they import only this file).
 
-export { assertTranslatable, isManager } from './rooms.policy.js';
+export { assertTranslatable, isEnabledMember, isManager } from './rooms.policy.js';
 export type { RoomsPolicy } from './rooms.policy.js';
 export type { RoomDoc } from './rooms.repo.js';
 export { presentRoom } from './room-view.js';

@@ -87,19 +87,28 @@ export class RoomsPolicy {
    * and visible broadcast rooms, may read a room's messages, comments and attachments.
    */
   async mayRead(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const room = await this.room(roomId);
-    const member = await this.deps.members.find(room._id, principal.userId);
+    const { room, member } = await this.cached(roomId, principal.userId);
+    if (!room) throw RoomsErrors.ROOM_NOT_FOUND();
     if (!member?.active && !isOpenRoom(room)) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room, or not one you may read' });
     return room;
   }
 
   /**
+   * The room and the user's membership of it, read together from the 5-second caches (a write clears
+   * them in every process): for the hot paths (posting, commenting, reading).
+   */
+  async cached(roomId: string, userId: string): Promise<{ room: RoomDoc | null; member: RoomMemberDoc | null }> {
+    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, userId)]);
+    return { room, member };
+  }
+
+  /**
    * Spec, Messages rules 1 and 4: an enabled member; in a broadcast room, or where participants may
    * not publish, only the creator or an admin (or a participant the publish switch allowed). A block
-   * ends a direct chat. Both reads come from the 5-second caches: posting is the hot path.
+   * ends a direct chat.
    */
   async mayPost(principal: Principal, roomId: string): Promise<RoomDoc> {
-    const [room, member] = await Promise.all([this.deps.rooms.findByIdCached(roomId), this.deps.members.findCached(roomId, principal.userId)]);
+    const { room, member } = await this.cached(roomId, principal.userId);
     if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
     if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER();
     const mayPublish = isManager(room, principal.userId) || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
