@@ -89,6 +89,8 @@ const guardedLookup =
   };
 
 // Connections are kept for the next call to the same app; cookies are never stored or sent.
+/** What a pooled connection the app had closed gives when a call is written to it (no answer byte came). */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
 
 /** Whether a webhook URL may be set: https (or http when private targets are allowed), and no forbidden address literal. */
@@ -161,22 +163,39 @@ export function postWebhook(call: {
       clearTimeout(timer);
       resolve(reply);
     };
-    const request = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'POST',
-      headers: { ...call.headers, 'content-length': String(call.body.length) },
-      agent: url.protocol === 'https:' ? agents.https : agents.http,
-      ...(call.allowPrivate ? {} : { lookup: guardedLookup(call.dnsServer) }),
-    });
+    let request: http.ClientRequest;
     const timer = setTimeout(() => request.destroy(new TimedOut()), call.timeoutMs);
-    request.on('socket', (socket) => {
-      const check = () => {
-        if (!call.allowPrivate && socket.remoteAddress && isForbiddenAddress(socket.remoteAddress)) request.destroy(new AddressRefused('connected to a forbidden address'));
-      };
-      if (socket.connecting) socket.once('connect', check);
-      else check();
-    });
-    request.on('error', (error) => finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || propertyOf(error, 'cause') instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED')));
-    request.on('response', (response: IncomingMessage) => {
+    /**
+     * Sends the call: on a pooled connection first, and once more on a new one when the pooled
+     * connection turns out closed before any answer came (the app closed it idle as it was taken).
+     */
+    const send = (pooled: boolean) => {
+      request = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        headers: { ...call.headers, 'content-length': String(call.body.length) },
+        agent: pooled ? (url.protocol === 'https:' ? agents.https : agents.http) : false,
+        ...(call.allowPrivate ? {} : { lookup: guardedLookup(call.dnsServer) }),
+      });
+      const sent = request;
+      let responded = false;
+      sent.on('socket', (socket) => {
+        const check = () => {
+          if (!call.allowPrivate && socket.remoteAddress && isForbiddenAddress(socket.remoteAddress)) sent.destroy(new AddressRefused('connected to a forbidden address'));
+        };
+        if (socket.connecting) socket.once('connect', check);
+        else check();
+      });
+      sent.on('error', (error) => {
+        if (pooled && sent.reusedSocket && !responded && !settled && STALE_CONNECTION.has(String(propertyOf(error, 'code')))) return send(false);
+        finish(failed(error instanceof TimedOut ? 'TIMEOUT' : error instanceof AddressRefused || propertyOf(error, 'cause') instanceof AddressRefused ? 'ADDRESS_REFUSED' : 'CONNECTION_FAILED'));
+      });
+      sent.on('response', (response: IncomingMessage) => {
+        responded = true;
+        answered(response);
+      });
+      sent.end(call.body);
+    };
+    const answered = (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       retryAfterSeconds = retryAfterOf(response.headers['retry-after'], Date.now());
       const chunks: Buffer[] = [];
@@ -207,7 +226,7 @@ export function postWebhook(call: {
           finish(failed('NOT_JSON', status, body));
         }
       });
-    });
-    request.end(call.body);
+    };
+    send(true);
   });
 }
