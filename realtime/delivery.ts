@@ -1,4 +1,4 @@
-import type { DeviceInbox } from '../src/inbox/inbox.js';
+import { READ_BATCH, type DeviceInbox } from '../src/inbox/index.js';
 import type { DeliveryCursor as Cursor, HubSocket as DeviceSocket } from './socket-types.js';
 
 /** The delivery cursor rides on the socket's own `data`, so a socket costs no extra map entry. */
@@ -92,6 +92,8 @@ export class InboxDelivery {
             cursor.sent = entry.seq;
             this.onSent();
           }
+          // A short batch was all there was: an event appended since comes with its own poke (again).
+          if (batch.length < READ_BATCH) break;
         }
       } while (cursor.again && socket.connected);
     } finally {

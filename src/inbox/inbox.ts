@@ -56,7 +56,8 @@ redis.call('ZADD', KEYS[1], ARGV[1], at .. '|' .. ARGV[1] .. '|' .. ARGV[2])
 return 1
 `;
 
-const READ_BATCH = 500;
+/** How many events one read of an inbox takes at most. */
+export const READ_BATCH = 500;
 
 /**
  * Per-device event inbox in Redis (README, "Device socket protocol"): every device event is

@@ -25,3 +25,4 @@ export function inboxArea(p: Platform, deps: { presence: PresenceStore; devices:
 
 // What other areas use of this one (they import only this file).
 export type { DeviceInbox, InboxEntry } from './inbox.js';
+export { READ_BATCH } from './inbox.js';
