@@ -1,0 +1,88 @@
+// `npm run bench`: runs the benchmarks one after another (each alone on the machine) and rewrites the
+// summary table at the top of bench/RESULTS.md: the date, the commit, and each headline figure with
+// its goal and whether it is met, so a regression shows the next time anyone runs it. `BENCHES=a,b`
+// runs only those (the others' rows say "not run"); `BENCH_TIMEOUT_S` bounds each (default 1200 s).
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const results = path.join(root, 'bench', 'RESULTS.md');
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 1200) * 1000;
+const START = '<!-- bench summary: written by `npm run bench` -->';
+const END = '<!-- end of bench summary -->';
+
+/** Each headline figure: the bench that prints it, where in its output, its unit and its goal. */
+const FIGURES = [
+  { bench: 'startup', name: 'npm start → /readyz, median', pattern: /median ([\d.]+) s/, unit: 's', goal: ['<=', 5] },
+  { bench: 'messages', name: 'REST post → 10,000 sockets over 2 hubs, p99', pattern: /REST post to a room of \d+ over 2 hub nodes\s*\| p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 150] },
+  { bench: 'messages', name: 'posts/s, 32 in flight', pattern: /PUT \/api\/messages, \d+ in flight\s*\| (\d+) posts\/s/, unit: '/s', goal: ['>=', 3000] },
+  { bench: 'messages', name: 'posts at a fixed 1,000/s, p99', pattern: /fixed 1,000 posts\/s\s*\| achieved \d+\/s, p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 50] },
+  { bench: 'messages', name: 'push of one post to 9,000 offline devices', pattern: /pushes handed to the provider in ([\d.]+) s/, unit: 's', goal: ['<=', 10] },
+  { bench: 'messages', name: 'thumbnails per second', pattern: /2 at a time\s*\| ([\d.]+) per second/, unit: '/s', goal: ['>=', 50] },
+  { bench: 'realtime', name: 'echo per hub CPU-second, uWebSockets.js / ws', pattern: /echo ratio uWebSockets\.js \/ ws, per hub CPU-second\s*\| ([\d.]+)×/, unit: '×', goal: ['>=', 2] },
+  { bench: 'wallets', name: 'transfers/s, 32 in flight', pattern: /([\d.]+) transfers\/s/, unit: '/s', goal: ['>=', 1000] },
+  { bench: 'wallets', name: 'transfer p99', pattern: /transfers\/s, p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 50] },
+  { bench: 'webhooks', name: 'webhook deliveries/s, burst', pattern: /burst of \d+: (\d+) deliveries\/s/, unit: '/s', goal: ['>=', 2000] },
+  { bench: 'webhooks', name: 'webhook enqueue → arrival p99 at the paced rate', pattern: /enqueue to arrival p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 50] },
+  { bench: 'webhooks', name: 'webhook deliveries that did not arrive', pattern: /(\d+) not delivered/, unit: '', goal: ['<=', 0] },
+  { bench: 'chat-status', name: 'chat status, first page of 100, p50', pattern: /first page of 100: p50 ([\d.]+) ms/, unit: 'ms', goal: null },
+];
+
+const wanted = process.env.BENCHES ? new Set(process.env.BENCHES.split(',').map((name) => name.trim())) : null;
+const benches = [...new Set(FIGURES.map((figure) => figure.bench))].filter((bench) => !wanted || wanted.has(bench));
+
+/** Runs one bench script alone; its output (stdout and stderr), or why it gave none. */
+function run(bench) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, 'bench', `${bench}.mjs`)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      process.stdout.write(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+      process.stderr.write(chunk);
+    });
+    const timer = setTimeout(() => child.kill('SIGTERM'), TIMEOUT_MS);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ output, problem: code === 0 ? null : signal ? `stopped after ${TIMEOUT_MS / 1000} s` : `exited ${code}` });
+    });
+  });
+}
+
+const outputs = new Map();
+for (const bench of benches) {
+  process.stderr.write(`[bench] ${bench}\n`);
+  outputs.set(bench, await run(bench));
+}
+
+const met = (value, goal) => (goal === null ? '—' : (goal[0] === '>=' ? value >= goal[1] : value <= goal[1]) ? 'met' : 'not met');
+const rows = FIGURES.map((figure) => {
+  const ran = outputs.get(figure.bench);
+  const goal = figure.goal ? `${figure.goal[0] === '>=' ? '≥' : '≤'} ${figure.goal[1]}${figure.unit ? ` ${figure.unit}` : ''}` : '—';
+  if (!ran) return `| ${figure.name} | not run | ${goal} | |`;
+  const found = figure.pattern.exec(ran.output);
+  if (!found) return `| ${figure.name} | no figure (${ran.problem ?? 'not in its output'}) | ${goal} | not met |`;
+  const value = Number(found[1]);
+  return `| ${figure.name} | ${found[1]}${figure.unit ? ` ${figure.unit}` : ''} | ${goal} | ${met(value, figure.goal)} |`;
+});
+const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
+const table = [
+  START,
+  `Last \`npm run bench\`: ${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${benches.length} of ${new Set(FIGURES.map((f) => f.bench)).size} benches run (each alone).`,
+  '',
+  '| figure | result | goal | |',
+  '|---|---|---|---|',
+  ...rows,
+  END,
+].join('\n');
+
+const text = readFileSync(results, 'utf8');
+const at = text.indexOf(START);
+const updated = at >= 0 ? text.slice(0, at) + table + text.slice(text.indexOf(END) + END.length) : text.replace(/\n\n/, `\n\n${table}\n\n`);
+writeFileSync(results, updated);
+process.stdout.write(`\n${table}\n`);
