@@ -247,7 +247,8 @@ describe('chaos: Redis restarted mid-load', () => {
   let api: RoleProcess & { url: string };
   let workers: Workers;
   let listener: DeviceClient | null = null;
-  const env = { DEPENDENCY_TIMEOUT_MS: '1500', DEPENDENCY_PROBE_MS: '300', IDEMPOTENCY_LEASE_SECONDS: '2' };
+  // A job a worker held when Redis went away is taken again once its lock lapses: 3 s here (30 s by default).
+  const env = { DEPENDENCY_TIMEOUT_MS: '1500', DEPENDENCY_PROBE_MS: '300', IDEMPOTENCY_LEASE_SECONDS: '2', WORKER_LOCK_MS: '3000' };
 
   before(async () => {
     redis = await ownRedis({ persistent: true });
