@@ -11,8 +11,7 @@ export class MessagesPolicy {
 
   /** The message and its room; 400 MESSAGE_NOT_FOUND (also for a comment where a post is wanted). */
   async withRoom(messageId: string, options: { postOnly?: boolean } = {}): Promise<{ message: MessageDoc; room: RoomDoc }> {
-    const message = await this.deps.messages.findById(messageId);
-    if (!message || (options.postOnly && message.parentId !== null)) throw MessagesErrors.MESSAGE_NOT_FOUND();
+    const message = await this.message(messageId, options);
     const room = await this.deps.rooms.room(message.roomId).catch(() => {
       throw MessagesErrors.MESSAGE_NOT_FOUND();
     });
@@ -24,13 +23,19 @@ export class MessagesPolicy {
    * member of; 400 MESSAGE_NOT_FOUND or NOT_A_MEMBER.
    */
   async forEnabledMember(principal: Principal, messageId: string, options: { postOnly?: boolean } = {}): Promise<{ message: MessageDoc; room: RoomDoc }> {
-    const message = await this.deps.messages.findById(messageId);
-    if (!message || (options.postOnly && message.parentId !== null)) throw MessagesErrors.MESSAGE_NOT_FOUND();
+    const message = await this.message(messageId, options);
     // Commenting is a hot path: the room and membership come from the caches posting uses.
     const { room, member } = await this.deps.rooms.cached(message.roomId, principal.userId);
     if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
     if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER();
     return { message, room };
+  }
+
+  /** The message (a post, when `postOnly`), or 400 MESSAGE_NOT_FOUND. */
+  private async message(messageId: string, options: { postOnly?: boolean }): Promise<MessageDoc> {
+    const message = await this.deps.messages.findById(messageId);
+    if (!message || (options.postOnly && message.parentId !== null)) throw MessagesErrors.MESSAGE_NOT_FOUND();
+    return message;
   }
 
   /** The message, in a room the caller may read (spec, Messages rules 5 and 7). */

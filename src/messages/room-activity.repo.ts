@@ -82,7 +82,6 @@ export class RoomActivityRepo {
     await this.markRead(roomId, userId, room?.count ?? 0);
   }
 
-  /** Records the room's newest message, unless a later one is already recorded (posts race). */
   async count(roomId: string): Promise<number> {
     return (await this.activity.findOne({ _id: roomId }, { projection: { count: 1 } }))?.count ?? 0;
   }

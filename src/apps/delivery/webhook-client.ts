@@ -88,9 +88,10 @@ const guardedLookup =
     });
   };
 
-// Connections are kept for the next call to the same app; cookies are never stored or sent.
 /** What a pooled connection the app had closed gives when a call is written to it (no answer byte came). */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+// Connections are kept for the next call to the same app; cookies are never stored or sent.
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
 
 /** Whether a webhook URL may be set: https (or http when private targets are allowed), and no forbidden address literal. */

@@ -250,7 +250,6 @@ export class AppPaymentsService {
     );
   }
 
-  /** The spec's payment event body. */
   /** The spec's payment event body; the same every time it is made for one payment and event (a re-record after a crash). */
   eventBody(doc: AppPaymentDoc, type: PaymentEventType) {
     return {
