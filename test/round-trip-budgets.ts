@@ -28,7 +28,7 @@ export const ROUND_TRIP_BUDGETS = {
   'sign-in: login': { mongo: 8, redis: 2, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets' },
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
   'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox state, presence (one MULTI), the inbox read' },
-  'device-event emit': { mongo: 0, redis: 3, why: 'redis: the inbox append, the poke, and the hub (in this process here) reading the event for the connected socket' },
+  'device-event emit': { mongo: 0, redis: 3, why: 'redis: the inbox append, the poke, and the hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },
   transfer: { mongo: 12, redis: 5, why: 'mongo: the journal, both accounts, the device (twice), the entry\'s steps | redis: the nonce, the broadcast, push jobs' },
   'withdrawal request': { mongo: 15, redis: 4, why: 'mongo: the request, the account, the device (twice), limits, the ledger entry\'s steps | redis: the nonce, the job, the broadcast' },
   swap: { mongo: 25, redis: 1, why: 'mongo: the quote, the device, two ledger entries\' steps | redis: the nonce' },

@@ -1,3 +1,5 @@
+import { freshPhone, signIn, type Session, type TestApp } from './app.js';
+import { httpAs } from './factories.js';
 import { createCipheriv, createDecipheriv, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 
 export const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
@@ -52,4 +54,24 @@ export function sealedBlob(plain: Buffer): Buffer {
   const nonce = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', randomBytes(32), nonce);
   return Buffer.concat([Buffer.from('E2A1'), nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+}
+
+/** A signed-in device and its identity keys. */
+export interface Device {
+  s: Session;
+  keys: Keys;
+}
+
+/** A signed-in device with its identity registered (a new user unless `phone` names one). */
+export async function registeredDevice(t: TestApp, phone = freshPhone()): Promise<Device> {
+  const s = await signIn(t, phone);
+  const keys = deviceKeys();
+  const registered = await httpAs(() => t)(s, 'PUT', '/api/e2ee/identity', identityRequest(s.deviceId, keys));
+  if (registered.statusCode !== 204) throw new Error(`identity registration answered ${registered.statusCode}: ${registered.body}`);
+  return { s, keys };
+}
+
+/** `keyShare` from one registered device to another. */
+export function shareBetween(from: Device, roomId: string, version: number, to: Device, roomKey: Buffer) {
+  return keyShare(from.keys, roomId, version, { deviceId: to.s.deviceId, keys: to.keys }, roomKey);
 }

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
-import { deviceKeys, ED25519_SPKI, identityRequest, keyShare, sealedBlob, type Keys } from '../helpers/e2ee.js';
+import { deviceKeys, ED25519_SPKI, identityRequest, registeredDevice, sealedBlob, shareBetween, type Device, type Keys } from '../helpers/e2ee.js';
 import { after, before, describe, it } from 'node:test';
 import { freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart, type FilePart } from '../helpers/multipart.js';
 import { bearer } from '../helpers/app.js';
-
-interface Device {
-  s: Session;
-  keys: Keys;
-}
 
 describe('end-to-end encryption: identities, backups, room keys, key requests', () => {
   let t: TestApp;
@@ -35,14 +30,8 @@ describe('end-to-end encryption: identities, backups, room keys, key requests', 
     return client;
   };
   const register = (s: Session, keys: Keys) => api(s, 'PUT', '/api/e2ee/identity', identityRequest(s.deviceId, keys));
-  /** A signed-in device with its identity registered. */
-  const device = async (phone = freshPhone()): Promise<Device> => {
-    const s = await signIn(t, phone);
-    const keys = deviceKeys();
-    assert.equal((await register(s, keys)).statusCode, 204);
-    return { s, keys };
-  };
-  const share = (from: Device, roomId: string, version: number, to: Device, roomKey: Buffer) => keyShare(from.keys, roomId, version, { deviceId: to.s.deviceId, keys: to.keys }, roomKey);
+  const device = (phone?: string) => registeredDevice(t, phone);
+  const share = shareBetween;
   const upload = (from: Device, roomId: string, body: object) => api(from.s, 'POST', `/api/e2ee/rooms/${roomId}/keys`, body);
   const keysOf = async (d: Device, roomId: string) => {
     const res = await api(d.s, 'GET', `/api/e2ee/rooms/${roomId}/keys`);

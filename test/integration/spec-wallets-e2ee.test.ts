@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { freshPhone, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
-import { deviceKeys, identityRequest, keyShare, sealedBlob, type Keys } from '../helpers/e2ee.js';
+import { freshPhone, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { registeredDevice, sealedBlob, shareBetween } from '../helpers/e2ee.js';
 import { httpAs, makeRoom, makeUser, type HttpMethod } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart } from '../helpers/multipart.js';
@@ -122,17 +122,8 @@ describe('the spec\'s end-to-end encryption rules, at their edges', () => {
     await t.close();
   });
 
-  interface Device {
-    s: Session;
-    keys: Keys;
-  }
-  const device = async (phone = freshPhone()): Promise<Device> => {
-    const s = await signIn(t, phone);
-    const keys = deviceKeys();
-    assert.equal((await api(s, 'PUT', '/api/e2ee/identity', identityRequest(s.deviceId, keys))).statusCode, 204);
-    return { s, keys };
-  };
-  const share = (from: Device, roomId: string, version: number, to: Device, roomKey: Buffer) => keyShare(from.keys, roomId, version, { deviceId: to.s.deviceId, keys: to.keys }, roomKey);
+  const device = (phone?: string) => registeredDevice(t, phone);
+  const share = shareBetween;
 
   it('backup rule 2: 400 when the version, the derivation, its parameters or the ciphertext are missing, unknown or too long; the limit itself passes', async () => {
     const s = await signIn(t);
