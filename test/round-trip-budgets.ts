@@ -29,7 +29,16 @@ export const ROUND_TRIP_BUDGETS = {
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
   'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox state, presence (one MULTI), the inbox read' },
   'device-event emit': { mongo: 0, redis: 3, why: 'redis: the inbox append, the poke, and the hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },
-  transfer: { mongo: 12, redis: 5, why: 'mongo: the journal, both accounts, the device (twice), the entry\'s steps | redis: the nonce, the broadcast, push jobs' },
+  transfer: {
+    mongo: 11,
+    redis: 5,
+    why: 'mongo: the journal and the wallets (one read each, side by side), the device, the ledger group\'s seven steps (entry, debit, credit, APPLIED, lines, marks, DONE), the recipient\'s devices | redis: the nonce, the broadcast, push jobs',
+  },
+  'transfer, 8 items in one request': {
+    mongo: 18,
+    redis: 40,
+    why: 'mongo: as one transfer, but the eight entries go to the ledger as one group (seven steps for all) and the device is read once; the recipient\'s devices once per item | redis: a nonce per item, then per item the inbox append (evalsha), the broadcast and push jobs',
+  },
   'withdrawal request': { mongo: 15, redis: 4, why: 'mongo: the request, the account, the device (twice), limits, the ledger entry\'s steps | redis: the nonce, the job, the broadcast' },
   swap: { mongo: 25, redis: 1, why: 'mongo: the quote, the device, two ledger entries\' steps | redis: the nonce' },
   invocation: { mongo: 5, redis: 2, why: 'mongo: the app, the install, the identity, the manifest, the activity row | redis: the breaker\'s admission and settling' },

@@ -170,24 +170,31 @@ export class BiometricService {
   }
 
   /**
-   * The biometric check for actions that need it (wallet transactions, withdrawals, swaps): `message`
-   * is the exact bytes the device signed, which must start with `BIOMETRIC_CONFIRM_V1|<nonce>|`; the
-   * nonce is used up, so a confirmation cannot be replayed. A device without a key needs none.
-   */
-  /**
    * `confirm` for an action whose signed text is `BIOMETRIC_CONFIRM_V1|<nonce>|<ACTION>|<fields>`:
    * `signedFor` builds it from the nonce the device sent (the confirmation is optional in the request,
    * required only when the device has a key).
    */
-  confirmAction(principal: Principal, confirmation: { nonce: string; signature: string } | null | undefined, signedFor: (nonce: string) => string): Promise<ConfirmationResult> {
-    return this.confirm(principal, {
-      message: Buffer.from(signedFor(confirmation?.nonce ?? '')),
-      ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
-    });
+  async confirmAction(principal: Principal, confirmation: Confirmation, signedFor: (nonce: string) => string): Promise<ConfirmationResult> {
+    return this.confirmWith(principal, await this.device(principal), actionInput(confirmation, signedFor));
   }
 
-  async confirm(principal: Principal, input: { message: Buffer; signature?: string; nonce?: string }): Promise<ConfirmationResult> {
+  /** `confirmAction` for each of a request's actions, in order, the device read once; the first refusal throws. */
+  async confirmActions(principal: Principal, actions: { confirmation: Confirmation; signedFor: (nonce: string) => string }[]): Promise<void> {
+    if (actions.length === 0) return;
     const device = await this.device(principal);
+    for (const { confirmation, signedFor } of actions) await this.confirmWith(principal, device, actionInput(confirmation, signedFor));
+  }
+
+  /**
+   * The biometric check for actions that need it (wallet transactions, withdrawals, swaps): `message`
+   * is the exact bytes the device signed, which must start with `BIOMETRIC_CONFIRM_V1|<nonce>|`; the
+   * nonce is used up, so a confirmation cannot be replayed. A device without a key needs none.
+   */
+  async confirm(principal: Principal, input: ConfirmInput): Promise<ConfirmationResult> {
+    return this.confirmWith(principal, await this.device(principal), input);
+  }
+
+  private async confirmWith(principal: Principal, device: DeviceDoc, input: ConfirmInput): Promise<ConfirmationResult> {
     const current = device.biometricKey ?? null;
     if (!current) return 'NOT_REQUIRED';
     if (!input.signature || !input.nonce) throw DevicesErrors.BIOMETRIC_CONFIRMATION_REQUIRED();
@@ -202,4 +209,15 @@ export class BiometricService {
     }
     return 'CONFIRMED';
   }
+}
+
+type Confirmation = { nonce: string; signature: string } | null | undefined;
+type ConfirmInput = { message: Buffer; signature?: string; nonce?: string };
+
+/** What `confirm` checks for an action: the text `signedFor` makes of the nonce sent, and the signature. */
+function actionInput(confirmation: Confirmation, signedFor: (nonce: string) => string): ConfirmInput {
+  return {
+    message: Buffer.from(signedFor(confirmation?.nonce ?? '')),
+    ...(confirmation ? { nonce: confirmation.nonce, signature: confirmation.signature } : {}),
+  };
 }

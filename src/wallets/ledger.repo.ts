@@ -160,6 +160,11 @@ export class LedgerRepo {
     return this.accounts.findOneAndUpdate({ _id: accountId }, { $set: { name, updatedAt: at } }, { returnDocument: 'after' });
   }
 
+  /** The accounts with these ids and every wallet of these members, in one read. */
+  walletsOrOwnersAmong(accountIds: string[], userIds: string[]): Promise<AccountDoc[]> {
+    return this.accounts.find({ $or: [{ _id: { $in: [...new Set(accountIds)] } }, { userId: { $in: [...new Set(userIds)] }, kind: 'WALLET' }] }).toArray();
+  }
+
   /** The accounts whose deposit address is one of `addresses`. */
   byDepositAddresses(addresses: string[]): Promise<AccountDoc[]> {
     return this.accounts.find({ depositAddress: { $in: addresses } }).toArray();
@@ -186,6 +191,45 @@ export class LedgerRepo {
     return applied.modifiedCount === 1;
   }
 
+  /**
+   * Many entries' debits in one ordered write, each as `applyDebit` (so two debits of one account are
+   * decided in the entries' order); how many applied. When fewer than all did, `marksOn` tells which.
+   */
+  async applyDebits(entries: JournalDoc[], at: Date): Promise<number> {
+    if (entries.length === 0) return 0;
+    const result = await this.accounts.bulkWrite(
+      entries.map((entry) => ({
+        updateOne: {
+          filter: { _id: entry.debit, currency: entry.currency, pending: { $ne: entry._id }, $or: [{ available: { $gte: entry.amount } }, { overdraft: true }] },
+          update: { $inc: { available: toStored(-fromStored(entry.amount)) }, $push: { pending: entry._id }, $set: { updatedAt: at } },
+        },
+      })),
+      { ordered: true },
+    );
+    return result.modifiedCount;
+  }
+
+  /** Many entries' credits in one ordered write, each as `applyCredit`; how many applied. */
+  async applyCredits(entries: JournalDoc[], at: Date): Promise<number> {
+    if (entries.length === 0) return 0;
+    const result = await this.accounts.bulkWrite(
+      entries.map((entry) => ({
+        updateOne: {
+          filter: { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
+          update: { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: at } },
+        },
+      })),
+      { ordered: true },
+    );
+    return result.modifiedCount;
+  }
+
+  /** The marks the accounts carry, by account. */
+  async marksOn(accountIds: string[]): Promise<Map<string, Set<string>>> {
+    const accounts = await this.accounts.find({ _id: { $in: [...new Set(accountIds)] } }, { projection: { pending: 1 } }).toArray();
+    return new Map(accounts.map((account) => [account._id, new Set(account.pending)]));
+  }
+
   /** Whether the account carries the entry's mark (the step was applied, by whichever call). */
   async hasMark(accountId: string, entryId: string): Promise<boolean> {
     return (await this.accounts.countDocuments({ _id: accountId, pending: entryId })) === 1;
@@ -194,6 +238,13 @@ export class LedgerRepo {
   /** Takes a finished entry's marks off its accounts. */
   async clearMarks(entry: Pick<JournalDoc, '_id' | 'debit' | 'credit'>): Promise<void> {
     await this.accounts.updateMany({ _id: { $in: [entry.debit, entry.credit] } }, { $pull: { pending: entry._id } });
+  }
+
+  /** Takes the marks of finished entries off their accounts, in one write. */
+  async clearMarksOf(entries: Pick<JournalDoc, '_id' | 'debit' | 'credit'>[]): Promise<void> {
+    if (entries.length === 0) return;
+    const accountIds = [...new Set(entries.flatMap((entry) => [entry.debit, entry.credit]))];
+    await this.accounts.updateMany({ _id: { $in: accountIds } }, { $pull: { pending: { $in: entries.map((entry) => entry._id) } } });
   }
 
   /** Takes back a step's amount with its mark (a stray application); true when this call did. */
@@ -224,6 +275,22 @@ export class LedgerRepo {
     await this.journal.insertOne(entry);
   }
 
+  /**
+   * Many entries in one write; the indexes of those whose id was taken (their duplicate-key errors).
+   * Any other failure throws.
+   */
+  async insertEntries(entries: JournalDoc[]): Promise<Set<number>> {
+    try {
+      await this.journal.insertMany(entries, { ordered: false });
+      return new Set();
+    } catch (error) {
+      const listed = propertyOf(error, 'writeErrors');
+      const writeErrors: unknown[] = Array.isArray(listed) ? listed : [error];
+      if (!Array.isArray(listed) || !writeErrors.every(isDuplicateKey)) throw error;
+      return new Set(writeErrors.map((writeError) => Number(propertyOf(writeError, 'index'))));
+    }
+  }
+
   findEntry(entryId: string): Promise<JournalDoc | null> {
     return this.journal.findOne({ _id: entryId });
   }
@@ -239,6 +306,18 @@ export class LedgerRepo {
   /** Moves an entry from one of `from` to `to` (with `extra`); null when it was in none of them. */
   setState(entryId: string, from: JournalState[], to: JournalState, at: Date, extra: Partial<Pick<JournalDoc, 'failure'>> = {}): Promise<JournalDoc | null> {
     return this.journal.findOneAndUpdate({ _id: entryId, state: { $in: from } }, { $set: { state: to, updatedAt: at, ...extra } }, { returnDocument: 'after' });
+  }
+
+  /** Moves many entries from one of `from` to `to` (with `extra`) in one write; how many moved. */
+  async setStates(entryIds: string[], from: JournalState[], to: JournalState, at: Date, extra: Partial<Pick<JournalDoc, 'failure'>> = {}): Promise<number> {
+    if (entryIds.length === 0) return 0;
+    const moved = await this.journal.updateMany({ _id: { $in: entryIds }, state: { $in: from } }, { $set: { state: to, updatedAt: at, ...extra } });
+    return moved.modifiedCount;
+  }
+
+  /** The entries under these ids (a request's items looked up at once). */
+  findEntries(entryIds: string[]): Promise<JournalDoc[]> {
+    return this.journal.find({ _id: { $in: entryIds } }).toArray();
   }
 
   /** Entries still between steps that were last touched before `before` (the reconciler finishes them). */

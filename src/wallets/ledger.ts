@@ -1,8 +1,7 @@
 import type { Clock } from '../platform/clock.js';
-import { isDuplicateKey } from '../platform/mongo.js';
 import type { Logger } from '../platform/logger.js';
 import { fromStored, toStored, type Currency } from './money.js';
-import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo } from './ledger.repo.js';
+import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo, LineDoc } from './ledger.repo.js';
 import { WalletsErrors } from './wallets.errors.js';
 import { must } from '../platform/must.js';
 
@@ -51,34 +50,131 @@ export class Ledger {
   ) {}
 
   /** Posts an entry, or returns the entry already posted under its key. Throws InsufficientFunds when refused. */
-  async post(request: EntryRequest): Promise<JournalDoc> {
-    const { repo } = this.deps;
-    const now = this.deps.clock();
-    const entry: JournalDoc = {
-      _id: request.id,
-      kind: request.kind,
-      currency: request.currency,
-      amount: toStored(request.amount),
-      debit: request.debit,
-      credit: request.credit,
-      state: 'PENDING',
-      fingerprint: request.fingerprint,
-      memo: request.memo,
-      failure: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    try {
-      await repo.insertEntry(entry);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
-      // Another request made it: only the one that wrote an entry (or, later, the reconciler) applies
-      // it; a repeat waits for its end.
-      const existing = must(await repo.findEntry(request.id), 'the entry under this key');
-      if (existing.fingerprint !== request.fingerprint) throw WalletsErrors.REQUEST_ID_REUSED();
-      return this.outcome(await this.awaitEnd(existing));
+  post(request: EntryRequest): Promise<JournalDoc> {
+    return must(this.postAll([request])[0], 'the posted entry');
+  }
+
+  /**
+   * Posts entries in the given order, in one group (see `writeGroup`): each promise is its entry's
+   * outcome, as `post` gives it. Entries posted while a group is being written wait and go together in
+   * the next one, so under load many entries share each write (group commit) and alone one goes at once.
+   */
+  postAll(requests: EntryRequest[]): Promise<JournalDoc>[] {
+    const outcomes = requests.map((request) => new Promise<JournalDoc>((resolve, reject) => this.waiting.push({ request, resolve, reject })));
+    if (!this.writing) {
+      this.writing = true;
+      // Entries posted in the same turn of the event loop (a request's items) go in one group.
+      queueMicrotask(() => void this.drain());
     }
-    return this.outcome(await this.advance(entry));
+    return outcomes;
+  }
+
+  private readonly waiting: Waiting[] = [];
+  private writing = false;
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) await this.writeGroup(this.waiting.splice(0, GROUP_LIMIT));
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /**
+   * Writes a group of new entries with one database command per step for all of them, the steps in the
+   * order `advance` takes them for one: the entries, every debit (in order, each conditional on what is
+   * available then, as one ordered write), every credit, APPLIED, the lines, the marks cleared, DONE.
+   * Each entry keeps its own outcome: an entry whose key was taken is answered from the first
+   * (`repeat`), one whose debit could not be paid is FAILED. A step that is not the expected
+   * count (a concurrent reconciler, an account gone) or a group that took longer than a third of the
+   * grace hands the entries concerned to `advance` one by one, which decides each from the database.
+   * Never throws: every waiting promise is settled.
+   */
+  private async writeGroup(group: Waiting[]): Promise<void> {
+    const { repo, clock } = this.deps;
+    const started = clock();
+    const fresh: Pending[] = [];
+    try {
+      const entries = group.map(({ request }) => newEntry(request, started));
+      const taken = await repo.insertEntries(entries);
+      group.forEach((waiting, i) => {
+        if (taken.has(i)) void this.repeat(waiting.request).then(waiting.resolve, waiting.reject);
+        else fresh.push({ waiting, entry: must(entries[i], 'the entry') });
+      });
+    } catch (error) {
+      for (const { reject } of group) reject(error);
+      return;
+    }
+    try {
+      await this.applyGroup(fresh, started);
+    } catch (error) {
+      // Left between steps: the reconciler finishes them.
+      for (const { waiting } of fresh) waiting.reject(error);
+    }
+  }
+
+  private async applyGroup(fresh: Pending[], started: Date): Promise<void> {
+    const { repo, clock } = this.deps;
+    const slow = () => clock().getTime() - started.getTime() >= LEDGER_GRACE_MS / 3;
+    const debits = await repo.applyDebits(fresh.map(({ entry }) => entry), clock());
+    if (slow()) return this.finishOneByOne(fresh);
+    const debited = debits === fresh.length ? fresh : await this.carrying(fresh, (entry) => entry.debit);
+    const refused = fresh.filter((one) => !debited.includes(one));
+    const credits = await repo.applyCredits(debited.map(({ entry }) => entry), clock());
+    if (slow()) return this.finishOneByOne(fresh);
+    const credited = credits === debited.length ? debited : await this.carrying(debited, (entry) => entry.credit);
+    for (const { waiting, entry } of debited.filter((one) => !credited.includes(one))) {
+      // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
+      waiting.reject(new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`));
+    }
+    const failedAt = clock();
+    if (refused.length > 0) {
+      const failed = await repo.setStates(ids(refused), ['PENDING'], 'FAILED', failedAt, { failure: 'INSUFFICIENT_FUNDS' });
+      if (failed !== refused.length) await this.finishOneByOne(refused);
+      else for (const { waiting, entry } of refused) settle(waiting, { ...entry, state: 'FAILED', failure: 'INSUFFICIENT_FUNDS', updatedAt: failedAt });
+    }
+    if (credited.length === 0) return;
+    if ((await repo.setStates(ids(credited), ['PENDING', 'APPLIED'], 'APPLIED', clock())) !== credited.length) return this.finishOneByOne(credited);
+    await repo.insertLines(credited.flatMap(({ entry }) => linesOf(entry)));
+    await repo.clearMarksOf(credited.map(({ entry }) => entry));
+    const doneAt = clock();
+    if ((await repo.setStates(ids(credited), ['APPLIED'], 'DONE', doneAt)) !== credited.length) return this.finishOneByOne(credited);
+    for (const { waiting, entry } of credited) waiting.resolve({ ...entry, state: 'DONE', updatedAt: doneAt });
+  }
+
+  /** The entries whose mark the account `accountOf` names carries (the step applied to them). */
+  private async carrying(pending: Pending[], accountOf: (entry: JournalDoc) => string): Promise<Pending[]> {
+    const marks = await this.deps.repo.marksOn(pending.map(({ entry }) => accountOf(entry)));
+    return pending.filter(({ entry }) => marks.get(accountOf(entry))?.has(entry._id) === true);
+  }
+
+  /**
+   * The careful way for entries whose group met the unexpected: each is read again and taken on by
+   * `advance`. A step the group applied after the reconciler finished the entry (the group stalled
+   * past the grace) is a stray and is taken back first.
+   */
+  private async finishOneByOne(pending: Pending[]): Promise<void> {
+    await Promise.all(
+      pending.map(async ({ waiting, entry }) => {
+        try {
+          const current = must(await this.deps.repo.findEntry(entry._id), 'the entry being applied');
+          if (current.state === 'DONE') {
+            await this.reverseStray(entry._id, entry.debit, fromStored(entry.amount));
+            await this.reverseStray(entry._id, entry.credit, -fromStored(entry.amount));
+          }
+          settle(waiting, await this.advance(current));
+        } catch (error) {
+          waiting.reject(error);
+        }
+      }),
+    );
+  }
+
+  /** An entry whose key was taken: only the one that wrote it (or, later, the reconciler) applies it; a repeat waits for its end. */
+  private async repeat(request: EntryRequest): Promise<JournalDoc> {
+    const existing = must(await this.deps.repo.findEntry(request.id), 'the entry under this key');
+    if (existing.fingerprint !== request.fingerprint) throw WalletsErrors.REQUEST_ID_REUSED();
+    return this.outcome(await this.awaitEnd(existing));
   }
 
   private outcome(entry: JournalDoc): JournalDoc {
@@ -168,20 +264,8 @@ export class Ledger {
   }
 
   private async writeLines(entry: JournalDoc): Promise<void> {
-    const amount = fromStored(entry.amount);
-    const line = (accountId: string, signed: bigint, counterparty: string) => ({
-      _id: `${accountId}:${entry._id}`,
-      accountId,
-      journalId: entry._id,
-      kind: entry.kind,
-      currency: entry.currency,
-      amount: toStored(signed),
-      counterparty,
-      memo: entry.memo,
-      createdAt: entry.createdAt,
-    });
     // Both in one call; written before (a repeated step), they are duplicates, and that is fine.
-    await this.deps.repo.insertLines([line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)]);
+    await this.deps.repo.insertLines(linesOf(entry));
   }
 
   /** An app's balance in a currency (what members paid it), made on first use; never below zero. */
@@ -212,4 +296,61 @@ export class Ledger {
     await this.deps.repo.ensureAccount(account);
     return id;
   }
+}
+
+/** Entries written together at most: `$in` lists stay short (mongo-java-server matches them in quadratic time). */
+const GROUP_LIMIT = 64;
+
+interface Waiting {
+  request: EntryRequest;
+  resolve: (entry: JournalDoc) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A new entry of a group, and who waits for it. */
+interface Pending {
+  waiting: Waiting;
+  entry: JournalDoc;
+}
+
+/** Answers the one waiting for an entry with its outcome: a FAILED entry is InsufficientFunds, as `post` throws it. */
+function settle(waiting: Waiting, entry: JournalDoc): void {
+  if (entry.state === 'FAILED') waiting.reject(new InsufficientFunds(entry.failure ?? 'insufficient funds'));
+  else waiting.resolve(entry);
+}
+
+const ids = (pending: Pending[]) => pending.map(({ entry }) => entry._id);
+
+function newEntry(request: EntryRequest, at: Date): JournalDoc {
+  return {
+    _id: request.id,
+    kind: request.kind,
+    currency: request.currency,
+    amount: toStored(request.amount),
+    debit: request.debit,
+    credit: request.credit,
+    state: 'PENDING',
+    fingerprint: request.fingerprint,
+    memo: request.memo,
+    failure: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/** An entry's two history lines: `_id` is `<accountId>:<entryId>`, so writing them again changes nothing. */
+function linesOf(entry: JournalDoc): LineDoc[] {
+  const amount = fromStored(entry.amount);
+  const line = (accountId: string, signed: bigint, counterparty: string): LineDoc => ({
+    _id: `${accountId}:${entry._id}`,
+    accountId,
+    journalId: entry._id,
+    kind: entry.kind,
+    currency: entry.currency,
+    amount: toStored(signed),
+    counterparty,
+    memo: entry.memo,
+    createdAt: entry.createdAt,
+  });
+  return [line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)];
 }

@@ -6,13 +6,13 @@ import { AppError } from '../platform/errors.js';
 import type { Principal } from '../platform/principal.js';
 import type { UserReads } from '../users/index.js';
 import { UsersErrors } from '../users/users.errors.js';
-import { InsufficientFunds, type Ledger } from './ledger.js';
+import { InsufficientFunds, type EntryRequest, type Ledger } from './ledger.js';
 import type { AccountDoc, JournalDoc, LedgerRepo } from './ledger.repo.js';
 import { must } from '../platform/must.js';
 import { formatAmount, fromStored, parseAmount } from './money.js';
 import type { WalletTransactionDtoSchema, WalletTransactionRequestSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
-import type { WalletsService } from './wallets.service.js';
+import type { Parties, WalletsService } from './wallets.service.js';
 
 export type TransferInput = z.infer<typeof WalletTransactionRequestSchema>;
 export type TransferView = z.infer<typeof WalletTransactionDtoSchema>;
@@ -20,6 +20,23 @@ export type TransferView = z.infer<typeof WalletTransactionDtoSchema>;
 /** What the device signs for a transfer (README, "Wallets"). */
 export const transferSigned = (nonce: string, item: Pick<TransferInput, 'requestId' | 'fromWalletId' | 'toUserId' | 'amount'>) =>
   `BIOMETRIC_CONFIRM_V1|${nonce}|TRANSFER|${item.requestId}|${item.fromWalletId}|${item.toUserId}|${item.amount}`;
+
+const entryIdOf = (principal: Principal, item: TransferInput) => `transfer:${principal.userId}:${item.requestId}`;
+
+/** The ledger entry of a checked new item. */
+function entryOf(principal: Principal, { item, entryId, move }: Checked): EntryRequest {
+  const { from, to, amount } = must(move, 'the checked transfer');
+  return {
+    id: entryId,
+    kind: 'TRANSFER',
+    currency: from.currency,
+    amount,
+    debit: from._id,
+    credit: to._id,
+    fingerprint: fingerprintOf(item),
+    memo: { userId: principal.userId, requestId: item.requestId, note: item.note ?? null, fromUserId: principal.userId, toUserId: item.toUserId },
+  };
+}
 
 const fingerprintOf = (item: TransferInput) => createHash('sha256').update(JSON.stringify([item.fromWalletId, item.toUserId, item.amount, item.note ?? null])).digest('base64url');
 
@@ -51,40 +68,53 @@ export class TransfersService {
    * concurrent request under the same requestId) is an item's own REFUSED outcome.
    */
   async transfer(principal: Principal, items: TransferInput[]): Promise<TransferView[]> {
+    const { repo, wallets } = this.deps;
+    // The request's earlier entries and its wallets, each in one read for every item.
+    const [earlierEntries, parties] = await Promise.all([
+      repo.findEntries(items.map((item) => entryIdOf(principal, item))),
+      wallets.parties(principal, items.map((item) => item.fromWalletId), items.map((item) => item.toUserId)),
+    ]);
     const checked: Checked[] = [];
     const seen = new Set<string>();
     for (const item of items) {
       if (seen.has(item.requestId)) throw WalletsErrors.REQUEST_ID_REUSED({ message: `requestId ${item.requestId} appears twice in the request` });
       seen.add(item.requestId);
-      checked.push(await this.check(principal, item));
+      const entryId = entryIdOf(principal, item);
+      checked.push(await this.check(principal, item, entryId, earlierEntries.find((entry) => entry._id === entryId) ?? null, parties));
     }
     // Biometric confirmations last: a nonce is spent only when every other check of the request passed.
-    for (const one of checked) if (!one.earlier) await this.deps.biometric.confirmAction(principal, one.item.biometric, (nonce) => transferSigned(nonce, one.item));
+    await this.deps.biometric.confirmActions(
+      principal,
+      checked.filter((one) => !one.earlier).map(({ item }) => ({ confirmation: item.biometric, signedFor: (nonce: string) => transferSigned(nonce, item) })),
+    );
+    // The new items go to the ledger together, in order (a wallet that pays for one item of two pays the first).
+    const fresh = checked.filter((one) => !one.earlier);
+    // Each outcome is taken as it comes (settled), so a refusal is never an unhandled rejection while an earlier item is answered.
+    const outcomes = this.deps.ledger.postAll(fresh.map((one) => entryOf(principal, one))).map((outcome) => outcome.then((entry): Posted => ({ entry }), (error: unknown): Posted => ({ error })));
+    const posted = new Map(fresh.map((one, i) => [one, outcomes[i]] as const));
     const results: TransferView[] = [];
-    for (const one of checked) results.push(await this.apply(principal, one));
+    for (const one of checked) results.push(await this.answer(principal, one, posted.get(one)));
     return results;
   }
 
   /** One item's checks (nothing written); a repeat of an earlier request is answered from its entry. */
-  private async check(principal: Principal, item: TransferInput): Promise<Checked> {
-    const entryId = `transfer:${principal.userId}:${item.requestId}`;
+  private async check(principal: Principal, item: TransferInput, entryId: string, earlier: JournalDoc | null, parties: Parties): Promise<Checked> {
     // A repeat answers as the first time, without asking the device again.
-    const earlier = await this.deps.repo.findEntry(entryId);
     if (earlier) {
       if (earlier.fingerprint !== fingerprintOf(item)) throw WalletsErrors.REQUEST_ID_REUSED();
       return { item, entryId, earlier };
     }
-    const { wallets, users } = this.deps;
-    const from = await wallets.owned(principal, item.fromWalletId);
+    const from = parties.owned(item.fromWalletId);
     const amount = parseAmount(item.amount, from.currency);
     if (amount === null) throw WalletsErrors.AMOUNT_INVALID();
     if (item.toUserId === principal.userId) throw WalletsErrors.TRANSFER_TO_SELF();
-    const to = await wallets.primaryWallet(item.toUserId, from.currency);
-    if (!to) throw (await users.findById(item.toUserId)) ? WalletsErrors.RECIPIENT_HAS_NO_WALLET() : UsersErrors.USER_NOT_FOUND();
+    const to = parties.primaryWallet(item.toUserId, from.currency);
+    if (!to) throw (await this.deps.users.findById(item.toUserId)) ? WalletsErrors.RECIPIENT_HAS_NO_WALLET() : UsersErrors.USER_NOT_FOUND();
     return { item, entryId, earlier: null, move: { from, to, amount } };
   }
 
-  private async apply(principal: Principal, { item, entryId, earlier, move }: Checked): Promise<TransferView> {
+  /** An item's outcome: its earlier entry's, or the one just posted (`posted`), and the recipient told. */
+  private async answer(principal: Principal, { item, earlier, move }: Checked, posted: Promise<Posted> | undefined): Promise<TransferView> {
     const base = { requestId: item.requestId, fromWalletId: item.fromWalletId, toUserId: item.toUserId, amount: item.amount, note: item.note ?? null };
     try {
       if (earlier) {
@@ -93,26 +123,10 @@ export class TransfersService {
         if (settled.state === 'FAILED') throw WalletsErrors.INSUFFICIENT_FUNDS();
         return this.completed(base, settled);
       }
-      return this.completed(base, await this.post(principal, item, entryId, must(move, 'the checked transfer')));
-    } catch (error) {
-      if (!(error instanceof AppError) || error.status >= 500) throw error;
-      return { ...base, id: null, currency: null, status: 'REFUSED', error: { code: error.code, message: error.message }, createdAt: new Date().toISOString() };
-    }
-  }
-
-  private async post(principal: Principal, item: TransferInput, entryId: string, { from, to, amount }: NonNullable<Checked['move']>): Promise<JournalDoc> {
-    const { ledger } = this.deps;
-    try {
-      const entry = await ledger.post({
-        id: entryId,
-        kind: 'TRANSFER',
-        currency: from.currency,
-        amount,
-        debit: from._id,
-        credit: to._id,
-        fingerprint: fingerprintOf(item),
-        memo: { userId: principal.userId, requestId: item.requestId, note: item.note ?? null, fromUserId: principal.userId, toUserId: item.toUserId },
-      });
+      const { from, to, amount } = must(move, 'the checked transfer');
+      const outcome = await must(posted, 'the posted transfer');
+      if ('error' in outcome) throw outcome.error instanceof InsufficientFunds ? WalletsErrors.INSUFFICIENT_FUNDS() : outcome.error;
+      const { entry } = outcome;
       await this.deps.events.toUsers([item.toUserId], 'wallet.transfer-received', {
         entryId: entry._id,
         fromUserId: principal.userId,
@@ -120,10 +134,10 @@ export class TransfersService {
         currency: from.currency,
         amount: formatAmount(amount, from.currency),
       });
-      return entry;
+      return this.completed(base, entry);
     } catch (error) {
-      if (error instanceof InsufficientFunds) throw WalletsErrors.INSUFFICIENT_FUNDS();
-      throw error;
+      if (!(error instanceof AppError) || error.status >= 500) throw error;
+      return { ...base, id: null, currency: null, status: 'REFUSED', error: { code: error.code, message: error.message }, createdAt: new Date().toISOString() };
     }
   }
 
@@ -131,6 +145,9 @@ export class TransfersService {
     return { ...base, id: entry._id, currency: entry.currency, amount: formatAmount(fromStored(entry.amount), entry.currency), status: entry.state === 'DONE' ? 'COMPLETED' : 'PENDING', error: null, createdAt: entry.createdAt.toISOString() };
   }
 }
+
+/** What the ledger made of a new item. */
+type Posted = { entry: JournalDoc } | { error: unknown };
 
 /** An item that passed its checks: a repeat (its earlier entry) or a new move between two wallets. */
 interface Checked {

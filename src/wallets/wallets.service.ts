@@ -47,6 +47,21 @@ function walletName(name: string): string {
   return trimmed;
 }
 
+/** A member's wallet, or 400 WALLET_NOT_FOUND: the same answer for a wallet that does not exist and for another member's (rule 1). */
+function ownedBy(principal: Principal, wallet: AccountDoc | null): AccountDoc {
+  if (!wallet || wallet.kind !== 'WALLET' || wallet.userId !== principal.userId) throw WalletsErrors.WALLET_NOT_FOUND();
+  return wallet;
+}
+
+/** The order `firstWalletOf` reads wallets in: oldest first, then by id. */
+const oldestFirst = (a: AccountDoc, b: AccountDoc) => a.createdAt.getTime() - b.createdAt.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
+
+/** The wallets of a transfer request (see `WalletsService.parties`). */
+export interface Parties {
+  owned(walletId: string): AccountDoc;
+  primaryWallet(userId: string, currency: Currency): AccountDoc | null;
+}
+
 /** Members' wallets: create, list, read, rename, deposit address, history (spec, "Wallets", rule 1). */
 export class WalletsService {
   constructor(
@@ -69,9 +84,19 @@ export class WalletsService {
    * and for another member's (rule 1).
    */
   async owned(principal: Principal, walletId: string): Promise<AccountDoc> {
-    const wallet = await this.deps.repo.findAccount(walletId);
-    if (!wallet || wallet.kind !== 'WALLET' || wallet.userId !== principal.userId) throw WalletsErrors.WALLET_NOT_FOUND();
-    return wallet;
+    return ownedBy(principal, await this.deps.repo.findAccount(walletId));
+  }
+
+  /**
+   * The wallets a request that moves money between members names, read at once: the caller's source
+   * wallets (`owned`, as above) and each recipient's wallet for a currency (`primaryWallet`, as below).
+   */
+  async parties(principal: Principal, walletIds: string[], recipientIds: string[]): Promise<Parties> {
+    const accounts = await this.deps.repo.walletsOrOwnersAmong(walletIds, recipientIds);
+    return {
+      owned: (walletId) => ownedBy(principal, accounts.find((account) => account._id === walletId) ?? null),
+      primaryWallet: (userId, currency) => accounts.filter((account) => account.kind === 'WALLET' && account.userId === userId && account.currency === currency).sort(oldestFirst)[0] ?? null,
+    };
   }
 
   async create(principal: Principal, input: { currency: Currency; name?: string }): Promise<WalletView> {

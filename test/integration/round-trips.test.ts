@@ -123,6 +123,19 @@ describe('round trips of the hot paths, within their budgets', () => {
       };
     };
     await measure(context, 'transfer', await transfer(), await transfer());
+    const transfers = async (count: number) => {
+      const body: object[] = [];
+      for (let i = 0; i < count; i++) {
+        const item = { requestId: randomUUID(), fromWalletId: eth, toUserId: bob.userId, amount: '0.001' };
+        const n = await key.nonce();
+        body.push({ ...item, biometric: { nonce: n, signature: key.signWith(transferSigned(n, item)) } });
+      }
+      return async () => {
+        const res = await api(alice, 'POST', '/api/wallet-transactions', body);
+        assert.deepEqual((res.json() as { status: string }[]).map((one) => one.status), Array(count).fill('COMPLETED'), res.body);
+      };
+    };
+    await measure(context, 'transfer, 8 items in one request', await transfers(8), await transfers(8));
     const withdrawal = async () => {
       const body = { requestId: randomUUID(), walletId: eth, toAddress: `0x${'3'.repeat(40)}`, amount: '0.001' };
       const n = await key.nonce();

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { makeUser } from '../helpers/factories.js';
+import { countRoundTrips } from '../helpers/round-trips.js';
+import { ledgerOf, walletWith } from '../helpers/wallets.js';
+import { InsufficientFunds, type EntryRequest } from '../../src/wallets/ledger.js';
+import type { AccountDoc, JournalDoc } from '../../src/wallets/ledger.repo.js';
+import { fromStored, toStored } from '../../src/wallets/money.js';
+import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
+
+/**
+ * The ledger's group commit: entries posted together go to the database as one command per step, each
+ * keeping the outcome it would have had alone (in order, for two debits of one wallet).
+ */
+describe('ledger entries posted together (group commit)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  const accounts = () => t.db.collection<AccountDoc>('ledger_accounts');
+  const journal = () => t.db.collection<JournalDoc>('ledger_journal');
+  const available = async (id: string) => fromStored(must(await accounts().findOne({ _id: id })).available);
+  const must = <T>(value: T | null | undefined): T => {
+    assert.ok(value !== null && value !== undefined);
+    return value;
+  };
+  const transfer = (debit: string, credit: string, amount: bigint, id = `group:${randomUUID()}`): EntryRequest => ({ id, kind: 'TRANSFER', currency: 'USDT', amount, debit, credit, fingerprint: `${debit}>${credit}:${amount}`, memo: {} });
+
+  async function twoWallets(units: bigint) {
+    const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
+    return { from: await walletWith(t, alice, 'USDT', units), to: await walletWith(t, bob, 'USDT', 0n) };
+  }
+
+  it('writes a group with one command per step, and each entry is DONE with its lines and no marks left', async () => {
+    const { from, to } = await twoWallets(1_000n);
+    const ledger = ledgerOf(t);
+    const requests = Array.from({ length: 32 }, () => transfer(from, to, 10n));
+    const { mongo, result } = await countRoundTrips(t.db.client, () => Promise.all(ledger.postAll(requests)));
+    assert.deepEqual(mongo, ['insert ledger_journal', 'update ledger_accounts', 'update ledger_accounts', 'update ledger_journal', 'insert ledger_lines', 'update ledger_accounts', 'update ledger_journal']);
+    assert.deepEqual(new Set(result.map((entry) => entry.state)), new Set(['DONE']));
+    assert.equal(await available(from), 680n);
+    assert.equal(await available(to), 320n);
+    assert.equal(await journal().countDocuments({ _id: { $in: requests.map((r) => r.id) }, state: 'DONE' }), 32);
+    assert.equal(await t.db.collection('ledger_lines').countDocuments({ journalId: { $in: requests.map((r) => r.id) } }), 64);
+    assert.deepEqual((await accounts().findOne({ _id: from }))?.pending, []);
+    assert.deepEqual((await accounts().findOne({ _id: to }))?.pending, []);
+  });
+
+  it('decides two debits of one wallet in the order posted: the first is paid, the second FAILED, nothing else moves', async () => {
+    const { from, to } = await twoWallets(100n);
+    const [first, second, third] = [transfer(from, to, 70n), transfer(from, to, 70n), transfer(from, to, 30n)];
+    const outcomes = await Promise.allSettled(ledgerOf(t).postAll([first, second, third]));
+    assert.equal(outcomes[0]?.status, 'fulfilled');
+    assert.ok(outcomes[1]?.status === 'rejected' && outcomes[1].reason instanceof InsufficientFunds);
+    assert.equal(outcomes[2]?.status, 'fulfilled', 'what is left after the first still pays the third');
+    assert.equal((await journal().findOne({ _id: second.id }))?.state, 'FAILED');
+    assert.equal((await journal().findOne({ _id: second.id }))?.failure, 'INSUFFICIENT_FUNDS');
+    assert.equal(await available(from), 0n);
+    assert.equal(await available(to), 100n);
+    assert.equal(await t.db.collection('ledger_lines').countDocuments({ journalId: second.id }), 0);
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+
+  it('answers a key used before from its entry, and refuses one reused with other fields, inside a group', async () => {
+    const { from, to } = await twoWallets(100n);
+    const ledger = ledgerOf(t);
+    const earlier = transfer(from, to, 10n);
+    const firstTime = await ledger.post(earlier);
+    const same = { ...earlier };
+    const reused = { ...transfer(from, to, 20n), id: earlier.id };
+    const twice = transfer(from, to, 5n);
+    const outcomes = await Promise.allSettled(ledger.postAll([same, reused, twice, { ...twice }, transfer(from, to, 1n)]));
+    assert.ok(outcomes[0]?.status === 'fulfilled' && outcomes[0].value._id === firstTime._id && outcomes[0].value.state === 'DONE');
+    assert.ok(outcomes[1]?.status === 'rejected' && (outcomes[1].reason as { code?: string }).code === WalletsErrors.REQUEST_ID_REUSED().code);
+    assert.ok(outcomes[2]?.status === 'fulfilled' && outcomes[3]?.status === 'fulfilled' && outcomes[2].value._id === outcomes[3].value._id, 'the same key twice in one group posts once');
+    assert.equal(outcomes[4]?.status, 'fulfilled');
+    assert.equal(await available(from), 84n, 'each key moved money once: 10 + 5 + 1');
+    assert.equal(await available(to), 16n);
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+
+  it('leaves an entry whose credit cannot be applied PENDING for the reconciler to report, and finishes the others', async () => {
+    const { from, to } = await twoWallets(100n);
+    const stray = transfer(from, `missing-wallet-${randomUUID()}`, 40n);
+    const good = transfer(from, to, 25n);
+    const outcomes = await Promise.allSettled(ledgerOf(t).postAll([stray, good]));
+    assert.ok(outcomes[0]?.status === 'rejected' && /cannot credit/.test(String(outcomes[0].reason)));
+    assert.equal(outcomes[1]?.status, 'fulfilled');
+    assert.equal((await journal().findOne({ _id: stray.id }))?.state, 'PENDING');
+    assert.equal((await journal().findOne({ _id: good.id }))?.state, 'DONE');
+    assert.equal(await available(to), 25n);
+    // The stray entry's debit stays marked on the wallet until an operator settles it; nothing else is held.
+    assert.deepEqual((await accounts().findOne({ _id: from }))?.pending, [stray.id]);
+    // Settled by hand here (the entry undone), so the books balance again.
+    await journal().deleteOne({ _id: stray.id });
+    await accounts().updateOne({ _id: from }, { $inc: { available: toStored(40n) }, $pull: { pending: stray.id } });
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+});
