@@ -27,6 +27,9 @@ const FIGURES = [
   { bench: 'webhooks', name: 'webhook deliveries/s, burst', pattern: /burst of \d+: (\d+) deliveries\/s/, unit: '/s', goal: ['>=', 2000] },
   { bench: 'webhooks', name: 'webhook enqueue → arrival p99 at the paced rate', pattern: /enqueue to arrival p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 50] },
   { bench: 'webhooks', name: 'webhook deliveries that did not arrive', pattern: /(\d+) not delivered/, unit: '', goal: ['<=', 0] },
+  { bench: 'peers', name: 'hub / best peer (soketi, socket.io on ws): CPU per delivery', pattern: /hub \/ best peer, CPU-ms per 1,000 deliveries: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
+  { bench: 'peers', name: 'hub / best peer: RSS per idle connection', pattern: /hub \/ best peer, RSS per idle connection: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
+  { bench: 'peers', name: 'hub / best peer: fan-out p99, 10,000 subscribers', pattern: /hub \/ best peer, fan-out p99: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
   { bench: 'chat-status', name: 'chat status, first page of 100, p50', pattern: /first page of 100: p50 ([\d.]+) ms/, unit: 'ms', goal: null },
 ];
 
@@ -60,10 +63,11 @@ for (const bench of benches) {
   outputs.set(bench, await run(bench));
 }
 
-const met = (value, goal) => (goal === null ? '—' : (goal[0] === '>=' ? value >= goal[1] : value <= goal[1]) ? 'met' : 'not met');
+const compare = { '>=': (a, b) => a >= b, '<=': (a, b) => a <= b, '<': (a, b) => a < b };
+const met = (value, goal) => (goal === null ? '—' : compare[goal[0]](value, goal[1]) ? 'met' : 'not met');
 const rows = FIGURES.map((figure) => {
   const ran = outputs.get(figure.bench);
-  const goal = figure.goal ? `${figure.goal[0] === '>=' ? '≥' : '≤'} ${figure.goal[1]}${figure.unit ? ` ${figure.unit}` : ''}` : '—';
+  const goal = figure.goal ? `${{ '>=': '≥', '<=': '≤', '<': '<' }[figure.goal[0]]} ${figure.goal[1]}${figure.unit ? ` ${figure.unit}` : ''}` : '—';
   if (!ran) return `| ${figure.name} | not run | ${goal} | |`;
   const found = figure.pattern.exec(ran.output);
   if (!found) return `| ${figure.name} | no figure (${ran.problem ?? 'not in its output'}) | ${goal} | not met |`;

@@ -60,12 +60,40 @@ function open(port, token) {
   });
 }
 
+// A Pusher-protocol event (soketi's): its data is a JSON string inside the frame, so quotes are escaped.
+const PUSHER_EVENT = Buffer.from('{"event":"message.new"');
+const PUSHER_SENT_AT = Buffer.from('sentAt\\":');
+
+/** A Pusher-protocol connection (protocol 7, as pusher-js) subscribed to `channel`: connected once the subscription succeeded. */
+function openPusher(port, appKey, channel) {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/app/${appKey}?protocol=7&client=js&version=8.4.0&flash=false`, { perMessageDeflate: false });
+    const conn = { ws, connected: false };
+    ws.on('message', (raw) => {
+      if (raw.length > PUSHER_EVENT.length && raw.compare(PUSHER_EVENT, 0, PUSHER_EVENT.length, 0, PUSHER_EVENT.length) === 0) {
+        const sentAt = numberAfter(raw, PUSHER_SENT_AT);
+        if (sentAt !== undefined) latencies.push(now() - sentAt);
+        return;
+      }
+      const { event } = JSON.parse(raw.toString());
+      if (event === 'pusher:connection_established') ws.send(JSON.stringify({ event: 'pusher:subscribe', data: { channel } }));
+      else if (event === 'pusher_internal:subscription_succeeded') {
+        conn.connected = true;
+        resolve(conn);
+      } else if (event === 'pusher:ping') ws.send(JSON.stringify({ event: 'pusher:pong', data: {} }));
+      else if (event === 'pusher:error') resolve(conn);
+    });
+    ws.on('error', () => resolve(conn));
+  });
+}
+
+/** Targets are `{ port, token }` (the hub, or plain socket.io: socket.io protocol) or `{ port, pusher: { appKey, channel } }`. */
 async function connectAll({ targets, concurrency }) {
   let next = 0;
   async function lane() {
     while (next < targets.length) {
-      const { port, token } = targets[next++];
-      sockets.push(await open(port, token));
+      const { port, token, pusher } = targets[next++];
+      sockets.push(await (pusher ? openPusher(port, pusher.appKey, pusher.channel) : open(port, token)));
     }
   }
   await Promise.all(Array.from({ length: concurrency }, lane));

@@ -157,3 +157,37 @@ export async function startBench(name, extraEnv = {}) {
   stopAllOnSignal(children, stack, tmp);
   return { tmp, stack, env, config, ctx, children, port };
 }
+
+/**
+ * `count` members of `room`, each with one device and an access token, written straight to the
+ * database (the realtime benches measure the hub, not sign-in).
+ */
+export async function seedMembers(ctx, config, count, room) {
+  const { TokenService } = await import('../dist/src/auth/tokens.js');
+  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
+  const now = new Date();
+  const result = [];
+  for (let start = 0; start < count; start += 5000) {
+    const users = [];
+    const devices = [];
+    const members = [];
+    const rooms = [];
+    for (let i = start; i < Math.min(count, start + 5000); i++) {
+      const userId = `bench-user-${i}`;
+      const deviceId = `bench-device-${i}`;
+      users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
+      devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
+      members.push({ _id: `${room}:${userId}`, roomId: room, userId, active: true, joinedAt: now });
+      rooms.push({ _id: userId, roomIds: [room] });
+      result.push({ userId, deviceId });
+    }
+    await Promise.all([
+      ctx.platform.db.collection('users').insertMany(users, { ordered: false }),
+      ctx.platform.db.collection('devices').insertMany(devices, { ordered: false }),
+      ctx.platform.db.collection('room_members').insertMany(members, { ordered: false }),
+      ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
+    ]);
+  }
+  for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
+  return result;
+}

@@ -2,13 +2,11 @@
 // hub node and its memory per socket, and hub.ping echoes per CPU-second of the hub on uWebSockets.js
 // against `ws`. Hubs and load generators are separate processes; the hub's CPU time is read from
 // /proc so a saturated load generator shows. Prints one table.
-import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TokenService } from '../dist/src/auth/tokens.js';
 import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, rssKb, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, percentile, rssKb, seedMembers, spawnRole, startBench, stopAll } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -53,36 +51,6 @@ function spawnClient() {
   return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
 }
 
-// Users, devices and room membership written straight to the database: this measures the hub, not sign-in.
-async function seed(count) {
-  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
-  const now = new Date();
-  const result = [];
-  for (let start = 0; start < count; start += 5000) {
-    const users = [];
-    const devices = [];
-    const members = [];
-    const rooms = [];
-    for (let i = start; i < Math.min(count, start + 5000); i++) {
-      const userId = `bench-user-${i}`;
-      const deviceId = `bench-device-${i}`;
-      users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
-      devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
-      members.push({ _id: `${ROOM}:${userId}`, roomId: ROOM, userId, active: true, joinedAt: now });
-      rooms.push({ _id: userId, roomIds: [ROOM] });
-      result.push({ userId, deviceId });
-    }
-    await Promise.all([
-      ctx.platform.db.collection('users').insertMany(users, { ordered: false }),
-      ctx.platform.db.collection('devices').insertMany(devices, { ordered: false }),
-      ctx.platform.db.collection('room_members').insertMany(members, { ordered: false }),
-      ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
-    ]);
-  }
-  for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
-  return result;
-}
-
 async function connect(clients, targets) {
   const share = Math.ceil(targets.length / clients.length);
   const results = await Promise.all(clients.map((c, i) => c.call({ cmd: 'connect', targets: targets.slice(i * share, (i + 1) * share), concurrency: 50 })));
@@ -93,7 +61,7 @@ const rows = [];
 try {
   const needed = Math.max(CAPACITY, ...FANOUT_SIZES);
   log(`seeding ${needed} users and devices`);
-  const people = await seed(needed);
+  const people = await seedMembers(ctx, config, needed, ROOM);
 
   // 1. Fan-out over two hub nodes.
   const hubs = PHASES.has('fanout') ? [await spawnHub('uws'), await spawnHub('uws')] : [];
