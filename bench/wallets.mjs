@@ -8,6 +8,7 @@ import http from 'node:http';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { Ledger } from '../dist/src/wallets/ledger.js';
 import { toStored } from '../dist/src/wallets/money.js';
+import { freePort } from '../scripts/stack.mjs';
 import { percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
 
 const USERS = Number(process.env.USERS ?? 64);
@@ -63,6 +64,13 @@ async function withdrawals(people) {
     if (waiting.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return (performance.now() - started) / 1000;
+}
+
+/** The api's ledger group counters, from its /metrics. */
+async function ledgerGroups(opsPort) {
+  const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+  const value = (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { groups: value('ledger_groups_written_total'), entries: value('ledger_group_entries_total') };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
@@ -121,15 +129,20 @@ async function seedEntries() {
 
 try {
   const people = await seedMembers();
-  await spawnRole('api', env, children);
+  const opsPort = await freePort();
+  await spawnRole('api', { ...env, OPS_PORT: String(opsPort) }, children);
   // Warm-up.
   for (let i = 0; i < 50; i++) await post('/api/wallet-transactions', people[0].token, [{ requestId: `warm-${i}-${randomUUID()}`, fromWalletId: people[0].walletId, toUserId: people[1].userId, amount: '0.01' }]);
+  const groupsBefore = await ledgerGroups(opsPort);
   const load = await transfers(people);
+  const groupsAfter = await ledgerGroups(opsPort);
   const perSecond = load.latencies.length / LOAD_SECONDS;
   const books = await ctx.services.walletsReconciler.run();
   if (!books.ok) throw new Error(`the books do not balance after the load: ${JSON.stringify(books)}`);
   console.log(`transfers between ${USERS} members, ${IN_FLIGHT} in flight for ${LOAD_SECONDS} s, one api process, mongo-java-server (memory):`);
   console.log(`  ${perSecond.toFixed(0)} transfers/s, p50 ${percentile(load.latencies, 50).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms, ${load.refused} refused; books balance after (${books.entriesChecked} entries)`);
+  const entriesPerGroup = (groupsAfter.entries - groupsBefore.entries) / (groupsAfter.groups - groupsBefore.groups);
+  console.log(`  ledger group commit: ${entriesPerGroup.toFixed(1)} entries per group (${groupsAfter.groups - groupsBefore.groups} groups), so ${(7 / entriesPerGroup).toFixed(2)} of a transfer's MongoDB commands per transfer are the ledger's`);
 
   await spawnRole('worker', env, children);
   const seconds = await withdrawals(people);

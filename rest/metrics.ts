@@ -1,4 +1,4 @@
-import { Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Services } from '../src/composition.js';
 
 
@@ -35,6 +35,22 @@ export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'op
       for (const [scope, count] of Object.entries(services.ops.smsRefusals())) this.set({ scope }, count);
     },
   });
+
+  for (const [name, help, key] of [
+    ['ledger_groups_written', 'Groups of ledger entries this process wrote (group commit: one database command per step for a whole group)', 'groups'],
+    ['ledger_group_entries', 'Ledger entries those groups held (divided by ledger_groups_written: entries per group)', 'entries'],
+  ] as const) {
+    new Counter({
+      name: `${name}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        // The ledger counts; the scrape shows its count.
+        this.reset();
+        this.inc(services.ops.ledgerWritten()[key]);
+      },
+    });
+  }
 
   // One read per scrape, shared by the gauges below (a scrape starts every collect at once); when the
   // database does not answer, the gauges are left out.

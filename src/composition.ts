@@ -71,7 +71,7 @@ async function composeAreas(p: Platform) {
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
-      ops: { health: (timeoutMs: number) => p.health(timeoutMs), dependencies: p.dependencies, smsRefusals: () => p.smsGuard.refusals },
+      ops: { health: (timeoutMs: number) => p.health(timeoutMs), dependencies: p.dependencies, smsRefusals: () => p.smsGuard.refusals, ledgerWritten: () => wallets.ledger.written },
       idempotency: new IdempotencyStore(p.redis, p.keys, p.config.IDEMPOTENCY_LEASE_SECONDS),
       geo: { locate: (ip: string) => p.geo.locate(ip) },
       users: users.users,

@@ -58,6 +58,8 @@ export class Ledger {
    * Posts entries in the given order, in one group (see `writeGroup`): each promise is its entry's
    * outcome, as `post` gives it. Entries posted while a group is being written wait and go together in
    * the next one, so under load many entries share each write (group commit) and alone one goes at once.
+   * One group at a time: a second writer in parallel was measured (bench:wallets) to halve the groups
+   * and double the ledger's commands per entry without more transfers a second.
    */
   postAll(requests: EntryRequest[]): Promise<JournalDoc>[] {
     const outcomes = requests.map((request) => new Promise<JournalDoc>((resolve, reject) => this.waiting.push({ request, resolve, reject })));
@@ -71,6 +73,8 @@ export class Ledger {
 
   private readonly waiting: Waiting[] = [];
   private writing = false;
+  /** Groups this process wrote and the entries they held since it started (`/metrics`: entries per group under load). */
+  readonly written = { groups: 0, entries: 0 };
 
   private async drain(): Promise<void> {
     try {
@@ -94,6 +98,8 @@ export class Ledger {
     const { repo, clock } = this.deps;
     const started = clock();
     const fresh: Pending[] = [];
+    this.written.groups++;
+    this.written.entries += group.length;
     try {
       const entries = group.map(({ request }) => newEntry(request, started));
       const taken = await repo.insertEntries(entries);

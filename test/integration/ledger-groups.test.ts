@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { makeUser } from '../helpers/factories.js';
+import { httpAs, makeUser } from '../helpers/factories.js';
 import { countRoundTrips } from '../helpers/round-trips.js';
 import { ledgerOf, walletWith } from '../helpers/wallets.js';
 import { InsufficientFunds, type EntryRequest } from '../../src/wallets/ledger.js';
@@ -81,6 +81,23 @@ describe('ledger entries posted together (group commit)', () => {
     assert.equal(await available(from), 84n, 'each key moved money once: 10 + 5 + 1');
     assert.equal(await available(to), 16n);
     assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+
+  it('posts a transfer request\'s items as one group, and /metrics counts groups and their entries', async () => {
+    const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
+    const from = await walletWith(t, alice, 'USDT', 1_000n);
+    await walletWith(t, bob, 'USDT', 0n);
+    const metrics = async () => {
+      const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+      const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+      return { groups: value('ledger_groups_written_total'), entries: value('ledger_group_entries_total') };
+    };
+    const before = await metrics();
+    assert.ok(Number.isInteger(before.groups) && Number.isInteger(before.entries), JSON.stringify(before));
+    const items = Array.from({ length: 3 }, () => ({ requestId: randomUUID(), fromWalletId: from, toUserId: bob.userId, amount: '0.0001' }));
+    const res = await httpAs(() => t)(alice, 'POST', '/api/wallet-transactions', items);
+    assert.deepEqual((res.json() as { status: string }[]).map((item) => item.status), ['COMPLETED', 'COMPLETED', 'COMPLETED'], res.body);
+    assert.deepEqual(await metrics(), { groups: before.groups + 1, entries: before.entries + 3 });
   });
 
   it('leaves an entry whose credit cannot be applied PENDING for the reconciler to report, and finishes the others', async () => {
