@@ -14,7 +14,7 @@ export const ROUND_TRIP_BUDGETS = {
   'message post': {
     mongo: 3,
     redis: 2,
-    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert and the author\'s read mark side by side (room and membership cached) | redis: the broadcast, the push job',
+    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert and the author\'s read mark side by side (room and membership cached; under load both are shared with other posts: group commit) | redis: the broadcast, the push job',
   },
   'message post with clientMessageId and Idempotency-Key (a phone)': {
     mongo: 3,

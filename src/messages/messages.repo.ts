@@ -2,6 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import type { Card } from '../apps/cards.schemas.js';
 
 import type { GeoLocation } from '../platform/geoip.js';
+import { bulkOf, GroupWriter } from '../platform/group-writer.js';
 
 export type { GeoLocation };
 
@@ -44,9 +45,15 @@ export class MessagesRepo {
     ]);
   }
 
-  async insert(message: MessageDoc): Promise<void> {
-    await this.collection.insertOne(message);
+  /**
+   * Stores a message; throws the driver's duplicate-key error for a `clientKey` stored before. Messages
+   * stored while others are being written go together in one insert (GroupWriter), each with its own outcome.
+   */
+  insert(message: MessageDoc): Promise<void> {
+    return this.inserts.add(message);
   }
+
+  private readonly inserts = new GroupWriter(bulkOf<MessageDoc>((messages) => this.collection.insertMany(messages, { ordered: false })));
 
   findByClientKey(clientKey: string): Promise<MessageDoc | null> {
     return this.collection.findOne({ clientKey });

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { findByIds } from '../platform/mongo.js';
+import { bulkOf, GroupWriter } from '../platform/group-writer.js';
 
 /** What the chat list shows of a room's newest timeline message. */
 export interface LastMessage {
@@ -87,9 +88,14 @@ export class RoomActivityRepo {
   }
 
   /** Moves a member's read mark forward to `seq`; never back. */
-  async markRead(roomId: string, userId: string, seq: number): Promise<void> {
-    await this.reads.updateOne({ _id: `${roomId}:${userId}` }, { $max: { seq } }, { upsert: true });
+  /** Moves a member's read mark forward to `seq` (never back). Marks set while others are being written go together in one write (GroupWriter). */
+  markRead(roomId: string, userId: string, seq: number): Promise<void> {
+    return this.marks.add({ _id: `${roomId}:${userId}`, seq });
   }
+
+  private readonly marks = new GroupWriter(
+    bulkOf<RoomReadDoc>((marks) => this.reads.bulkWrite(marks.map(({ _id, seq }) => ({ updateOne: { filter: { _id }, update: { $max: { seq } }, upsert: true } })), { ordered: false })),
+  );
 
   /** The activity of each room that has any, by room id. */
   async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {

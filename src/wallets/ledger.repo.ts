@@ -3,6 +3,7 @@ import { isDuplicateKey } from '../platform/mongo.js';
 import { fromStored, toStored, type Currency } from './money.js';
 import { must } from '../platform/must.js';
 import { propertyOf } from '../platform/errors.js';
+import { failedItems } from '../platform/group-writer.js';
 
 /**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
@@ -284,10 +285,9 @@ export class LedgerRepo {
       await this.journal.insertMany(entries, { ordered: false });
       return new Set();
     } catch (error) {
-      const listed = propertyOf(error, 'writeErrors');
-      const writeErrors: unknown[] = Array.isArray(listed) ? listed : [error];
-      if (!Array.isArray(listed) || !writeErrors.every(isDuplicateKey)) throw error;
-      return new Set(writeErrors.map((writeError) => Number(propertyOf(writeError, 'index'))));
+      const failed = failedItems(error);
+      if (!failed || ![...failed.values()].every(isDuplicateKey)) throw error;
+      return new Set(failed.keys());
     }
   }
 

@@ -4,6 +4,7 @@ import { fromStored, toStored, type Currency } from './money.js';
 import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo, LineDoc } from './ledger.repo.js';
 import { WalletsErrors } from './wallets.errors.js';
 import { must } from '../platform/must.js';
+import { GroupWriter, type Waiter } from '../platform/group-writer.js';
 
 export interface EntryRequest {
   /** The operation's unique key: the same key posts once, whatever happens. */
@@ -57,31 +58,19 @@ export class Ledger {
   /**
    * Posts entries in the given order, in one group (see `writeGroup`): each promise is its entry's
    * outcome, as `post` gives it. Entries posted while a group is being written wait and go together in
-   * the next one, so under load many entries share each write (group commit) and alone one goes at once.
+   * the next one (GroupWriter), so under load many entries share each write and alone one goes at once.
    * One group at a time: a second writer in parallel was measured (bench:wallets) to halve the groups
    * and double the ledger's commands per entry without more transfers a second.
    */
   postAll(requests: EntryRequest[]): Promise<JournalDoc>[] {
-    const outcomes = requests.map((request) => new Promise<JournalDoc>((resolve, reject) => this.waiting.push({ request, resolve, reject })));
-    if (!this.writing) {
-      this.writing = true;
-      // Entries posted in the same turn of the event loop (a request's items) go in one group.
-      queueMicrotask(() => void this.drain());
-    }
-    return outcomes;
+    return this.groups.addAll(requests);
   }
 
-  private readonly waiting: Waiting[] = [];
-  private writing = false;
-  /** Groups this process wrote and the entries they held since it started (`/metrics`: entries per group under load). */
-  readonly written = { groups: 0, entries: 0 };
+  private readonly groups = new GroupWriter<EntryRequest, JournalDoc>((group) => this.writeGroup(group), GROUP_LIMIT);
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) await this.writeGroup(this.waiting.splice(0, GROUP_LIMIT));
-    } finally {
-      this.writing = false;
-    }
+  /** Groups this process wrote and the entries they held since it started (`/metrics`: entries per group under load). */
+  get written(): { groups: number; entries: number } {
+    return { groups: this.groups.written.groups, entries: this.groups.written.items };
   }
 
   /**
@@ -98,13 +87,11 @@ export class Ledger {
     const { repo, clock } = this.deps;
     const started = clock();
     const fresh: Pending[] = [];
-    this.written.groups++;
-    this.written.entries += group.length;
     try {
-      const entries = group.map(({ request }) => newEntry(request, started));
+      const entries = group.map(({ item }) => newEntry(item, started));
       const taken = await repo.insertEntries(entries);
       group.forEach((waiting, i) => {
-        if (taken.has(i)) void this.repeat(waiting.request).then(waiting.resolve, waiting.reject);
+        if (taken.has(i)) void this.repeat(waiting.item).then(waiting.resolve, waiting.reject);
         else fresh.push({ waiting, entry: must(entries[i], 'the entry') });
       });
     } catch (error) {
@@ -307,11 +294,7 @@ export class Ledger {
 /** Entries written together at most: `$in` lists stay short (mongo-java-server matches them in quadratic time). */
 const GROUP_LIMIT = 64;
 
-interface Waiting {
-  request: EntryRequest;
-  resolve: (entry: JournalDoc) => void;
-  reject: (error: unknown) => void;
-}
+type Waiting = Waiter<EntryRequest, JournalDoc>;
 
 /** A new entry of a group, and who waits for it. */
 interface Pending {

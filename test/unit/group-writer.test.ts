@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bulkOf, GroupWriter, type Waiter } from '../../src/platform/group-writer.js';
+
+/** A write that records each group it gets and answers each item with its double, after `gate` opens. */
+function recording() {
+  const groups: number[][] = [];
+  let open: () => void = () => undefined;
+  let gate = Promise.resolve();
+  const writer = new GroupWriter<number, number>(async (group: Waiter<number, number>[]) => {
+    groups.push(group.map(({ item }) => item));
+    await gate;
+    for (const waiter of group) waiter.resolve(waiter.item * 2);
+  }, 3);
+  return {
+    writer,
+    groups,
+    hold: () => {
+      gate = new Promise((resolve) => (open = resolve));
+    },
+    release: () => open(),
+  };
+}
+
+describe('GroupWriter (group commit)', () => {
+  it('writes what is added in one turn as one group, and alone an item goes at once', async () => {
+    const { writer, groups } = recording();
+    assert.deepEqual(await Promise.all([writer.add(1), writer.add(2)]), [2, 4]);
+    assert.deepEqual(await writer.add(5), 10);
+    assert.deepEqual(groups, [[1, 2], [5]]);
+    assert.deepEqual(writer.written, { groups: 2, items: 3 });
+  });
+
+  it('gathers what is added while a group is written into the next, at most `limit` a group, in order', async () => {
+    const { writer, groups, hold, release } = recording();
+    hold();
+    const first = writer.add(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = writer.addAll([2, 3, 4, 5]);
+    const last = writer.add(6);
+    release();
+    assert.deepEqual(await Promise.all([first, ...later, last]), [2, 4, 6, 8, 10, 12]);
+    assert.deepEqual(groups, [[1], [2, 3, 4], [5, 6]]);
+  });
+
+  it('gives a failed write\'s error to every item it did not answer, and goes on with the next group', async () => {
+    const writer = new GroupWriter<number, number>(async (group) => {
+      group[0]?.resolve(0);
+      if (group.length > 1) throw new Error('the database went away');
+    });
+    const outcomes = await Promise.allSettled(writer.addAll([1, 2, 3]));
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'rejected']);
+    assert.equal(await writer.add(4), 0);
+  });
+
+  it('bulkOf answers each item with its own write error, or all with the error of a write that failed whole', async () => {
+    const duplicate = { index: 1, code: 11000 };
+    const partly = new GroupWriter<string, void>(bulkOf(async () => Promise.reject(Object.assign(new Error('bulk'), { writeErrors: [duplicate] }))));
+    const outcomes = await Promise.allSettled(partly.addAll(['a', 'b', 'c']));
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.equal((outcomes[1] as PromiseRejectedResult).reason, duplicate);
+    const whole = new GroupWriter<string, void>(bulkOf(async () => Promise.reject(new Error('no connection'))));
+    assert.deepEqual((await Promise.allSettled(whole.addAll(['a', 'b']))).map((o) => o.status), ['rejected', 'rejected']);
+  });
+});
