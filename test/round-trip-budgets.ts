@@ -42,7 +42,7 @@ export const ROUND_TRIP_BUDGETS = {
   'withdrawal request': { mongo: 15, redis: 4, why: 'mongo: the request, the account, the device (twice), limits, the ledger entry\'s steps | redis: the nonce, the job, the broadcast' },
   swap: { mongo: 25, redis: 1, why: 'mongo: the quote, the device, two ledger entries\' steps | redis: the nonce' },
   invocation: { mongo: 5, redis: 2, why: 'mongo: the app, the install, the identity, the manifest, the activity row | redis: the breaker\'s admission and settling' },
-  'webhook delivery': { mongo: 3, redis: 3, why: 'mongo: the claim, the activity row, the delivery\'s end | redis: the app (cached), admission, settling' },
+  'webhook delivery': { mongo: 3, redis: 3, why: 'mongo: the claim, the activity row, the delivery\'s end (under load the row and the end are shared with other deliveries: group commit) | redis: the app (cached), admission, settling' },
   'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
   'attachment upload': { mongo: 6, redis: 2, why: 'mongo: the caller\'s files in processing (twice), the message\'s three, the attachment | redis: the broadcast, the job' },
 } satisfies Record<string, Budget>;

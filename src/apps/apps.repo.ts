@@ -2,6 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 import { must } from '../platform/must.js';
+import { bulkOf, GroupWriter } from '../platform/group-writer.js';
 
 /** One webhook secret, encrypted at rest; a rotated-out one keeps signing until `retiresAt`. */
 export interface StoredSecret {
@@ -240,9 +241,12 @@ export class AppsRepo {
 
   // Activity: one row per call to an app.
 
-  async insertActivity(activity: ActivityDoc): Promise<void> {
-    await this.activity.insertOne(activity);
+  /** Records a call; calls recorded while others are being written go together in one insert (GroupWriter). */
+  insertActivity(activity: ActivityDoc): Promise<void> {
+    return this.activityRows.add(activity);
   }
+
+  private readonly activityRows = new GroupWriter(bulkOf<ActivityDoc>((rows) => this.activity.insertMany(rows, { ordered: false })));
 
   findActivity(appId: string, activityId: string): Promise<ActivityDoc | null> {
     return this.activity.findOne({ _id: activityId, appId });
@@ -331,9 +335,16 @@ export class AppsRepo {
     await this.deliveries.updateOne({ _id: deliveryId }, { $set: { nextAttemptAt: at, claimedUntil: null } });
   }
 
-  async finishDelivery(deliveryId: string, status: DeliveryDoc['status'], at: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: deliveryId }, { $set: { status, nextAttemptAt: null, claimedUntil: null, updatedAt: at } });
+  /** Ends a delivery; deliveries ended while others are being written go together in one write (GroupWriter). */
+  finishDelivery(deliveryId: string, status: DeliveryDoc['status'], at: Date): Promise<void> {
+    return this.finishes.add({ deliveryId, status, at });
   }
+
+  private readonly finishes = new GroupWriter(
+    bulkOf<{ deliveryId: string; status: DeliveryDoc['status']; at: Date }>((ends) =>
+      this.deliveries.bulkWrite(ends.map(({ deliveryId, status, at }) => ({ updateOne: { filter: { _id: deliveryId }, update: { $set: { status, nextAttemptAt: null, claimedUntil: null, updatedAt: at } } } })), { ordered: false }),
+    ),
+  );
 
   /** Makes a finished delivery of the app pending again under a new round; null when it is still pending (or not the app's). */
   reopenDelivery(appId: string, deliveryId: string, at: Date): Promise<DeliveryDoc | null> {
