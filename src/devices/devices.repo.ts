@@ -43,10 +43,13 @@ export class DevicesRepo {
 
   /** Device id → its user while active, else null. */
   private readonly activeOwners: SharedCache<string | null>;
+  /** User id → the ids of their active devices (where device events to them go). */
+  private readonly activeIds: SharedCache<string[]>;
 
   constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<DeviceDoc>('devices');
     this.activeOwners = sharedCache<string | null>(bus, 'device', 5_000);
+    this.activeIds = sharedCache<string[]>(bus, 'user-devices', 5_000);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -55,6 +58,7 @@ export class DevicesRepo {
 
   async insert(device: DeviceDoc): Promise<void> {
     await this.collection.insertOne(device);
+    await this.activeIds.clear(device.userId);
   }
 
   findById(id: string): Promise<DeviceDoc | null> {
@@ -62,13 +66,10 @@ export class DevicesRepo {
   }
 
   /**
-   * The device if it belongs to `userId` and is not revoked. Looked up by `_id` alone and checked
-   * here: this runs on every request and handshake, and mongo-java-server uses the `_id` index only
-   * for a filter on `_id` by itself (with more fields it scans the collection).
-   */
-  /**
    * Whether the device belongs to `userId` and is not revoked: the check of every authenticated
-   * request, served from a 5-second cache that revocation clears in every process.
+   * request, served from a 5-second cache that revocation clears in every process. Looked up by `_id`
+   * alone and checked here: mongo-java-server uses the `_id` index only for a filter on `_id` by
+   * itself (with more fields it scans the collection).
    */
   async isActive(id: string, userId: string): Promise<boolean> {
     const owner = await this.activeOwners.get(id, async () => {
@@ -87,6 +88,14 @@ export class DevicesRepo {
   pushableOf(userIds: string[]): Promise<Pick<DeviceDoc, '_id' | 'userId' | 'pushToken'>[]> {
     if (userIds.length === 0) return Promise.resolve([]);
     return this.collection.find({ userId: { $in: userIds }, revokedAt: null, pushToken: { $ne: null } }, { projection: { _id: 1, userId: 1, pushToken: 1 } }).toArray();
+  }
+
+  /**
+   * The ids of the user's active devices, served from a 5-second cache that a new device or a
+   * revocation clears in every process (a device event to a user reads them: every transfer, call, invitation…).
+   */
+  activeIdsOf(userId: string): Promise<string[]> {
+    return this.activeIds.get(userId, async () => (await this.collection.find({ userId, revokedAt: null }, { projection: { _id: 1 } }).sort({ createdAt: -1 }).toArray()).map((device) => device._id));
   }
 
   listActiveByUser(userId: string): Promise<DeviceDoc[]> {
@@ -108,7 +117,7 @@ export class DevicesRepo {
   /** Revokes the device; true when this call revoked it. */
   async revoke(id: string, userId: string, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
-    await this.activeOwners.clear(id);
+    await Promise.all([this.activeOwners.clear(id), this.activeIds.clear(userId)]);
     return result.modifiedCount === 1;
   }
 

@@ -16,8 +16,8 @@ export class DevicesService {
   ) {}
 
   /** Ids of the user's active devices: where device events to that user go. */
-  async activeDeviceIds(userId: string): Promise<string[]> {
-    return (await this.devices.listActiveByUser(userId)).map((device) => device._id);
+  activeDeviceIds(userId: string): Promise<string[]> {
+    return this.devices.activeIdsOf(userId);
   }
 
   async list(principal: Principal): Promise<DeviceView[]> {
