@@ -6,7 +6,7 @@ import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
 import type { DeviceEvents } from '../platform/device-events.js';
-import type { DeviceDoc, DevicesRepo } from './devices.repo.js';
+import type { BiometricKeyRecord, DeviceDoc, DevicesRepo } from './devices.repo.js';
 import type { UserReads } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import { AuthErrors } from '../auth/auth.errors.js';
@@ -175,14 +175,14 @@ export class BiometricService {
    * required only when the device has a key).
    */
   async confirmAction(principal: Principal, confirmation: Confirmation, signedFor: (nonce: string) => string): Promise<ConfirmationResult> {
-    return this.confirmWith(principal, await this.device(principal), actionInput(confirmation, signedFor));
+    return this.confirmWith(principal, await this.enrolledKey(principal), actionInput(confirmation, signedFor));
   }
 
   /** `confirmAction` for each of a request's actions, in order, the device read once; the first refusal throws. */
   async confirmActions(principal: Principal, actions: { confirmation: Confirmation; signedFor: (nonce: string) => string }[]): Promise<void> {
     if (actions.length === 0) return;
-    const device = await this.device(principal);
-    for (const { confirmation, signedFor } of actions) await this.confirmWith(principal, device, actionInput(confirmation, signedFor));
+    const key = await this.enrolledKey(principal);
+    for (const { confirmation, signedFor } of actions) await this.confirmWith(principal, key, actionInput(confirmation, signedFor));
   }
 
   /**
@@ -191,11 +191,17 @@ export class BiometricService {
    * nonce is used up, so a confirmation cannot be replayed. A device without a key needs none.
    */
   async confirm(principal: Principal, input: ConfirmInput): Promise<ConfirmationResult> {
-    return this.confirmWith(principal, await this.device(principal), input);
+    return this.confirmWith(principal, await this.enrolledKey(principal), input);
   }
 
-  private async confirmWith(principal: Principal, device: DeviceDoc, input: ConfirmInput): Promise<ConfirmationResult> {
-    const current = device.biometricKey ?? null;
+  /** The key enrolled on the calling device (null: none), from the devices' cache; 401 DEVICE_REVOKED for a device no longer active. */
+  private async enrolledKey(principal: Principal): Promise<BiometricKeyRecord | null> {
+    const key = await this.deps.devices.enrolledKeyOf(principal.deviceId, principal.userId);
+    if (key === undefined) throw AuthErrors.DEVICE_REVOKED();
+    return key;
+  }
+
+  private async confirmWith(principal: Principal, current: BiometricKeyRecord | null, input: ConfirmInput): Promise<ConfirmationResult> {
     if (!current) return 'NOT_REQUIRED';
     if (!input.signature || !input.nonce) throw DevicesErrors.BIOMETRIC_CONFIRMATION_REQUIRED();
     const prefix = Buffer.from(signedMessage.confirmPrefix(input.nonce));

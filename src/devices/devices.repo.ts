@@ -45,11 +45,14 @@ export class DevicesRepo {
   private readonly activeOwners: SharedCache<string | null>;
   /** User id → the ids of their active devices (where device events to them go). */
   private readonly activeIds: SharedCache<string[]>;
+  /** Device id → its user and enrolled biometric key while active, else null. */
+  private readonly enrolledKeys: SharedCache<{ userId: string; key: BiometricKeyRecord | null } | null>;
 
   constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<DeviceDoc>('devices');
     this.activeOwners = sharedCache<string | null>(bus, 'device', 5_000);
     this.activeIds = sharedCache<string[]>(bus, 'user-devices', 5_000);
+    this.enrolledKeys = sharedCache(bus, 'device-key', 5_000);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -77,6 +80,19 @@ export class DevicesRepo {
       return device && device.revokedAt === null ? device.userId : null;
     });
     return owner === userId;
+  }
+
+  /**
+   * The biometric key enrolled on the device (null: none) when the device is the user's and active;
+   * undefined when it is not. Served from a 5-second cache that enrolment, removal and revocation
+   * clear in every process: what every confirmed action (transfer, withdrawal, swap) reads.
+   */
+  async enrolledKeyOf(id: string, userId: string): Promise<BiometricKeyRecord | null | undefined> {
+    const enrolled = await this.enrolledKeys.get(id, async () => {
+      const device = await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1, biometricKey: 1 } });
+      return device && device.revokedAt === null ? { userId: device.userId, key: device.biometricKey ?? null } : null;
+    });
+    return enrolled && enrolled.userId === userId ? enrolled.key : undefined;
   }
 
   async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
@@ -117,7 +133,7 @@ export class DevicesRepo {
   /** Revokes the device; true when this call revoked it. */
   async revoke(id: string, userId: string, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
-    await Promise.all([this.activeOwners.clear(id), this.activeIds.clear(userId)]);
+    await Promise.all([this.activeOwners.clear(id), this.activeIds.clear(userId), this.enrolledKeys.clear(id)]);
     return result.modifiedCount === 1;
   }
 
@@ -139,6 +155,7 @@ export class DevicesRepo {
     const condition = expected === null ? { $in: [null] } : expected;
     // Cast: the driver's filter type cannot express `null or a value` on a nested path.
     const result = await this.collection.updateOne({ _id: id, 'biometricKey.publicKey': condition as never }, { $set: { biometricKey: next } });
+    await this.enrolledKeys.clear(id);
     return result.modifiedCount === 1 || (expected === null && next === null);
   }
 

@@ -261,12 +261,22 @@ export class Ledger {
     await this.deps.repo.insertLines(linesOf(entry));
   }
 
+  /** Accounts this process made or found made: accounts are never deleted, so each is made once. */
+  private readonly ensured = new Set<string>();
+
+  private async ensure(account: AccountDoc): Promise<string> {
+    if (!this.ensured.has(account._id)) {
+      await this.deps.repo.ensureAccount(account);
+      this.ensured.add(account._id);
+    }
+    return account._id;
+  }
+
   /** An app's balance in a currency (what members paid it), made on first use; never below zero. */
   async ensureAppAccount(appId: string, currency: Currency): Promise<string> {
     const id = `app:${appId}:${currency}`;
     const now = this.deps.clock();
-    await this.deps.repo.ensureAccount({ _id: id, kind: 'APP', currency, userId: null, name: appId, available: toStored(0n), held: toStored(0n), pending: [], overdraft: false, createdAt: now, updatedAt: now });
-    return id;
+    return this.ensure({ _id: id, kind: 'APP', currency, userId: null, name: appId, available: toStored(0n), held: toStored(0n), pending: [], overdraft: false, createdAt: now, updatedAt: now });
   }
 
   /** Makes a system account on first use. */
@@ -286,8 +296,7 @@ export class Ledger {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.repo.ensureAccount(account);
-    return id;
+    return this.ensure(account);
   }
 }
 
