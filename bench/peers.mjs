@@ -6,7 +6,8 @@
 // load-generator processes. Per server: RSS per idle connection (both nodes' RSS before and after
 // connecting, from /proc), then WAVES broadcasts a second to every subscriber: fan-out p50/p99 (sent
 // → received at the client) and the nodes' CPU-ms per 1,000 deliveries (from /proc, so a slow load
-// generator does not decide). Broadcasts enter as each server takes them from an application: the
+// generator does not decide), also net of what the nodes spend holding the connections idle
+// (IDLE_SECONDS measured before the broadcasts: keep-alive pings and timers). Broadcasts enter as each server takes them from an application: the
 // hub's and socket.io's through their Redis emitter, soketi's through its HTTP API (signed, to node 1).
 // Soketi is installed on first use into bench/peers/node_modules from the npm registry (its lockfile).
 import { execFileSync, spawn } from 'node:child_process';
@@ -24,6 +25,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const peersDir = path.join(root, 'bench/peers');
 const SUBSCRIBERS = Number(process.env.SUBSCRIBERS ?? 10_000);
 const WAVES = Number(process.env.WAVES ?? 10);
+const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 5);
 const SERVERS = (process.env.SERVERS ?? 'hub,soketi,socket.io').split(',');
 const ROOM = 'bench-room';
 const PUSHER = { appId: 'bench', key: 'bench-key', secret: 'bench-secret' };
@@ -148,6 +150,10 @@ try {
     log(`${name}: ${connected} of ${SUBSCRIBERS} subscribed`);
     await sleep(5000);
     const rssAfter = server.nodes.map((n) => rssKb(n.pid));
+    // What holding the connections costs with nothing sent (keep-alive pings and timers), to read the broadcasts' own cost apart.
+    const idleBefore = server.nodes.map((n) => cpuMs(n.pid));
+    await sleep(IDLE_SECONDS * 1000);
+    const idlePerSecond = server.nodes.reduce((sum, n, i) => sum + cpuMs(n.pid) - idleBefore[i], 0) / IDLE_SECONDS;
     const cpuBefore = server.nodes.map((n) => cpuMs(n.pid));
     const started = Date.now();
     for (let wave = 0; wave < WAVES; wave++) {
@@ -159,13 +165,14 @@ try {
     const nodeCpu = server.nodes.reduce((sum, n, i) => sum + cpuMs(n.pid) - cpuBefore[i], 0);
     const latencies = (await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })))).flatMap((r) => r.latencies).sort((a, b) => a - b);
     const perIdle = ((rssAfter[0] + rssAfter[1] - rssBefore[0] - rssBefore[1]) / connected).toFixed(1);
-    figures[name] = { cpu: nodeCpu / (latencies.length / 1000), rss: Number(perIdle), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    const netCpu = Math.max(0, nodeCpu - idlePerSecond * seconds);
+    figures[name] = { cpu: nodeCpu / (latencies.length / 1000), net: netCpu / (latencies.length / 1000), rss: Number(perIdle), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
     rows.push([
       server.label,
       `${(nodeCpu / (latencies.length / 1000)).toFixed(1)}`,
       `${perIdle}`,
       `${percentile(latencies, 50).toFixed(1)} / ${percentile(latencies, 99).toFixed(1)}`,
-      `${latencies.length}/${connected * WAVES}; nodes' CPU ${((100 * nodeCpu) / 1000 / seconds).toFixed(0)}% over ${seconds.toFixed(0)} s`,
+      `${latencies.length}/${connected * WAVES}; nodes' CPU ${((100 * nodeCpu) / 1000 / seconds).toFixed(0)}% over ${seconds.toFixed(0)} s, ${idlePerSecond.toFixed(0)} ms/s when idle: ${figures[name].net.toFixed(1)} CPU-ms per 1,000 net of that`,
     ]);
     await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
     clients.forEach((c) => c.kill());
@@ -199,6 +206,7 @@ function comparison() {
   const ratio = (key) => (figures.hub[key] / Math.min(...peers.map((name) => figures[name][key]))).toFixed(2);
   return [
     `hub / best peer, CPU-ms per 1,000 deliveries: ${ratio('cpu')}×`,
+    `hub / best peer, CPU-ms per 1,000 deliveries net of the idle connections' upkeep: ${ratio('net')}×`,
     `hub / best peer, RSS per idle connection: ${ratio('rss')}×`,
     `hub / best peer, fan-out p99: ${ratio('p99')}×`,
   ];
