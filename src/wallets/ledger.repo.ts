@@ -299,8 +299,9 @@ export class LedgerRepo {
     return (await this.journal.countDocuments({ _id: entryId })) > 0;
   }
 
-  async isDone(entryId: string): Promise<boolean> {
-    return (await this.journal.countDocuments({ _id: entryId, state: 'DONE' })) > 0;
+  /** Whether the entry is DONE or FAILED: finished either way, so no account may carry its mark. */
+  async isFinished(entryId: string): Promise<boolean> {
+    return (await this.journal.countDocuments({ _id: entryId, state: { $in: ['DONE', 'FAILED'] } })) > 0;
   }
 
   /** Moves an entry from one of `from` to `to` (with `extra`); null when it was in none of them. */

@@ -143,15 +143,15 @@ export class Ledger {
 
   /**
    * The careful way for entries whose group met the unexpected: each is read again and taken on by
-   * `advance`. A step the group applied after the reconciler finished the entry (the group stalled
-   * past the grace) is a stray and is taken back first.
+   * `advance`. A step the group applied after the reconciler finished the entry, DONE or FAILED (the
+   * group stalled past the grace), is a stray and is taken back first.
    */
   private async finishOneByOne(pending: Pending[]): Promise<void> {
     await Promise.all(
       pending.map(async ({ waiting, entry }) => {
         try {
           const current = must(await this.deps.repo.findEntry(entry._id), 'the entry being applied');
-          if (current.state === 'DONE') {
+          if (current.state === 'DONE' || current.state === 'FAILED') {
             await this.reverseStray(entry._id, entry.debit, fromStored(entry.amount));
             await this.reverseStray(entry._id, entry.credit, -fromStored(entry.amount));
           }
@@ -241,12 +241,13 @@ export class Ledger {
 
   /**
    * A step applied by a process that stalled past the reconciler's grace while the reconciler finished
-   * the entry: its mark sits on an entry that is DONE (a finished entry has no marks left). Such a
-   * step is reversed, once (the reversal takes the mark away with it). True when it was.
+   * the entry: its mark sits on an entry that is DONE, or FAILED (the reconciler found the balance short
+   * then), and a finished entry has no marks left. Such a step is reversed, once (the reversal takes
+   * the mark away with it). True when it was.
    */
   private async undoIfFinished(entry: JournalDoc, accountId: string, applied: bigint): Promise<boolean> {
     if (this.deps.clock().getTime() - entry.updatedAt.getTime() < LEDGER_GRACE_MS / 3) return false;
-    if (!(await this.deps.repo.isDone(entry._id))) return false;
+    if (!(await this.deps.repo.isFinished(entry._id))) return false;
     await this.reverseStray(entry._id, accountId, applied);
     return true;
   }

@@ -264,6 +264,28 @@ describe('wallets and transfers', () => {
     assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
   });
 
+  it('a step applied by a stalled process after the reconciler FAILED its entry is taken back', async () => {
+    const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
+    const from = await createWallet(alice);
+    const to = await createWallet(bob);
+    const journal = t.db.collection<JournalDoc>('ledger_journal');
+    // Written two minutes ago, then the process stalled; the wallet was empty when the reconciler came.
+    const past = new Date(Date.now() - 120_000);
+    const stalled: JournalDoc = { _id: `transfer:${alice.userId}:stalled-short`, kind: 'TRANSFER', currency: 'ETH', amount: toStored(2n * 10n ** 17n), debit: from.id, credit: to.id, state: 'PENDING', fingerprint: 'x', memo: { fromUserId: alice.userId, toUserId: bob.userId }, failure: null, createdAt: past, updatedAt: past };
+    await journal.insertOne(stalled);
+    await t.ctx.services.walletsReconciler.run();
+    assert.equal((await journal.findOne({ _id: stalled._id }))?.state, 'FAILED');
+    // Money arrives; the process wakes up and goes on with what it read then: nothing may move.
+    await fund(from.id, 'ETH', 10n ** 18n);
+    await ledgerOf(t).advance(stalled);
+    assert.equal(await balanceOf(alice, from.id), '1');
+    assert.equal(await balanceOf(bob, to.id), '0');
+    const accounts = t.db.collection<AccountDoc>('ledger_accounts');
+    assert.deepEqual((await accounts.findOne({ _id: from.id }))?.pending, []);
+    assert.deepEqual((await accounts.findOne({ _id: to.id }))?.pending, []);
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+
   it('the reconciler reports books that do not balance, and changes nothing', async () => {
     const s = await makeUser(t);
     const wallet = await createWallet(s, 'USDT');
