@@ -87,7 +87,6 @@ export class RoomActivityRepo {
     return (await this.activity.findOne({ _id: roomId }, { projection: { count: 1 } }))?.count ?? 0;
   }
 
-  /** Moves a member's read mark forward to `seq`; never back. */
   /** Moves a member's read mark forward to `seq` (never back). Marks set while others are being written go together in one write (GroupWriter). */
   markRead(roomId: string, userId: string, seq: number): Promise<void> {
     return this.marks.add({ _id: `${roomId}:${userId}`, seq });

@@ -2,7 +2,6 @@ import type { Collection, Db, Decimal128 } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { fromStored, toStored, type Currency } from './money.js';
 import { must } from '../platform/must.js';
-import { propertyOf } from '../platform/errors.js';
 import { failedItems } from '../platform/group-writer.js';
 
 /**
@@ -271,11 +270,6 @@ export class LedgerRepo {
 
   // The journal.
 
-  /** Throws the driver's duplicate-key error when an entry with that id exists. */
-  async insertEntry(entry: JournalDoc): Promise<void> {
-    await this.journal.insertOne(entry);
-  }
-
   /**
    * Many entries in one write; the indexes of those whose id was taken (their duplicate-key errors).
    * Any other failure throws.
@@ -338,9 +332,8 @@ export class LedgerRepo {
     try {
       await this.lines.insertMany(lines, { ordered: false });
     } catch (error) {
-      const listed = propertyOf(error, 'writeErrors');
-      const writeErrors = Array.isArray(listed) ? listed : [error];
-      if (!writeErrors.every(isDuplicateKey)) throw error;
+      const failed = failedItems(error);
+      if (!(failed ? [...failed.values()] : [error]).every(isDuplicateKey)) throw error;
     }
   }
 

@@ -52,7 +52,7 @@ export class Ledger {
 
   /** Posts an entry, or returns the entry already posted under its key. Throws InsufficientFunds when refused. */
   post(request: EntryRequest): Promise<JournalDoc> {
-    return must(this.postAll([request])[0], 'the posted entry');
+    return this.groups.add(request);
   }
 
   /**

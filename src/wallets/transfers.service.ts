@@ -82,13 +82,13 @@ export class TransfersService {
       const entryId = entryIdOf(principal, item);
       checked.push(await this.check(principal, item, entryId, earlierEntries.find((entry) => entry._id === entryId) ?? null, parties));
     }
+    const fresh = checked.filter((one) => !one.earlier);
     // Biometric confirmations last: a nonce is spent only when every other check of the request passed.
     await this.deps.biometric.confirmActions(
       principal,
-      checked.filter((one) => !one.earlier).map(({ item }) => ({ confirmation: item.biometric, signedFor: (nonce: string) => transferSigned(nonce, item) })),
+      fresh.map(({ item }) => ({ confirmation: item.biometric, signedFor: (nonce: string) => transferSigned(nonce, item) })),
     );
     // The new items go to the ledger together, in order (a wallet that pays for one item of two pays the first).
-    const fresh = checked.filter((one) => !one.earlier);
     // Each outcome is taken as it comes (settled), so a refusal is never an unhandled rejection while an earlier item is answered.
     const outcomes = this.deps.ledger.postAll(fresh.map((one) => entryOf(principal, one))).map((outcome) => outcome.then((entry): Posted => ({ entry }), (error: unknown): Posted => ({ error })));
     const posted = new Map(fresh.map((one, i) => [one, outcomes[i]] as const));
