@@ -38,6 +38,12 @@ export interface RoomActivity {
   lastAt: Date | null;
 }
 
+/** A message's timeline number, and the room's newest message before it (see `append`). */
+export interface Appended {
+  seq: number;
+  previous: Pick<RoomActivityDoc, 'last' | 'lastAt'>;
+}
+
 export class RoomActivityRepo {
   private readonly activity: Collection<RoomActivityDoc>;
   private readonly reads: Collection<RoomReadDoc>;
@@ -50,16 +56,42 @@ export class RoomActivityRepo {
   /**
    * Takes the room's next timeline number and makes `last` its newest message, in one update (so the
    * newest message is always the one with the highest number); the number, and what was newest before
-   * (for `unappend`, should the message not be stored).
+   * (for `unappend`, should the message not be stored). Messages appended to one room while another
+   * group is being written take their numbers together, in one update (GroupWriter): the room's count
+   * goes up by how many they are, each gets the next number in its turn, and the last is the newest.
    */
-  async append(roomId: string, last: LastMessage): Promise<{ seq: number; previous: Pick<RoomActivityDoc, 'last' | 'lastAt'> }> {
-    const before = await this.activity.findOneAndUpdate(
-      { _id: roomId },
-      { $inc: { count: 1 }, $set: { last, lastAt: last.createdAt } },
-      { upsert: true, returnDocument: 'before', projection: { count: 1, last: 1, lastAt: 1 } },
-    );
-    return { seq: (before?.count ?? 0) + 1, previous: { last: before?.last ?? null, lastAt: before?.lastAt ?? null } };
+  append(roomId: string, last: LastMessage): Promise<Appended> {
+    return this.appends.add({ roomId, last });
   }
+
+  private readonly appends = new GroupWriter<{ roomId: string; last: LastMessage }, Appended>(async (group) => {
+    const byRoom = new Map<string, { waiters: typeof group; newest: LastMessage }>();
+    for (const waiter of group) {
+      const room = byRoom.get(waiter.item.roomId);
+      if (room) {
+        room.waiters.push(waiter);
+        room.newest = waiter.item.last;
+      } else byRoom.set(waiter.item.roomId, { waiters: [waiter], newest: waiter.item.last });
+    }
+    await Promise.all(
+      [...byRoom].map(async ([roomId, { waiters, newest }]) => {
+        try {
+          const before = await this.activity.findOneAndUpdate(
+            { _id: roomId },
+            { $inc: { count: waiters.length }, $set: { last: newest, lastAt: newest.createdAt } },
+            { upsert: true, returnDocument: 'before', projection: { count: 1, last: 1, lastAt: 1 } },
+          );
+          let previous = { last: before?.last ?? null, lastAt: before?.lastAt ?? null };
+          waiters.forEach((waiter, i) => {
+            waiter.resolve({ seq: (before?.count ?? 0) + i + 1, previous });
+            previous = { last: waiter.item.last, lastAt: waiter.item.last.createdAt };
+          });
+        } catch (error) {
+          for (const waiter of waiters) waiter.reject(error);
+        }
+      }),
+    );
+  });
 
   /**
    * Puts back the newest message from before `append`, when the message it made newest was not stored

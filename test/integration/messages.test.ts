@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { connectAll, httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { countRoundTrips } from '../helpers/round-trips.js';
 import { until } from '../helpers/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -71,6 +72,24 @@ describe('messages', () => {
     const timeline = (await api(creator, 'GET', `/api/messages/${room.id}`)).json().items as { message: string; userId: string }[];
     assert.deepEqual(timeline.filter((m) => m.userId === member.userId).map((m) => m.message), ['Coming!', 'On my way']);
     assert.equal((await post(member, room.id, 'x', { clientMessageId: 'short' })).statusCode, 400);
+  });
+
+  it('posts sent at the same moment take their timeline numbers together: each its own, in one run, the newest last', async () => {
+    const { room, creator, member } = await group('PRIVATE_GROUP');
+    assert.equal((await post(member, room.id, 'before')).statusCode, 200);
+    const { mongo, result } = await countRoundTrips(t.db.client, () => Promise.all(Array.from({ length: 20 }, (_, i) => post(member, room.id, `at once ${i}`))));
+    assert.ok(result.every((res) => res.statusCode === 200));
+    const numbering = mongo.filter((command) => command === 'findAndModify room_activity').length;
+    assert.ok(numbering < 20, `${numbering} updates of the room's number for 20 posts`);
+    const docs = await t.db.collection<{ _id: string; seq: number }>('messages').find({ _id: { $in: result.map((res) => res.json() as string) } }).toArray();
+    const bySeq = docs.sort((a, b) => a.seq - b.seq);
+    assert.deepEqual(bySeq.map((doc) => doc.seq), Array.from({ length: 20 }, (_, i) => i + 2));
+    const activity = await t.db.collection<{ _id: string; count: number; last: { id: string } }>('room_activity').findOne({ _id: room.id });
+    assert.equal(activity?.count, 21);
+    assert.equal(activity?.last.id, bySeq.at(-1)?._id, 'the newest message is the one with the highest number');
+    const unread = async (who: Session) => ((await api(who, 'GET', '/api/rooms/status')).json().items as { room: { id: string }; unreadCount: number }[]).find((item) => item.room.id === room.id)?.unreadCount;
+    assert.equal(await unread(creator), 21);
+    assert.equal(await unread(member), 0, 'the author has read what they wrote');
   });
 
   it('rule 1: broadcast rooms and rooms without participant publishing take posts from creator and admins only', async () => {
