@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { GroupWriter } from './group-writer.js';
 import type { Redis } from 'ioredis';
 import { closeRedis, duplicate } from './redis.js';
 
@@ -94,12 +95,20 @@ export const QUEUES = {
 
 export type QueueName = keyof typeof QUEUES;
 
+/** A job as BullMQ's addBulk takes it. */
+interface JobToAdd {
+  name: string;
+  data: unknown;
+  opts: { jobId?: string; delay?: number };
+}
+
 /**
  * Adds jobs to the queues above. Each BullMQ queue is opened on first use over one connection of
  * its own (BullMQ does not close a connection it was given: `close` quits it).
  */
 export class Queues {
   private readonly open = new Map<string, Queue>();
+  private readonly adders = new Map<string, GroupWriter<JobToAdd, void>>();
   private connection: Redis | null = null;
 
   constructor(
@@ -125,11 +134,35 @@ export class Queues {
     return queue;
   }
 
+  /**
+   * Adds a job. Jobs added to one queue while others are being sent go together in the next group, as
+   * one pipelined write (GroupWriter, BullMQ's addBulk); alone a job goes at once. A group refused by
+   * Redis refuses each of its jobs.
+   */
   async add<T>(definition: QueueDefinition<T>, data: T, options: { delayMs?: number } = {}): Promise<void> {
-    await this.queueOf(definition).add(definition.job, data, {
-      ...(definition.jobId ? { jobId: definition.jobId(data) } : {}),
-      ...(options.delayMs !== undefined ? { delay: options.delayMs } : {}),
+    await this.adderOf(definition).add({
+      name: definition.job,
+      data,
+      opts: {
+        ...(definition.jobId ? { jobId: definition.jobId(data) } : {}),
+        ...(options.delayMs !== undefined ? { delay: options.delayMs } : {}),
+      },
     });
+  }
+
+  private adderOf<T>(definition: QueueDefinition<T>): GroupWriter<JobToAdd, void> {
+    let adder = this.adders.get(definition.queue);
+    if (!adder) {
+      const queue = this.queueOf(definition);
+      adder = new GroupWriter<JobToAdd, void>(async (group) => {
+        const [single] = group;
+        if (single && group.length === 1) await queue.add(single.item.name, single.item.data, single.item.opts);
+        else await queue.addBulk(group.map(({ item }) => item));
+        for (const waiter of group) waiter.resolve();
+      });
+      this.adders.set(definition.queue, adder);
+    }
+    return adder;
   }
 
   /** Jobs waiting to run (not yet started) in the definition's queue. */
