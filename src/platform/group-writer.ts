@@ -79,3 +79,15 @@ export function bulkOf<I>(bulk: (items: I[]) => Promise<unknown>): (group: Waite
     group.forEach((waiter, i) => (failed.has(i) ? waiter.reject(failed.get(i)) : waiter.resolve()));
   };
 }
+
+/**
+ * A GroupWriter's `write` for reads: one `read` for every waiter's question at once (`read` gets them
+ * in order and merges them into one query), each waiter answered with the documents its own question
+ * `matches`. Concurrent requests that each read a few documents then share one database command.
+ */
+export function readsOf<Q, D>(read: (questions: Q[]) => Promise<D[]>, matches: (doc: D, question: Q) => boolean): (group: Waiter<Q, D[]>[]) => Promise<void> {
+  return async (group) => {
+    const docs = await read(group.map(({ item }) => item));
+    for (const { item, resolve } of group) resolve(docs.filter((doc) => matches(doc, item)));
+  };
+}

@@ -2,7 +2,7 @@ import type { Collection, Db, Decimal128 } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { fromStored, toStored, type Currency } from './money.js';
 import { must } from '../platform/must.js';
-import { failedItems } from '../platform/group-writer.js';
+import { failedItems, GroupWriter, readsOf } from '../platform/group-writer.js';
 
 /**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
@@ -160,10 +160,23 @@ export class LedgerRepo {
     return this.accounts.findOneAndUpdate({ _id: accountId }, { $set: { name, updatedAt: at } }, { returnDocument: 'after' });
   }
 
-  /** The accounts with these ids and every wallet of these members, in one read. */
+  /**
+   * The accounts with these ids and every wallet of these members, in one read (shared with the
+   * requests that ask while another such read is under way: GroupWriter).
+   */
   walletsOrOwnersAmong(accountIds: string[], userIds: string[]): Promise<AccountDoc[]> {
-    return this.accounts.find({ $or: [{ _id: { $in: [...new Set(accountIds)] } }, { userId: { $in: [...new Set(userIds)] }, kind: 'WALLET' }] }).toArray();
+    return this.partyReads.add({ accountIds: new Set(accountIds), userIds: new Set(userIds) });
   }
+
+  private readonly partyReads = new GroupWriter(
+    readsOf<{ accountIds: Set<string>; userIds: Set<string> }, AccountDoc>(
+      (questions) =>
+        this.accounts
+          .find({ $or: [{ _id: { $in: [...new Set(questions.flatMap((q) => [...q.accountIds]))] } }, { userId: { $in: [...new Set(questions.flatMap((q) => [...q.userIds]))] }, kind: 'WALLET' }] })
+          .toArray(),
+      (account, { accountIds, userIds }) => accountIds.has(account._id) || (account.kind === 'WALLET' && account.userId !== null && userIds.has(account.userId)),
+    ),
+  );
 
   /** The accounts whose deposit address is one of `addresses`. */
   byDepositAddresses(addresses: string[]): Promise<AccountDoc[]> {
@@ -310,10 +323,17 @@ export class LedgerRepo {
     return moved.modifiedCount;
   }
 
-  /** The entries under these ids (a request's items looked up at once). */
+  /** The entries under these ids (a request's items looked up at once; shared like `walletsOrOwnersAmong`). */
   findEntries(entryIds: string[]): Promise<JournalDoc[]> {
-    return this.journal.find({ _id: { $in: entryIds } }).toArray();
+    return this.entryReads.add(new Set(entryIds));
   }
+
+  private readonly entryReads = new GroupWriter(
+    readsOf<Set<string>, JournalDoc>(
+      (questions) => this.journal.find({ _id: { $in: [...new Set(questions.flatMap((ids) => [...ids]))] } }).toArray(),
+      (entry, ids) => ids.has(entry._id),
+    ),
+  );
 
   /** Entries still between steps that were last touched before `before` (the reconciler finishes them). */
   unfinishedBefore(before: Date): Promise<JournalDoc[]> {

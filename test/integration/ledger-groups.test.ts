@@ -100,6 +100,26 @@ describe('ledger entries posted together (group commit)', () => {
     assert.deepEqual(await metrics(), { groups: before.groups + 1, entries: before.entries + 3 });
   });
 
+  it('reads the earlier entries and the wallets of requests that arrive together once for all, each answered with its own', async () => {
+    const bob = await makeUser(t);
+    const to = await walletWith(t, bob, 'USDT', 0n);
+    const senders = await Promise.all(Array.from({ length: 8 }, async () => {
+      const sender = await makeUser(t);
+      return { sender, from: await walletWith(t, sender, 'USDT', 100_000n) };
+    }));
+    const api = httpAs(() => t);
+    const { mongo, result } = await countRoundTrips(t.db.client, () =>
+      Promise.all(senders.map(({ sender, from }, i) => api(sender, 'POST', '/api/wallet-transactions', [{ requestId: randomUUID(), fromWalletId: from, toUserId: bob.userId, amount: `0.00${i + 1}` }]))),
+    );
+    assert.deepEqual(result.map((res) => (res.json() as { status: string }[])[0]?.status), senders.map(() => 'COMPLETED'));
+    for (const read of ['find ledger_journal', 'find ledger_accounts']) {
+      const count = mongo.filter((command) => command === read).length;
+      assert.ok(count >= 1 && count < senders.length, `${count} × ${read} for ${senders.length} requests`);
+    }
+    assert.equal(await available(to), 36_000n, '0.001 + … + 0.008 USDT in its smallest unit');
+    for (const [i, { from }] of senders.entries()) assert.equal(await available(from), 100_000n - BigInt(i + 1) * 1_000n);
+  });
+
   it('leaves an entry whose credit cannot be applied PENDING for the reconciler to report, and finishes the others', async () => {
     const { from, to } = await twoWallets(100n);
     const stray = transfer(from, `missing-wallet-${randomUUID()}`, 40n);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bulkOf, GroupWriter, type Waiter } from '../../src/platform/group-writer.js';
+import { bulkOf, GroupWriter, readsOf, type Waiter } from '../../src/platform/group-writer.js';
 
 /** A write that records each group it gets and answers each item with its double, after `gate` opens. */
 function recording() {
@@ -61,5 +61,24 @@ describe('GroupWriter (group commit)', () => {
     assert.equal((outcomes[1] as PromiseRejectedResult).reason, duplicate);
     const whole = new GroupWriter<string, void>(bulkOf(async () => Promise.reject(new Error('no connection'))));
     assert.deepEqual((await Promise.allSettled(whole.addAll(['a', 'b']))).map((o) => o.status), ['rejected', 'rejected']);
+  });
+
+  it('readsOf reads once for the whole group and answers each question with the documents it matches', async () => {
+    const reads: number[][][] = [];
+    const docs = [1, 2, 3, 4, 5, 6].map((n) => ({ n }));
+    const reader = new GroupWriter<number[], { n: number }[]>(
+      readsOf(
+        async (questions: number[][]) => {
+          reads.push(questions);
+          return docs.filter(({ n }) => questions.some((q) => q.includes(n)));
+        },
+        (doc, question) => question.includes(doc.n),
+      ),
+    );
+    const answers = await Promise.all(reader.addAll([[1, 2], [2, 5], [9]]));
+    assert.deepEqual(answers, [[{ n: 1 }, { n: 2 }], [{ n: 2 }, { n: 5 }], []]);
+    assert.equal(reads.length, 1);
+    const failing = new GroupWriter<number[], { n: number }[]>(readsOf(async () => Promise.reject(new Error('no connection')), () => true));
+    assert.deepEqual((await Promise.allSettled(failing.addAll([[1], [2]]))).map((o) => o.status), ['rejected', 'rejected']);
   });
 });
