@@ -46,3 +46,25 @@ export async function countRoundTrips<T>(client: MongoClient, operation: () => P
     client.off('commandStarted', onMongo);
   }
 }
+
+/**
+ * Waits until this process has sent Redis nothing for `ms` (a hub's reads after a connection, say,
+ * finish on their own time), so that what one counted operation set going is not counted in the next.
+ */
+export async function redisQuiet(ms = 100): Promise<void> {
+  const prototype = Redis.prototype as unknown as { sendCommand: (...args: unknown[]) => unknown };
+  const send = prototype.sendCommand;
+  let sent = 0;
+  prototype.sendCommand = function (this: object, ...args: unknown[]) {
+    sent++;
+    return send.apply(this, args);
+  };
+  try {
+    for (let seen = -1; seen !== sent; ) {
+      seen = sent;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    }
+  } finally {
+    prototype.sendCommand = send;
+  }
+}
