@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
@@ -87,8 +86,6 @@ export interface DeliveryDoc {
   nextAttemptAt: Date | null;
   /** While an attempt is being made: until when its worker holds it (a worker that died lets it go). */
   claimedUntil?: Date | null;
-  /** Who took the attempt last: claims made together tell theirs apart by it (see `claimAttempt`). */
-  claimedBy?: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -322,30 +319,12 @@ export class AppsRepo {
 
   /** Claims the attempt a job stands for (the delivery pending at that attempt and round); null when the job is stale. */
   claimAttempt(deliveryId: string, attempt: number, round: number, at: Date, leaseMs: number): Promise<DeliveryDoc | null> {
-    return this.claims.add({ deliveryId, attempt, round, at, leaseMs });
+    return this.deliveries.findOneAndUpdate(
+      { _id: deliveryId, status: 'PENDING', attempts: attempt, round },
+      { $inc: { attempts: 1 }, $set: { updatedAt: at, claimedUntil: new Date(at.getTime() + leaseMs) } },
+      { returnDocument: 'after' },
+    );
   }
-
-  /**
-   * Alone, a claim is one findAndModify. Claims made while others are being written go together: one
-   * bulk write takes each attempt that is still current under a token of its own, and one read tells
-   * which were taken (a job whose token is not on its delivery found it moved on: null).
-   */
-  private readonly claims = new GroupWriter<{ deliveryId: string; attempt: number; round: number; at: Date; leaseMs: number }, DeliveryDoc | null>(async (group) => {
-    const claim = ({ deliveryId, attempt, round, at, leaseMs }: (typeof group)[number]['item'], claimedBy: string) => ({
-      filter: { _id: deliveryId, status: 'PENDING' as const, attempts: attempt, round },
-      update: { $inc: { attempts: 1 }, $set: { updatedAt: at, claimedUntil: new Date(at.getTime() + leaseMs), claimedBy } },
-    });
-    const [only] = group;
-    if (only && group.length === 1) {
-      const { filter, update } = claim(only.item, randomUUID());
-      only.resolve(await this.deliveries.findOneAndUpdate(filter, update, { returnDocument: 'after' }));
-      return;
-    }
-    const taken = group.map((waiter) => ({ waiter, token: randomUUID() }));
-    await this.deliveries.bulkWrite(taken.map(({ waiter, token }) => ({ updateOne: claim(waiter.item, token) })), { ordered: false });
-    const docs = await this.deliveries.find({ _id: { $in: [...new Set(group.map(({ item }) => item.deliveryId))] } }).toArray();
-    for (const { waiter, token } of taken) waiter.resolve(docs.find((doc) => doc._id === waiter.item.deliveryId && doc.claimedBy === token) ?? null);
-  });
 
   /** Gives a claimed attempt back under a new round (held or waiting); null when another job moved on meanwhile. */
   giveBackAttempt(claimed: Pick<DeliveryDoc, '_id' | 'attempts' | 'round'>): Promise<DeliveryDoc | null> {
