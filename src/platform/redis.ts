@@ -4,6 +4,8 @@ import { Redis, type RedisOptions } from 'ioredis';
  * The client of request paths: a command waits at most `commandTimeoutMs` for its answer, and
  * commands queued while disconnected are failed after one reconnection attempt, so nothing waits or
  * queues without bound while Redis is away (DependencyHealth also stops sending while it is).
+ * Commands sent in one turn of the event loop go out in one write (auto-pipelining): the requests
+ * a group commit answers together publish their broadcasts together.
  */
 export function connectRedis(url: string, options: { commandTimeoutMs: number; lazy?: boolean }): Redis {
   return new Redis(url, {
@@ -11,13 +13,18 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
     maxRetriesPerRequest: 1,
     commandTimeout: options.commandTimeoutMs,
     enableReadyCheck: true,
+    enableAutoPipelining: true,
   });
 }
 
-/** Another connection with `redis`'s options (and `overrides`); its connection errors are those `redis` logs already. */
+/**
+ * Another connection with `redis`'s options (and `overrides`); its connection errors are those `redis`
+ * logs already. Not auto-pipelined: BullMQ's connections and subscribers are made here, and BullMQ
+ * is known to misbehave with it (taskforcesh/bullmq#457).
+ */
 export function duplicate(redis: Redis, overrides: Partial<RedisOptions> = {}): Redis {
   // Its own first connection queues what is sent meanwhile, whatever the original does by now.
-  const copy = redis.duplicate({ enableOfflineQueue: true, ...overrides });
+  const copy = redis.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, ...overrides });
   copy.on('error', () => undefined);
   return copy;
 }
