@@ -282,16 +282,21 @@ export class AppsRepo {
 
   // Deliveries of payment events: each attempt claimed by its (attempt, round), so a stale job does nothing.
 
-  /** Records a delivery once: recording it again (same id) changes nothing; the delivery as stored. */
+  /**
+   * Records a delivery once: recording it again (same id) changes nothing; the delivery as stored.
+   * Deliveries recorded while others are being written go together in one insert (GroupWriter).
+   */
   async insertDelivery(delivery: DeliveryDoc): Promise<DeliveryDoc> {
     try {
-      await this.deliveries.insertOne(delivery);
+      await this.deliveryInserts.add(delivery);
       return delivery;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
       return must(await this.deliveries.findOne({ _id: delivery._id }), 'the delivery recorded before');
     }
   }
+
+  private readonly deliveryInserts = new GroupWriter(bulkOf<DeliveryDoc>((deliveries) => this.deliveries.insertMany(deliveries, { ordered: false })));
 
   /**
    * Pending deliveries whose job should have run before `before` and that no live worker holds: their
