@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mediasoupWorkerPath } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
-import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
+import { cacheRoot, ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 import { existsSync } from 'node:fs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -18,6 +18,9 @@ const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 const say = (message) => process.stderr.write(`[start] ${message}\n`);
 
 ensureNodeModules(root);
+// Node keeps what it compiled of each module on disk and starts the next time from it (Node 22+):
+// the service, the chain and this script inherit it, and start about a second sooner on two cores.
+process.env.NODE_COMPILE_CACHE ??= path.join(cacheRoot, 'node-compile-cache');
 await onRuntime(root, fileURLToPath(import.meta.url));
 const given = process.env.MEDIASOUP_WORKER_BIN;
 const cached = mediasoupWorkerPath(root);
