@@ -14,7 +14,7 @@ export const ROUND_TRIP_BUDGETS = {
   'message post': {
     mongo: 3,
     redis: 2,
-    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert and the author\'s read mark side by side (room and membership cached; under load both are shared with other posts: group commit) | redis: the broadcast, the push job',
+    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert and the author\'s read mark side by side (room and membership cached; under load all three are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast, the push job (under load both go out with other posts\' in one write)',
   },
   'message post with clientMessageId and Idempotency-Key (a phone)': {
     mongo: 3,
@@ -32,7 +32,7 @@ export const ROUND_TRIP_BUDGETS = {
   transfer: {
     mongo: 9,
     redis: 5,
-    why: 'mongo: the journal and the wallets (one read each, side by side), the ledger group\'s seven steps (entry, debit, credit, APPLIED, lines, marks, DONE); the device\'s biometric key and the recipient\'s devices cached | redis: the nonce, the broadcast, push jobs',
+    why: 'mongo: the journal and the wallets (one read each, side by side; under load shared with other requests), the ledger group\'s seven steps (entry, debit, credit, APPLIED, lines, marks, DONE); the device\'s biometric key and the recipient\'s devices cached | redis: the nonce, the broadcast, push jobs',
   },
   'transfer, 8 items in one request': {
     mongo: 9,
