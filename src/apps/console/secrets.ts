@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** A fresh secret with its prefix: `whsec_`, `bbt_<id>_`, `bpk_<id>_` followed by 32 random bytes, base64url. */
 export const newSecret = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
@@ -33,6 +33,6 @@ export function tokenMatches(presented: string, storedHash: string): boolean {
  * `<timestamp>.<raw body>` with each secret in force (the whole secret, prefix included, is the key),
  * newest first, comma-separated.
  */
-export function signatureHeader(secrets: string[], timestamp: number, body: Buffer): string {
+export function signatureHeader(secrets: (string | KeyObject)[], timestamp: number, body: Buffer): string {
   return secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`).join(',');
 }

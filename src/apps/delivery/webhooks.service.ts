@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import type { z } from 'zod';
 import type { Clock } from '../../platform/clock.js';
 import type { ActivityDtoSchema } from '../apps.schemas.js';
-import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc } from '../apps.repo.js';
+import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc, StoredSecret } from '../apps.repo.js';
 import type { WebhookJob } from '../../platform/queues.js';
 import { BREAKER_OPEN_MS } from './call-gate.js';
 import { openSecret, signatureHeader } from '../console/secrets.js';
@@ -73,10 +73,25 @@ export class WebhooksService {
   ) {}
 
   /** The app's secrets that sign now, newest first (a rotated-out one for 24 hours). */
-  signingSecrets(app: AppDoc): string[] {
+  signingSecrets(app: AppDoc): KeyObject[] {
     const now = this.deps.clock().getTime();
-    return app.secrets.filter((s) => s.retiresAt === null || s.retiresAt.getTime() > now).map((s) => openSecret(this.deps.secretKey, s.sealed));
+    return app.secrets.filter((s) => s.retiresAt === null || s.retiresAt.getTime() > now).map((s) => this.signingKeyOf(s));
   }
+
+  /**
+   * A stored secret opened as an HMAC key, once for as long as its app's document is held (the
+   * worker's app cache keeps one for a few seconds): not decrypted and imported again on every call.
+   */
+  private signingKeyOf(secret: StoredSecret): KeyObject {
+    let key = this.signingKeys.get(secret);
+    if (!key) {
+      key = createSecretKey(Buffer.from(openSecret(this.deps.secretKey, secret.sealed), 'utf8'));
+      this.signingKeys.set(secret, key);
+    }
+    return key;
+  }
+
+  private readonly signingKeys = new WeakMap<StoredSecret, KeyObject>();
 
   async call(
     app: AppDoc,
