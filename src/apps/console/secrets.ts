@@ -33,6 +33,6 @@ export function tokenMatches(presented: string, storedHash: string): boolean {
  * `<timestamp>.<raw body>` with each secret in force (the whole secret, prefix included, is the key),
  * newest first, comma-separated.
  */
-export function signatureHeader(secrets: (string | KeyObject)[], timestamp: number, body: Buffer): string {
+export function signatureHeader(secrets: KeyObject[], timestamp: number, body: Buffer): string {
   return secrets.map((secret) => `v1=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`).join(',');
 }
