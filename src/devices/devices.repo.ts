@@ -41,18 +41,15 @@ const SPENT_HASHES_KEPT = 50;
 export class DevicesRepo {
   private readonly collection: Collection<DeviceDoc>;
 
-  /** Device id → its user while active, else null. */
-  private readonly activeOwners: SharedCache<string | null>;
+  /** Device id → its user and enrolled biometric key while active, else null. */
+  private readonly activeDevices: SharedCache<{ userId: string; key: BiometricKeyRecord | null } | null>;
   /** User id → the ids of their active devices (where device events to them go). */
   private readonly activeIds: SharedCache<string[]>;
-  /** Device id → its user and enrolled biometric key while active, else null. */
-  private readonly enrolledKeys: SharedCache<{ userId: string; key: BiometricKeyRecord | null } | null>;
 
   constructor(db: Db, bus?: CacheBus) {
     this.collection = db.collection<DeviceDoc>('devices');
-    this.activeOwners = sharedCache<string | null>(bus, 'device', 5_000);
+    this.activeDevices = sharedCache(bus, 'device', 5_000);
     this.activeIds = sharedCache<string[]>(bus, 'user-devices', 5_000);
-    this.enrolledKeys = sharedCache(bus, 'device-key', 5_000);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -70,29 +67,33 @@ export class DevicesRepo {
 
   /**
    * Whether the device belongs to `userId` and is not revoked: the check of every authenticated
-   * request, served from a 5-second cache that revocation clears in every process. Looked up by `_id`
-   * alone and checked here: mongo-java-server uses the `_id` index only for a filter on `_id` by
-   * itself (with more fields it scans the collection).
+   * request, served from a 5-second cache that revocation clears in every process.
    */
   async isActive(id: string, userId: string): Promise<boolean> {
-    const owner = await this.activeOwners.get(id, async () => {
-      const device = await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1 } });
-      return device && device.revokedAt === null ? device.userId : null;
-    });
-    return owner === userId;
+    return (await this.activeDevice(id))?.userId === userId;
   }
 
   /**
    * The biometric key enrolled on the device (null: none) when the device is the user's and active;
-   * undefined when it is not. Served from a 5-second cache that enrolment, removal and revocation
-   * clear in every process: what every confirmed action (transfer, withdrawal, swap) reads.
+   * undefined when it is not. From the same cache as `isActive`, which enrolment and removal clear
+   * too: what every confirmed action (transfer, withdrawal, swap) reads.
    */
   async enrolledKeyOf(id: string, userId: string): Promise<BiometricKeyRecord | null | undefined> {
-    const enrolled = await this.enrolledKeys.get(id, async () => {
+    const device = await this.activeDevice(id);
+    return device && device.userId === userId ? device.key : undefined;
+  }
+
+  /**
+   * The device's user and key while it is active, else null: 5 seconds per process, cleared in every
+   * process by revocation and by a change of key. Looked up by `_id` alone and checked here:
+   * mongo-java-server uses the `_id` index only for a filter on `_id` by itself (with more fields it
+   * scans the collection).
+   */
+  private activeDevice(id: string): Promise<{ userId: string; key: BiometricKeyRecord | null } | null> {
+    return this.activeDevices.get(id, async () => {
       const device = await this.collection.findOne({ _id: id }, { projection: { userId: 1, revokedAt: 1, biometricKey: 1 } });
       return device && device.revokedAt === null ? { userId: device.userId, key: device.biometricKey ?? null } : null;
     });
-    return enrolled && enrolled.userId === userId ? enrolled.key : undefined;
   }
 
   async findActive(id: string, userId: string): Promise<DeviceDoc | null> {
@@ -111,7 +112,7 @@ export class DevicesRepo {
    * revocation clears in every process (a device event to a user reads them: every transfer, call, invitation…).
    */
   activeIdsOf(userId: string): Promise<string[]> {
-    return this.activeIds.get(userId, async () => (await this.collection.find({ userId, revokedAt: null }, { projection: { _id: 1 } }).sort({ createdAt: -1 }).toArray()).map((device) => device._id));
+    return this.activeIds.get(userId, async () => (await this.listActiveByUser(userId)).map((device) => device._id));
   }
 
   listActiveByUser(userId: string): Promise<DeviceDoc[]> {
@@ -133,7 +134,7 @@ export class DevicesRepo {
   /** Revokes the device; true when this call revoked it. */
   async revoke(id: string, userId: string, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, userId, revokedAt: null }, { $set: { revokedAt: now } });
-    await Promise.all([this.activeOwners.clear(id), this.activeIds.clear(userId), this.enrolledKeys.clear(id)]);
+    await Promise.all([this.activeDevices.clear(id), this.activeIds.clear(userId)]);
     return result.modifiedCount === 1;
   }
 
@@ -155,7 +156,7 @@ export class DevicesRepo {
     const condition = expected === null ? { $in: [null] } : expected;
     // Cast: the driver's filter type cannot express `null or a value` on a nested path.
     const result = await this.collection.updateOne({ _id: id, 'biometricKey.publicKey': condition as never }, { $set: { biometricKey: next } });
-    await this.enrolledKeys.clear(id);
+    await this.activeDevices.clear(id);
     return result.modifiedCount === 1 || (expected === null && next === null);
   }
 
