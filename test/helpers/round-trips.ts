@@ -24,27 +24,37 @@ export async function countRoundTrips<T>(client: MongoClient, operation: () => P
     trips.mongo.push(typeof target === 'string' ? `${event.commandName} ${target}` : event.commandName);
   };
   client.on('commandStarted', onMongo);
-  const prototype = Redis.prototype as unknown as { sendCommand: (command: { name: string; args: unknown[] }, ...rest: unknown[]) => unknown };
-  const send = prototype.sendCommand;
   // A MULTI … EXEC block goes out as one write and comes back as one answer: one round trip, named by its commands.
   const transactions = new WeakMap<object, string[]>();
-  prototype.sendCommand = function (this: object, command, ...rest) {
-    const open = transactions.get(this);
-    if (command.name === 'multi') transactions.set(this, []);
-    else if (open && command.name === 'exec') {
-      transactions.delete(this);
+  const untap = tapRedis((client, name) => {
+    const open = transactions.get(client);
+    if (name === 'multi') transactions.set(client, []);
+    else if (open && name === 'exec') {
+      transactions.delete(client);
       trips.redis.push(`multi(${open.join(' ')})`);
-    } else if (open) open.push(command.name);
-    else if (!UPKEEP.has(command.name)) trips.redis.push(command.name);
-    return send.call(this, command, ...rest);
-  };
+    } else if (open) open.push(name);
+    else if (!UPKEEP.has(name)) trips.redis.push(name);
+  });
   try {
     const result = await operation();
     return { ...trips, result };
   } finally {
-    prototype.sendCommand = send;
+    untap();
     client.off('commandStarted', onMongo);
   }
+}
+
+/** Calls `onCommand` for every command any ioredis client of this process sends, until the returned function is called. */
+function tapRedis(onCommand: (client: object, name: string) => void): () => void {
+  const prototype = Redis.prototype as unknown as { sendCommand: (command: { name: string }, ...rest: unknown[]) => unknown };
+  const send = prototype.sendCommand;
+  prototype.sendCommand = function (this: object, command, ...rest) {
+    onCommand(this, command.name);
+    return send.call(this, command, ...rest);
+  };
+  return () => {
+    prototype.sendCommand = send;
+  };
 }
 
 /**
@@ -52,19 +62,14 @@ export async function countRoundTrips<T>(client: MongoClient, operation: () => P
  * finish on their own time), so that what one counted operation set going is not counted in the next.
  */
 export async function redisQuiet(ms = 100): Promise<void> {
-  const prototype = Redis.prototype as unknown as { sendCommand: (...args: unknown[]) => unknown };
-  const send = prototype.sendCommand;
   let sent = 0;
-  prototype.sendCommand = function (this: object, ...args: unknown[]) {
-    sent++;
-    return send.apply(this, args);
-  };
+  const untap = tapRedis(() => sent++);
   try {
     for (let seen = -1; seen !== sent; ) {
       seen = sent;
       await new Promise((resolve) => setTimeout(resolve, ms));
     }
   } finally {
-    prototype.sendCommand = send;
+    untap();
   }
 }
