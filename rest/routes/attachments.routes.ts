@@ -9,6 +9,7 @@ import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';
 import { AttachmentDtoSchema, MediaTicketSchema } from '../../src/attachments/attachments.schemas.js';
+import { afterAnswerOf } from '../after-answer.js';
 import { principalOf } from '../auth.js';
 import { assertMultipart } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
@@ -68,7 +69,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
         await Promise.all(staged.map((file) => unlink(file.path).catch(() => undefined)));
         throw error;
       }
-      await attachments.commit(principal, room, staged, payload, { ip: request.ip });
+      await attachments.commit(principal, room, staged, payload, { ip: request.ip, afterAnswer: afterAnswerOf(reply) });
       return reply.code(204).send();
     },
   });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
 import { ChatMessageSchema, MessagesPageSchema, MessagesQuerySchema } from '../../src/messages/messages.schemas.js';
+import { afterAnswerOf } from '../after-answer.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { AttachmentsErrors } from '../../src/attachments/attachments.errors.js';
@@ -28,7 +29,7 @@ export const messagesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       response: { 200: z.string().describe('Id of the new message'), ...authedErrors(MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
-      const posted = await messages.post(principalOf(request), request.params.roomId, request.body, { ip: request.ip });
+      const posted = await messages.post(principalOf(request), request.params.roomId, request.body, { ip: request.ip, afterAnswer: afterAnswerOf(reply) });
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(posted.id));
     },
   });

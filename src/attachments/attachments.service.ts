@@ -10,7 +10,7 @@ import type { AttachmentDoc, AttachmentsRepo } from './attachments.repo.js';
 import type { RoomDoc } from '../rooms/index.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
 import { MAX_PROCESSING_PER_USER, type StagedFile } from './attachment-limits.js';
-import type { MessagesService, PostMessageInput } from '../messages/index.js';
+import type { MessagesService, PostMessageInput, PostRequest } from '../messages/index.js';
 import type { RoomsPolicy } from '../rooms/index.js';
 import { page, type Page } from '../platform/paging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
@@ -85,7 +85,7 @@ export class AttachmentsService {
    * After every file passed its limits: posts the payload message (or an empty one), stores the
    * files, records them, and queues the images and videos for processing.
    */
-  async commit(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: { ip: string }): Promise<void> {
+  async commit(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: PostRequest): Promise<void> {
     try {
       if (staged.length === 0) throw AttachmentsErrors.NO_FILES();
       await this.assertCapacity(principal, staged.filter((file) => needsProcessing(file.kind)).length);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RoomCallReads } from '../calls/index.js';
 import type { LastMessage, ActivityReads } from '../messages/index.js';
+import { unreadCount } from '../messages/index.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { MembershipReads } from '../rooms/index.js';
@@ -65,7 +66,7 @@ export class ChatStatusService {
       return [
         {
           room: presentRoom(room),
-          unreadCount: Math.max(0, (activityOfRoom?.count ?? 0) - (marks.get(roomId) ?? 0)),
+          unreadCount: unreadCount(activityOfRoom, marks.get(roomId), principal.userId),
           lastMessage: activityOfRoom?.last ? preview(activityOfRoom.last) : null,
           muted: member?.muted ?? false,
           enabled: member?.enabled ?? true,

@@ -29,6 +29,7 @@ export function messagesArea(
     // Members who did not get a post live are pushed from one worker job per post.
     enqueuePush: (messageId) => p.queues.add(QUEUES.messagePush, { messageId }),
     clock: p.clock,
+    logger: p.logger,
   });
   // A new member starts with the room's history read: their unread count counts from their joining.
   p.domainEvents.on('room.member-joined', ({ roomId, userId }) => activity.startMember(roomId, userId, p.clock()));
@@ -39,8 +40,9 @@ export type MessagesArea = ReturnType<typeof messagesArea>;
 // What other areas use of this one (they import only this file).
 export type { MessagesPolicy } from './messages.policy.js';
 
-export type { MessagesService, PostMessageInput } from './messages.service.js';
+export type { MessagesService, PostMessageInput, PostRequest } from './messages.service.js';
 export type { LastMessage } from './room-activity.repo.js';
+export { unreadCount } from './room-activity.repo.js';
 
 /** What other areas read of messages: one by id, and the room's messages before or after one. */
 export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;

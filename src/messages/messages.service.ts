@@ -1,4 +1,6 @@
 import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/logger.js';
+import { nextTurn, type AfterAnswer } from '../platform/after-answer.js';
 import type { z } from 'zod';
 import type { Card } from '../apps/cards.schemas.js';
 import { ObjectId } from 'mongodb';
@@ -31,6 +33,12 @@ export interface PostMessageInput {
   attachmentIds?: string[] | null;
   /** The phone's id for this message: a resend returns the first one (see store). */
   clientMessageId?: string | null;
+}
+
+/** Who posts, as the request tells: its address (for the message's place), and where work that follows the answer goes. */
+export interface PostRequest {
+  ip: string;
+  afterAnswer?: AfterAnswer;
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
@@ -94,6 +102,7 @@ export class MessagesService {
       /** Queues the push of a new message to the members who did not get it live (one job per post). */
       enqueuePush: (messageId: string) => Promise<void>;
       clock: Clock;
+      logger: Logger;
     },
   ) {}
 
@@ -102,7 +111,7 @@ export class MessagesService {
    * creator or an admin (or a participant the publish switch allowed); the body's roomId equals the
    * path; an end-to-end encrypted room takes only an encrypted message. A block ends a direct chat.
    */
-  async post(principal: Principal, roomId: string, input: PostMessageInput, request: { ip: string } = { ip: '' }): Promise<MessageView> {
+  async post(principal: Principal, roomId: string, input: PostMessageInput, request: PostRequest = { ip: '' }): Promise<MessageView> {
     if (input.roomId !== roomId) throw MessagesErrors.ROOM_ID_MISMATCH();
     const room = await this.deps.rooms.mayPost(principal, roomId);
     // Attachment ids come with a message only in end-to-end encrypted rooms: the author's encrypted uploads.
@@ -112,7 +121,7 @@ export class MessagesService {
   }
 
   /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
-  async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: { ip: string }): Promise<MessageView> {
+  async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: PostRequest): Promise<MessageView> {
     if (input && input.roomId !== room._id) throw MessagesErrors.ROOM_ID_MISMATCH({ message: 'The payload\'s roomId must equal the path\'s' });
     if ((input?.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
     return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
@@ -154,7 +163,7 @@ export class MessagesService {
     room: RoomDoc,
     parentId: string | null,
     input: PostMessageInput,
-    request: { ip: string },
+    request: PostRequest,
     attachmentIds: string[],
     /** The ids are encrypted uploads the message takes (each once) before it is stored. */
     claimUploads = false,
@@ -201,21 +210,34 @@ export class MessagesService {
       const earlier = await stored();
       return earlier ? presentMessage(earlier) : this.announce(doc);
     }
-    // The author has read what they wrote, and everything before it: marked while the message is stored.
-    const earlier = await this.append(doc, stored, (seq) => this.deps.activity.markRead(room._id, principal.userId, seq));
-    return earlier ? presentMessage(earlier) : this.announce(doc);
+    const earlier = await this.append(doc, stored);
+    if (earlier) return presentMessage(earlier);
+    this.markAuthorRead(room._id, principal.userId, doc.seq ?? 0, request.afterAnswer ?? nextTurn);
+    return this.announce(doc);
+  }
+
+  /**
+   * The author has read what they wrote, and everything before it. Marked after the answer, not on
+   * the request path (where a post is its number and its insert): meanwhile the chat list and the
+   * badges count the newest message's author as having read it all (`unreadCount`). A mark lost to a
+   * crash in between leaves the author's own post unread once someone posts after it.
+   */
+  private markAuthorRead(roomId: string, userId: string, seq: number, afterAnswer: AfterAnswer): void {
+    afterAnswer(() => {
+      this.deps.activity.markRead(roomId, userId, seq).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId }, 'an author\'s read mark was not written'));
+    });
   }
 
   /**
    * Puts a timeline message on the room's timeline: its number and the chat list's newest message in
-   * one update, then `store` (and `alongside`, given the number) at once. When `store` fails, or finds
-   * the message stored already (what it answers), the newest message before is put back.
+   * one update, then `store`. When `store` fails, or finds the message stored already (what it
+   * answers), the newest message before is put back.
    */
-  private async append<T>(doc: MessageDoc, store: () => Promise<T | null | void>, alongside: (seq: number) => Promise<void> = async () => undefined): Promise<T | null> {
+  private async append<T>(doc: MessageDoc, store: () => Promise<T | null | void>): Promise<T | null> {
     const last = { id: doc._id, userId: doc.userId, message: doc.message, encrypted: doc.encrypted, attachmentCount: doc.attachmentIds.length, createdAt: doc.createdAt };
     const { seq, previous } = await this.deps.activity.append(doc.roomId, last);
     doc.seq = seq;
-    const [outcome] = await Promise.all([store().then((found) => ({ found: found ?? null, error: null }), (error: unknown) => ({ found: null, error })), alongside(seq)]);
+    const outcome = await store().then((found) => ({ found: found ?? null, error: null }), (error: unknown) => ({ found: null, error }));
     if (outcome.error === null && outcome.found === null) return null;
     await this.deps.activity.unappend(doc.roomId, doc._id, previous);
     if (outcome.error !== null) throw outcome.error;
@@ -251,10 +273,6 @@ export class MessagesService {
   }
 
   /**
-   * A page of a room's messages, newest first. `before` pages back in history; `after` returns the
-   * messages right after a cursor (to catch up after being offline), continuing with the newest id.
-   */
-  /**
    * Moves the caller's read mark in a room forward: to `messageId` (a message of the room's
    * timeline), or to its newest message. Active members only; the mark never moves back.
    */
@@ -271,6 +289,10 @@ export class MessagesService {
     await this.deps.activity.markRead(roomId, principal.userId, seq);
   }
 
+  /**
+   * A page of a room's messages, newest first. `before` pages back in history; `after` returns the
+   * messages right after a cursor (to catch up after being offline), continuing with the newest id.
+   */
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     await this.deps.rooms.mayRead(principal, roomId);
     return this.page(roomId, null, input);

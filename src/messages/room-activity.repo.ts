@@ -34,8 +34,21 @@ interface RoomReadDoc {
 export interface RoomActivity {
   roomId: string;
   count: number;
+  /** The newest message (null in the light read: see `activityOf`). */
   last: LastMessage | null;
+  /** Who wrote the newest message (in both reads). */
+  lastUserId: string | null;
   lastAt: Date | null;
+}
+
+/**
+ * A member's unread count in a room: its timeline count less their read mark. The author of the
+ * newest message has read the whole timeline: their mark is written after their post's answer
+ * (MessagesService.store), and this holds meanwhile, so the chat list never counts one's own post.
+ */
+export function unreadCount(activity: RoomActivity | undefined, mark: number | undefined, userId: string): number {
+  if (!activity || activity.lastUserId === userId) return 0;
+  return Math.max(0, activity.count - (mark ?? 0));
 }
 
 /** A message's timeline number, and the room's newest message before it (see `append`). */
@@ -128,14 +141,15 @@ export class RoomActivityRepo {
     bulkOf<RoomReadDoc>((marks) => this.reads.bulkWrite(marks.map(({ _id, seq }) => ({ updateOne: { filter: { _id }, update: { $max: { seq } }, upsert: true } })), { ordered: false })),
   );
 
-  /** The activity of each room that has any, by room id. */
+  /** The activity of each room that has any, by room id; the light read (`full: false`) leaves the newest message's text out. */
   async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {
     if (roomIds.length === 0) return new Map();
-    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1 });
-    return new Map(docs.map((doc) => [doc._id, { roomId: doc._id, count: doc.count, last: doc.last ?? null, lastAt: doc.lastAt ?? null }]));
+    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1 });
+    return new Map(
+      docs.map((doc) => [doc._id, { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null }]),
+    );
   }
 
-  /** The read marks of one user in the given rooms, by room id (absent: nothing read). */
   /** Read marks by `<roomId>:<userId>` key, for many members at once (one read). */
   async readMarksOf(keys: string[]): Promise<Map<string, number>> {
     if (keys.length === 0) return new Map();
@@ -143,6 +157,7 @@ export class RoomActivityRepo {
     return new Map(docs.map((doc) => [doc._id, doc.seq]));
   }
 
+  /** The read marks of one user in the given rooms, by room id (absent: nothing read). */
   async readMarks(userId: string, roomIds: string[]): Promise<Map<string, number>> {
     if (roomIds.length === 0) return new Map();
     const docs = await findByIds(this.reads, roomIds.map((roomId) => `${roomId}:${userId}`));

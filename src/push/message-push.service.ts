@@ -1,6 +1,7 @@
 import type { BlockReads } from '../contacts/index.js';
 import type { DevicePushTokens } from '../devices/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
+import { unreadCount } from '../messages/index.js';
 import type { PresenceStore } from '../presence/index.js';
 import type { MembershipReads, RoomReads } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
@@ -128,7 +129,7 @@ export class MessagePushService {
     const keys = [...roomsOf].flatMap(([userId, rooms]) => rooms.map((roomId) => `${roomId}:${userId}`));
     const [activity, marks] = await Promise.all([this.deps.activity.activityOf(roomIds, { full: false }), this.deps.activity.readMarksOf(keys)]);
     return new Map(
-      [...roomsOf].map(([userId, rooms]) => [userId, rooms.reduce((sum, roomId) => sum + Math.max(0, (activity.get(roomId)?.count ?? 0) - (marks.get(`${roomId}:${userId}`) ?? 0)), 0)]),
+      [...roomsOf].map(([userId, rooms]) => [userId, rooms.reduce((sum, roomId) => sum + unreadCount(activity.get(roomId), marks.get(`${roomId}:${userId}`), userId), 0)]),
     );
   }
 

@@ -14,10 +14,14 @@ const UPKEEP = new Set(['ping', 'hello', 'ismaster', 'isMaster', 'endSessions', 
  * Counts the round trips `operation` makes: MongoDB commands through the driver's command monitoring
  * (the test app's client is made with `monitorCommands`),
  * Redis commands of every ioredis client of this process (the app's, the queues', the socket adapter's).
+ * `after`: what it set going that went out after it answered (work that is not awaited, such as the
+ * author's read mark of a post), counted until neither database has been sent anything for 100 ms.
  * The app must be quiet besides it (no workers in this process); operations are counted one at a time.
  */
-export async function countRoundTrips<T>(client: MongoClient, operation: () => Promise<T>): Promise<RoundTrips & { result: T }> {
-  const trips: RoundTrips = { mongo: [], redis: [] };
+export async function countRoundTrips<T>(client: MongoClient, operation: () => Promise<T>): Promise<RoundTrips & { after: RoundTrips; result: T }> {
+  const during: RoundTrips = { mongo: [], redis: [] };
+  const after: RoundTrips = { mongo: [], redis: [] };
+  let trips = during;
   const onMongo = (event: CommandStartedEvent) => {
     if (UPKEEP.has(event.commandName)) return;
     const target: unknown = event.command[event.commandName];
@@ -37,7 +41,12 @@ export async function countRoundTrips<T>(client: MongoClient, operation: () => P
   });
   try {
     const result = await operation();
-    return { ...trips, result };
+    trips = after;
+    for (let seen = -1; seen !== after.mongo.length + after.redis.length; ) {
+      seen = after.mongo.length + after.redis.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return { ...during, after, result };
   } finally {
     untap();
     client.off('commandStarted', onMongo);

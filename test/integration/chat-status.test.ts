@@ -66,6 +66,23 @@ describe('the chat status snapshot and read marks', () => {
     assert.equal((await statusOf(member, quiet.id))?.unreadCount, 1);
   });
 
+  it('keeps an author\'s own posts read once others post after them (the mark follows the answer)', async () => {
+    const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, owner, { members: [member] });
+    await postMessage(t, owner, room.id, 'first');
+    await postMessage(t, owner, room.id, 'second');
+    // The newest message's author has read it all, before and after their mark is written.
+    assert.equal((await statusOf(owner, room.id))?.unreadCount, 0);
+    assert.equal((await statusOf(member, room.id))?.unreadCount, 2);
+    await postMessage(t, member, room.id, 'third');
+    // The owner's mark stands at their second post: only the member's is unread.
+    assert.equal((await statusOf(owner, room.id))?.unreadCount, 1);
+    assert.equal((await statusOf(member, room.id))?.unreadCount, 0);
+    await postMessage(t, owner, room.id, 'fourth');
+    // And the member's at theirs.
+    assert.equal((await statusOf(member, room.id))?.unreadCount, 1);
+  });
+
   it('moves the read mark forward only, to a message or to the newest', async () => {
     const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
     const room = await makeRoom(t, owner, { members: [member] });
