@@ -15,9 +15,11 @@ const END = '<!-- end of bench summary -->';
 
 /** Each headline figure: the bench that prints it, where in its output, its unit and its goal. */
 const FIGURES = [
+  { bench: 'machine', name: 'this machine now: a bare Node HTTP server, req/s (bench:messages\' load generator)', pattern: /HTTP server, 32 in flight \| (\d+) req\/s/, unit: '/s', goal: null },
   { bench: 'startup', name: 'npm start → /readyz, median', pattern: /median ([\d.]+) s/, unit: 's', goal: ['<=', 5] },
   { bench: 'messages', name: 'REST post → 10,000 sockets over 2 hubs, p99', pattern: /REST post to a room of \d+ over 2 hub nodes\s*\| p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 150] },
   { bench: 'messages', name: 'posts/s, 32 in flight', pattern: /PUT \/api\/messages, \d+ in flight\s*\| (\d+) posts\/s/, unit: '/s', goal: ['>=', 3000] },
+  { bench: 'messages', name: 'posts/s against the api\'s trivial route in the same run', pattern: /posts\/s, p50 [\d.]+ ms, p99 [\d.]+ ms, failures \d+; ([\d.]+)× the trivial route/, unit: '×', goal: null },
   { bench: 'messages', name: 'posts at a fixed 1,000/s, p99', pattern: /fixed 1,000 posts\/s\s*\| achieved \d+\/s, p50 [\d.]+ ms, p99 ([\d.]+) ms/, unit: 'ms', goal: ['<=', 50] },
   { bench: 'messages', name: 'push of one post to 9,000 offline devices', pattern: /pushes handed to the provider in ([\d.]+) s/, unit: 's', goal: ['<=', 10] },
   { bench: 'messages', name: 'thumbnails per second', pattern: /2 at a time\s*\| ([\d.]+) per second/, unit: '/s', goal: ['>=', 50] },
