@@ -4,7 +4,8 @@
 // `npm ci` has finished.
 import { startChain } from './chain.mjs';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -147,10 +148,37 @@ export async function startRedis({ dir, persistent, port: given }) {
   return { child, url: `redis://127.0.0.1:${port}` };
 }
 
+/**
+ * The launcher (scripts/DevMongo.java) compiled once per machine and per version of its source and of
+ * the server, into the cache; null without javac. Run as a class it is up in about 0.4 s, against
+ * 1.2 s from its source (java compiles a source file at every start). Compiled into a folder of its
+ * own and renamed into place, so parallel starts never see half a compile.
+ */
+function devMongoClasses() {
+  const source = path.join(here, 'DevMongo.java');
+  const version = createHash('sha256').update(readFileSync(source)).update(MONGO_JAVA_SERVER_VERSION).digest('hex').slice(0, 16);
+  const classes = path.join(cacheRoot, `dev-mongo-${version}`);
+  if (existsSync(path.join(classes, 'DevMongo.class'))) return classes;
+  if (!has('javac')) return null;
+  const building = `${classes}.${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  execFileSync('javac', ['-nowarn', '-cp', `${mongoLib}/*`, '-d', building, source], { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    renameSync(building, classes);
+  } catch (error) {
+    // Another start compiled it first.
+    rmSync(building, { recursive: true, force: true });
+    if (!existsSync(path.join(classes, 'DevMongo.class'))) throw error;
+  }
+  return classes;
+}
+
 export async function startMongo({ h2File }) {
   const port = await freePort();
   const args = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
-  args.push('-cp', `${mongoLib}/*`, path.join(here, 'DevMongo.java'), '--port', String(port));
+  const classes = devMongoClasses();
+  if (classes) args.push('-cp', `${mongoLib}/*${path.delimiter}${classes}`, 'DevMongo', '--port', String(port));
+  else args.push('-cp', `${mongoLib}/*`, path.join(here, 'DevMongo.java'), '--port', String(port));
   if (h2File) {
     mkdirSync(path.dirname(h2File), { recursive: true });
     args.push('--h2', h2File);
