@@ -15,6 +15,10 @@ export const DEV_MNEMONIC = 'test test test test test test test test test test t
 /** Account #0 of that mnemonic: the development hot wallet and token deployer. */
 export const DEV_HOT_WALLET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const MINT_UNITS = 10_000_000n * 10n ** 6n;
+/** Gas the deploy (about 460,000) and each mint (about 70,000) are given, what is not used is not charged; and the most paid a unit (the new chain's base fee starts at 1 gwei and falls). */
+const DEPLOY_GAS = 3_000_000n;
+const MINT_GAS = 200_000n;
+const MAX_FEE_PER_GAS = 10n ** 10n;
 
 function waitForLine(child, pattern, what, timeoutMs) {
   return new Promise((resolve, reject) => {
@@ -37,22 +41,38 @@ function waitForLine(child, pattern, what, timeoutMs) {
   });
 }
 
-/** Deploys the token from the hot wallet and mints it; its address. */
-async function deployToken(rpcUrl) {
-  const { createPublicClient, createWalletClient, http } = await import('viem');
-  const { mnemonicToAccount, privateKeyToAccount } = await import('viem/accounts');
-  const { hardhat } = await import('viem/chains');
+/** What the deploy uses of viem: loaded while the chain boots (each takes most of a second here). */
+async function loadViem() {
+  const [viem, accounts, chains] = await Promise.all([import('viem'), import('viem/accounts'), import('viem/chains')]);
+  return { ...viem, ...accounts, hardhat: chains.hardhat };
+}
+
+/**
+ * Deploys the token from the hot wallet and mints it; its address. The chain is new (the hot wallet's
+ * nonce is 0) and mines each transaction as it comes: each is signed here with its nonce, gas and
+ * fees given and sent raw, one request each (no estimate, no nonce or fee read), one after another
+ * (an automining chain takes no nonce ahead of the next one it expects); the address is the deploy's.
+ */
+async function deployToken(rpcUrl, viem) {
+  const { createPublicClient, encodeDeployData, encodeFunctionData, getContractAddress, http, mnemonicToAccount, privateKeyToAccount, hardhat } = viem;
   const artifact = JSON.parse(readFileSync(path.join(root, 'chain', 'TetherToken.json'), 'utf8'));
   const account = privateKeyToAccount(DEV_HOT_WALLET_KEY);
-  const transport = http(rpcUrl);
-  const wallet = createWalletClient({ account, chain: hardhat, transport });
-  const reader = createPublicClient({ chain: hardhat, transport });
-  const deployed = await reader.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode }) });
-  const address = deployed.contractAddress;
+  const client = createPublicClient({ chain: hardhat, transport: http(rpcUrl) });
+  const address = getContractAddress({ from: account.address, nonce: 0n });
   const holders = [account.address, ...Array.from({ length: 9 }, (_, i) => mnemonicToAccount(DEV_MNEMONIC, { addressIndex: i + 1 }).address)];
-  let last;
-  for (const holder of holders) last = await wallet.writeContract({ address, abi: artifact.abi, functionName: 'mint', args: [holder, MINT_UNITS] });
-  await reader.waitForTransactionReceipt({ hash: last });
+  const transactions = [
+    { data: encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode }), gas: DEPLOY_GAS },
+    ...holders.map((holder) => ({ to: address, data: encodeFunctionData({ abi: artifact.abi, functionName: 'mint', args: [holder, MINT_UNITS] }), gas: MINT_GAS })),
+  ];
+  const sent = [];
+  for (const [nonce, transaction] of transactions.entries()) {
+    const signed = await account.signTransaction({ ...transaction, chainId: hardhat.id, type: 'eip1559', nonce, maxFeePerGas: MAX_FEE_PER_GAS, maxPriorityFeePerGas: 10n ** 9n });
+    sent.push(await client.sendRawTransaction({ serializedTransaction: signed }));
+  }
+  const receipts = await Promise.all(sent.map((hash) => client.waitForTransactionReceipt({ hash, pollingInterval: 50 })));
+  const failed = receipts.find((receipt) => receipt.status !== 'success');
+  if (failed) throw new Error(`the token's deploy or a mint failed: ${failed.transactionHash}`);
+  if (receipts[0].contractAddress?.toLowerCase() !== address.toLowerCase()) throw new Error(`the token went to ${receipts[0].contractAddress}, not ${address}`);
   return address;
 }
 
@@ -66,10 +86,13 @@ export async function startChain(port) {
     stdio: ['ignore', 'pipe', 'inherit'],
     env,
   });
+  const viem = loadViem();
+  // Awaited below; a failure to load is seen there, not as an unhandled rejection should the node fail first.
+  viem.catch(() => undefined);
   try {
     await waitForLine(child, /Started HTTP and WebSocket JSON-RPC server/, 'hardhat node', 60_000);
     const rpcUrl = `http://127.0.0.1:${port}`;
-    return { child, rpcUrl, usdtAddress: await deployToken(rpcUrl) };
+    return { child, rpcUrl, usdtAddress: await deployToken(rpcUrl, await viem) };
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
