@@ -34,7 +34,7 @@ export const ROUND_TRIP_BUDGETS = {
   },
   comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
   'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },
-  'chat-status page': { mongo: 7, redis: 0, why: 'mongo: the rooms index, activity (twice), rooms, memberships, read marks, calls' },
+  'chat-status page': { mongo: 6, redis: 0, why: 'mongo: the rooms index, activity (once where all the rooms fit on the page, else for the order and for the page), rooms, memberships, read marks, calls' },
   'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },
   'sign-in: login': { mongo: 8, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },

@@ -44,7 +44,9 @@ export class ChatStatusService {
     const roomIds = await members.activeRoomIds(principal.userId);
     // Latest activity first: the newest message, or the room's start (its record is made with its first
     // member). Rooms from before the records were kept have none: their creation time stands in.
-    const recent = await activity.activityOf(roomIds, { full: false });
+    // Where every room fits on one page (most members), the order's read is the page's too.
+    const onePage = roomIds.length <= pageSize;
+    const recent = await activity.activityOf(roomIds, { full: onePage });
     const created = await rooms.createdAtOf(roomIds.filter((roomId) => !recent.get(roomId)?.lastAt));
     const lastActive = (roomId: string) => (recent.get(roomId)?.lastAt ?? created.get(roomId) ?? new Date(0)).getTime();
     const ordered = [...roomIds].sort((a, b) => lastActive(b) - lastActive(a) || (a < b ? -1 : 1));
@@ -52,7 +54,7 @@ export class ChatStatusService {
     const [docs, rows, state, marks, calls] = await Promise.all([
       rooms.findManyByIds(ids),
       members.membershipsOf(principal.userId, ids),
-      activity.activityOf(ids, { full: true }),
+      onePage ? recent : activity.activityOf(ids, { full: true }),
       activity.readMarks(principal.userId, ids),
       roomCalls.activeCallsOf(ids),
     ]);
