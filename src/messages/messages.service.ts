@@ -1,6 +1,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { nextTurn, type AfterAnswer } from '../platform/after-answer.js';
+import { must } from '../platform/must.js';
 import type { z } from 'zod';
 import type { Card } from '../apps/cards.schemas.js';
 import { ObjectId } from 'mongodb';
@@ -212,7 +213,7 @@ export class MessagesService {
     }
     const earlier = await this.append(doc, stored);
     if (earlier) return presentMessage(earlier);
-    this.markAuthorRead(room._id, principal.userId, doc.seq ?? 0, request.afterAnswer ?? nextTurn);
+    this.markAuthorRead(doc, request.afterAnswer ?? nextTurn);
     return this.announce(doc);
   }
 
@@ -222,9 +223,10 @@ export class MessagesService {
    * badges count the newest message's author as having read it all (`unreadCount`). A mark lost to a
    * crash in between leaves the author's own post unread once someone posts after it.
    */
-  private markAuthorRead(roomId: string, userId: string, seq: number, afterAnswer: AfterAnswer): void {
+  private markAuthorRead(doc: MessageDoc, afterAnswer: AfterAnswer): void {
+    const seq = must(doc.seq, 'the number append gave the message');
     afterAnswer(() => {
-      this.deps.activity.markRead(roomId, userId, seq).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId }, 'an author\'s read mark was not written'));
+      this.deps.activity.markRead(doc.roomId, doc.userId, seq).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId: doc.roomId }, 'an author\'s read mark was not written'));
     });
   }
 
