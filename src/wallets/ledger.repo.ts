@@ -11,6 +11,9 @@ import { failedItems, GroupWriter, readsOf } from '../platform/group-writer.js';
  */
 const READ_GROUP_LIMIT = 8;
 
+/** The ids a group of reads asks for, each once. */
+const union = (sets: Set<string>[]): string[] => [...new Set(sets.flatMap((ids) => [...ids]))];
+
 /**
  * One account of the double-entry ledger: a member's wallet, an app's balance (`app:<appId>:<currency>`:
  * what members paid it in chat), or a system account (`system:<name>:<currency>`: the chain, the
@@ -179,7 +182,7 @@ export class LedgerRepo {
     readsOf<{ accountIds: Set<string>; userIds: Set<string> }, AccountDoc>(
       (questions) =>
         this.accounts
-          .find({ $or: [{ _id: { $in: [...new Set(questions.flatMap((q) => [...q.accountIds]))] } }, { userId: { $in: [...new Set(questions.flatMap((q) => [...q.userIds]))] }, kind: 'WALLET' }] })
+          .find({ $or: [{ _id: { $in: union(questions.map((q) => q.accountIds)) } }, { userId: { $in: union(questions.map((q) => q.userIds)) }, kind: 'WALLET' }] })
           .toArray(),
       (account, { accountIds, userIds }) => accountIds.has(account._id) || (account.kind === 'WALLET' && account.userId !== null && userIds.has(account.userId)),
     ),
@@ -338,7 +341,7 @@ export class LedgerRepo {
 
   private readonly entryReads = new GroupWriter(
     readsOf<Set<string>, JournalDoc>(
-      (questions) => this.journal.find({ _id: { $in: [...new Set(questions.flatMap((ids) => [...ids]))] } }).toArray(),
+      (questions) => this.journal.find({ _id: { $in: union(questions) } }).toArray(),
       (entry, ids) => ids.has(entry._id),
     ),
     READ_GROUP_LIMIT,

@@ -42,10 +42,7 @@ export async function countRoundTrips<T>(client: MongoClient, operation: () => P
   try {
     const result = await operation();
     trips = after;
-    for (let seen = -1; seen !== after.mongo.length + after.redis.length; ) {
-      seen = after.mongo.length + after.redis.length;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await quietFor(100, () => after.mongo.length + after.redis.length);
     return { ...during, after, result };
   } finally {
     untap();
@@ -74,11 +71,16 @@ export async function redisQuiet(ms = 100): Promise<void> {
   let sent = 0;
   const untap = tapRedis(() => sent++);
   try {
-    for (let seen = -1; seen !== sent; ) {
-      seen = sent;
-      await new Promise((resolve) => setTimeout(resolve, ms));
-    }
+    await quietFor(ms, () => sent);
   } finally {
     untap();
+  }
+}
+
+/** Resolves once `count` (of commands sent so far) has not changed for `ms`. */
+async function quietFor(ms: number, count: () => number): Promise<void> {
+  for (let seen = -1; seen !== count(); ) {
+    seen = count();
+    await new Promise((resolve) => setTimeout(resolve, ms));
   }
 }
