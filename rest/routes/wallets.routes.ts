@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../app.js';
+import { afterAnswerOf } from '../after-answer.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
 import { pagingQuery } from '../../src/platform/common.schemas.js';
 import {
@@ -119,7 +120,7 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         ),
       },
     },
-    handler: async (request) => walletTransfers.transfer(principalOf(request), request.body),
+    handler: async (request, reply) => walletTransfers.transfer(principalOf(request), request.body, afterAnswerOf(reply)),
   });
 
   app.post('/api/wallet-withdrawals', {

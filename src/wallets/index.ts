@@ -104,6 +104,7 @@ export type WalletsArea = ReturnType<typeof walletsArea>;
 
 // What other areas use of this one (they import only this file).
 export { InsufficientFunds } from './ledger.js';
+export { hasMoved } from './ledger.repo.js';
 export type { Ledger } from './ledger.js';
 export { formatAmount, fromStored, parseAmount, toStored } from './money.js';
 export type { Currency } from './money.js';

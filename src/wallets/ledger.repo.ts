@@ -63,19 +63,11 @@ export interface JournalDoc {
   updatedAt: Date;
 }
 
-/** One account's line of an entry, for its history: `_id` is `<accountId>:<journalId>`. */
-export interface LineDoc {
-  _id: string;
-  accountId: string;
-  journalId: string;
-  kind: JournalKind;
-  currency: Currency;
-  /** Signed: negative leaves the account. */
-  amount: Decimal128;
-  counterparty: string;
-  memo: JournalDoc['memo'];
-  createdAt: Date;
-}
+/** The entries that have moved money: an account's history, and what the books check sums. */
+export const MOVED: JournalState[] = ['APPLIED', 'DONE'];
+
+/** Whether the entry has moved money (both its debit and its credit are applied; nothing undoes that). */
+export const hasMoved = (entry: Pick<JournalDoc, 'state'>): boolean => MOVED.includes(entry.state);
 
 /** The outcome of the reconciler's last books check (one document), for the metrics and for operators. */
 export interface BooksCheckDoc {
@@ -92,21 +84,22 @@ export interface BooksCheckDoc {
 }
 
 /**
- * The ledger's collections (`ledger_accounts`, `ledger_journal`, `ledger_lines`, `ledger_books_checks`,
+ * The ledger's collections (`ledger_accounts`, `ledger_journal`, `ledger_books_checks`,
  * `ledger_counters`) behind named steps: every balance change is one conditional update that also
- * sets or takes the entry's mark on the account, so a repeated step changes nothing.
+ * sets or takes the entry's mark on the account, so a repeated step changes nothing. An account's
+ * history is its entries that have moved money, read from the journal by either side (as TigerBeetle
+ * reads an account's transfers): no separate lines to write. (`ledger_lines`, written before
+ * 2026-11, is no longer read.)
  */
 export class LedgerRepo {
   private readonly accounts: Collection<AccountDoc>;
   private readonly journal: Collection<JournalDoc>;
-  private readonly lines: Collection<LineDoc>;
   private readonly checks: Collection<BooksCheckDoc>;
   private readonly counters: Collection<{ _id: string; value: number }>;
 
   constructor(db: Db) {
     this.accounts = db.collection<AccountDoc>('ledger_accounts');
     this.journal = db.collection<JournalDoc>('ledger_journal');
-    this.lines = db.collection<LineDoc>('ledger_lines');
     this.checks = db.collection<BooksCheckDoc>('ledger_books_checks');
     this.counters = db.collection('ledger_counters');
   }
@@ -117,8 +110,11 @@ export class LedgerRepo {
         { key: { userId: 1, currency: 1, createdAt: 1 }, name: 'wallets_of_user' },
         { key: { depositAddress: 1 }, name: 'deposit_address', unique: true, sparse: true },
       ]),
-      this.journal.createIndexes([{ key: { state: 1, updatedAt: 1 }, name: 'unfinished' }]),
-      this.lines.createIndexes([{ key: { accountId: 1, createdAt: -1 }, name: 'history' }]),
+      this.journal.createIndexes([
+        { key: { state: 1, updatedAt: 1 }, name: 'unfinished' },
+        { key: { debit: 1, createdAt: -1, _id: -1 }, name: 'history_debit' },
+        { key: { credit: 1, createdAt: -1, _id: -1 }, name: 'history_credit' },
+      ]),
     ]);
   }
 
@@ -357,30 +353,30 @@ export class LedgerRepo {
     return this.journal.find({ _id: { $in: entryIds }, state: 'DONE' }).toArray();
   }
 
-  // Lines.
-
-  /** Both lines of an entry in one call; lines written before (a repeated step) are left as they are. */
-  async insertLines(lines: LineDoc[]): Promise<void> {
-    try {
-      await this.lines.insertMany(lines, { ordered: false });
-    } catch (error) {
-      const failed = failedItems(error);
-      if (!(failed ? [...failed.values()] : [error]).every(isDuplicateKey)) throw error;
-    }
-  }
-
-  /** One page of an account's lines, newest first, and how many there are. */
-  async pageOfLines(accountId: string, pageSize: number, currentPage: number): Promise<{ items: LineDoc[]; total: number }> {
+  /** One page of an account's history (its entries that moved money, either side), newest first, and how many there are. */
+  async pageOfHistory(accountId: string, pageSize: number, currentPage: number): Promise<{ items: JournalDoc[]; total: number }> {
+    const filter = { $or: [{ debit: accountId }, { credit: accountId }], state: { $in: MOVED } };
     const [items, total] = await Promise.all([
-      this.lines.find({ accountId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.lines.countDocuments({ accountId }),
+      this.journal.find(filter).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.journal.countDocuments(filter),
     ]);
     return { items, total };
   }
 
-  /** Every account's lines summed by the database: total and count per account. */
-  sumsByAccount(): Promise<{ _id: string; total: unknown; count: number }[]> {
-    return this.lines.aggregate<{ _id: string; total: unknown; count: number }>([{ $group: { _id: '$accountId', total: { $sum: '$amount' }, count: { $sum: 1 } } }]).toArray();
+  /** What every account's entries that moved money come to, summed by the database: by account, what left it, what came in, and how many entries. */
+  async sumsByAccount(): Promise<{ accountId: string; out: Decimal128 | null; in: Decimal128 | null; count: number }[]> {
+    const bySide = (side: 'debit' | 'credit') =>
+      this.journal.aggregate<{ _id: string; total: Decimal128; count: number }>([{ $match: { state: { $in: MOVED } } }, { $group: { _id: `$${side}`, total: { $sum: '$amount' }, count: { $sum: 1 } } }]).toArray();
+    const [debits, credits] = await Promise.all([bySide('debit'), bySide('credit')]);
+    const sums = new Map<string, { accountId: string; out: Decimal128 | null; in: Decimal128 | null; count: number }>();
+    const of = (accountId: string) => {
+      let sum = sums.get(accountId);
+      if (!sum) sums.set(accountId, (sum = { accountId, out: null, in: null, count: 0 }));
+      return sum;
+    };
+    for (const { _id, total, count } of debits) Object.assign(of(_id), { out: total, count: of(_id).count + count });
+    for (const { _id, total, count } of credits) Object.assign(of(_id), { in: total, count: of(_id).count + count });
+    return [...sums.values()];
   }
 
   // Books checks.

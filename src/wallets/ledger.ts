@@ -1,10 +1,11 @@
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import { fromStored, toStored, type Currency } from './money.js';
-import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo, LineDoc } from './ledger.repo.js';
+import type { AccountDoc, JournalDoc, JournalKind, LedgerRepo } from './ledger.repo.js';
 import { WalletsErrors } from './wallets.errors.js';
 import { must } from '../platform/must.js';
 import { GroupWriter, type Waiter } from '../platform/group-writer.js';
+import type { AfterAnswer } from '../platform/after-answer.js';
 
 export interface EntryRequest {
   /** The operation's unique key: the same key posts once, whatever happens. */
@@ -37,9 +38,10 @@ export const systemAccountId = (name: SystemAccount, currency: Currency) => `sys
  * The double-entry ledger. An entry is written first (its `_id` the operation's key, so it exists
  * once), then applied in steps that each change one document and can each be repeated: the debit
  * (conditional on the available balance, unless the account stands for the outside world), the
- * credit, the history lines, and the clearing of the in-flight marks. A crash between steps leaves
- * the entry PENDING or APPLIED, and `advance` (the reconciler's) finishes it: no step runs twice,
- * none is lost, and money is never created or destroyed.
+ * credit, APPLIED (the money has moved: the entry is in both accounts' histories, and nothing undoes
+ * it), the clearing of the in-flight marks, DONE. A crash between steps leaves the entry PENDING or
+ * APPLIED, and `advance` (the reconciler's) finishes it: no step runs twice, none is lost, and money
+ * is never created or destroyed.
  */
 export class Ledger {
   constructor(
@@ -50,9 +52,12 @@ export class Ledger {
     },
   ) {}
 
-  /** Posts an entry, or returns the entry already posted under its key. Throws InsufficientFunds when refused. */
-  post(request: EntryRequest): Promise<JournalDoc> {
-    return this.groups.add(request);
+  /**
+   * Posts an entry, or returns the entry already posted under its key, once it has moved the money
+   * (APPLIED; see `postAll`). Throws InsufficientFunds when refused.
+   */
+  post(request: EntryRequest, options: PostOptions = {}): Promise<JournalDoc> {
+    return must(this.postAll([request], options)[0], 'the posted entry');
   }
 
   /**
@@ -61,12 +66,29 @@ export class Ledger {
    * the next one (GroupWriter), so under load many entries share each write and alone one goes at once.
    * One group at a time: a second writer in parallel was measured (bench:wallets) to halve the groups
    * and double the ledger's commands per entry without more transfers a second.
+   *
+   * With `options.afterAnswer` (an HTTP answer's end) an entry is answered once it is APPLIED: the
+   * money has moved and shows in both histories. Its bookkeeping (the marks cleared, DONE) is handed
+   * to `afterAnswer` and goes to the database with other entries' (`finishing`); a crash first leaves
+   * it APPLIED, and the reconciler finishes it. Without, it is answered DONE.
    */
-  postAll(requests: EntryRequest[]): Promise<JournalDoc>[] {
-    return this.groups.addAll(requests);
+  postAll(requests: EntryRequest[], { afterAnswer }: PostOptions = {}): Promise<JournalDoc>[] {
+    return this.groups.addAll(requests.map((request) => ({ request, afterAnswer })));
   }
 
-  private readonly groups = new GroupWriter<EntryRequest, JournalDoc>((group) => this.writeGroup(group), GROUP_LIMIT);
+  private readonly groups = new GroupWriter<Posting, JournalDoc>((group) => this.writeGroup(group), GROUP_LIMIT);
+
+  /** Entries APPLIED and answered, their marks cleared and DONE set for many at once: two commands a group. */
+  private readonly finishing = new GroupWriter<JournalDoc, void>(async (group) => {
+    const entries = group.map(({ item }) => item);
+    try {
+      await this.deps.repo.clearMarksOf(entries);
+      await this.deps.repo.setStates(entries.map((entry) => entry._id), ['APPLIED'], 'DONE', this.deps.clock());
+    } catch (error) {
+      this.deps.logger.warn({ err: error, entries: entries.length }, 'ledger: applied entries left APPLIED; the reconciler finishes them');
+    }
+    for (const { resolve } of group) resolve();
+  }, GROUP_LIMIT);
 
   /** Groups this process wrote and the entries they held since it started (`/metrics`: entries per group under load). */
   get written(): { groups: number; entries: number } {
@@ -76,7 +98,8 @@ export class Ledger {
   /**
    * Writes a group of new entries with one database command per step for all of them, the steps in the
    * order `advance` takes them for one: the entries, every debit (in order, each conditional on what is
-   * available then, as one ordered write), every credit, APPLIED, the lines, the marks cleared, DONE.
+   * available then, as one ordered write), every credit, APPLIED; then the marks cleared and DONE after
+   * the answers (`finishing`).
    * Each entry keeps its own outcome: an entry whose key was taken is answered from the first
    * (`repeat`), one whose debit could not be paid is FAILED. A step that is not the expected
    * count (a concurrent reconciler, an account gone) or a group that took longer than a third of the
@@ -88,10 +111,10 @@ export class Ledger {
     const started = clock();
     const fresh: Pending[] = [];
     try {
-      const entries = group.map(({ item }) => newEntry(item, started));
+      const entries = group.map(({ item }) => newEntry(item.request, started));
       const taken = await repo.insertEntries(entries);
       group.forEach((waiting, i) => {
-        if (taken.has(i)) void this.repeat(waiting.item).then(waiting.resolve, waiting.reject);
+        if (taken.has(i)) void this.repeat(waiting.item.request).then(waiting.resolve, waiting.reject);
         else fresh.push({ waiting, entry: must(entries[i], 'the entry') });
       });
     } catch (error) {
@@ -127,12 +150,26 @@ export class Ledger {
       else for (const { waiting, entry } of refused) settle(waiting, { ...entry, state: 'FAILED', failure: 'INSUFFICIENT_FUNDS', updatedAt: failedAt });
     }
     if (credited.length === 0) return;
-    if ((await repo.setStates(ids(credited), ['PENDING', 'APPLIED'], 'APPLIED', clock())) !== credited.length) return this.finishOneByOne(credited);
-    await repo.insertLines(credited.flatMap(({ entry }) => linesOf(entry)));
-    await repo.clearMarksOf(credited.map(({ entry }) => entry));
+    const appliedAt = clock();
+    if ((await repo.setStates(ids(credited), ['PENDING', 'APPLIED'], 'APPLIED', appliedAt)) !== credited.length) return this.finishOneByOne(credited);
+    // Entries answered at APPLIED are finished after their answer, those of one answer together.
+    const byAnswer = new Map<AfterAnswer, JournalDoc[]>();
+    const finishNow: Pending[] = [];
+    for (const one of credited) {
+      const { afterAnswer } = one.waiting.item;
+      if (!afterAnswer) {
+        finishNow.push(one);
+        continue;
+      }
+      one.waiting.resolve({ ...one.entry, state: 'APPLIED', updatedAt: appliedAt });
+      byAnswer.set(afterAnswer, [...(byAnswer.get(afterAnswer) ?? []), one.entry]);
+    }
+    for (const [afterAnswer, entries] of byAnswer) afterAnswer(() => void Promise.all(this.finishing.addAll(entries)));
+    if (finishNow.length === 0) return;
+    await repo.clearMarksOf(finishNow.map(({ entry }) => entry));
     const doneAt = clock();
-    if ((await repo.setStates(ids(credited), ['APPLIED'], 'DONE', doneAt)) !== credited.length) return this.finishOneByOne(credited);
-    for (const { waiting, entry } of credited) waiting.resolve({ ...entry, state: 'DONE', updatedAt: doneAt });
+    if ((await repo.setStates(ids(finishNow), ['APPLIED'], 'DONE', doneAt)) !== finishNow.length) return this.finishOneByOne(finishNow);
+    for (const { waiting, entry } of finishNow) waiting.resolve({ ...entry, state: 'DONE', updatedAt: doneAt });
   }
 
   /** The entries whose mark the account `accountOf` names carries (the step applied to them). */
@@ -188,11 +225,11 @@ export class Ledger {
     return reset ? this.advance(reset) : null;
   }
 
-  /** The entry once it is DONE or FAILED, or as it stands after `ms` (still being applied). */
+  /** The entry once it is decided (APPLIED, DONE or FAILED), or as it stands after `ms` (still being applied). */
   async awaitEnd(entry: JournalDoc, ms = 10_000): Promise<JournalDoc> {
     const deadline = Date.now() + ms;
     let current = entry;
-    while ((current.state === 'PENDING' || current.state === 'APPLIED') && Date.now() < deadline) {
+    while (current.state === 'PENDING' && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       current = (await this.deps.repo.findEntry(entry._id)) ?? current;
     }
@@ -212,7 +249,6 @@ export class Ledger {
       current = (await repo.setState(current._id, ['PENDING', 'APPLIED'], 'APPLIED', this.deps.clock())) ?? current;
     }
     if (current.state === 'APPLIED') {
-      await this.writeLines(current);
       await repo.clearMarks(current);
       current = (await repo.setState(current._id, ['APPLIED'], 'DONE', this.deps.clock())) ?? must(await repo.findEntry(current._id), 'the entry being applied');
     }
@@ -257,11 +293,6 @@ export class Ledger {
     if (await this.deps.repo.reverseMarked(accountId, entryId, applied)) this.deps.logger.warn({ entryId, accountId }, 'reversed a ledger step applied after its entry was finished');
   }
 
-  private async writeLines(entry: JournalDoc): Promise<void> {
-    // Both in one call; written before (a repeated step), they are duplicates, and that is fine.
-    await this.deps.repo.insertLines(linesOf(entry));
-  }
-
   /** Accounts this process made or found made: accounts are never deleted, so each is made once. */
   private readonly ensured = new Set<string>();
 
@@ -304,7 +335,18 @@ export class Ledger {
 /** Entries written together at most: `$in` lists stay short (mongo-java-server matches them in quadratic time). */
 const GROUP_LIMIT = 64;
 
-type Waiting = Waiter<EntryRequest, JournalDoc>;
+export interface PostOptions {
+  /** Where the entry's bookkeeping after APPLIED goes, once it is answered then (see `postAll`). */
+  afterAnswer?: AfterAnswer | undefined;
+}
+
+/** An entry to post, and where its bookkeeping goes if it is answered APPLIED. */
+interface Posting {
+  request: EntryRequest;
+  afterAnswer: AfterAnswer | undefined;
+}
+
+type Waiting = Waiter<Posting, JournalDoc>;
 
 /** A new entry of a group, and who waits for it. */
 interface Pending {
@@ -335,21 +377,4 @@ function newEntry(request: EntryRequest, at: Date): JournalDoc {
     createdAt: at,
     updatedAt: at,
   };
-}
-
-/** An entry's two history lines: `_id` is `<accountId>:<entryId>`, so writing them again changes nothing. */
-function linesOf(entry: JournalDoc): LineDoc[] {
-  const amount = fromStored(entry.amount);
-  const line = (accountId: string, signed: bigint, counterparty: string): LineDoc => ({
-    _id: `${accountId}:${entry._id}`,
-    accountId,
-    journalId: entry._id,
-    kind: entry.kind,
-    currency: entry.currency,
-    amount: toStored(signed),
-    counterparty,
-    memo: entry.memo,
-    createdAt: entry.createdAt,
-  });
-  return [line(entry.debit, -amount, entry.credit), line(entry.credit, amount, entry.debit)];
 }

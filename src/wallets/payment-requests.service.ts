@@ -7,7 +7,7 @@ import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { UserReads } from '../users/index.js';
 import { InsufficientFunds, type Ledger } from './ledger.js';
-import type { JournalDoc } from './ledger.repo.js';
+import { hasMoved, type JournalDoc } from './ledger.repo.js';
 import { formatAmount, fromStored, parseAmount, toStored } from './money.js';
 import type { PaymentRequestCreateSchema, PaymentRequestDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
@@ -184,7 +184,7 @@ export class PaymentRequestsService {
       for (const [recipientId, item] of Object.entries(doc.items)) {
         if (item.status !== 'PAYING' || !item.claimedAt || item.claimedAt >= stuck) continue;
         const entry = await this.deps.ledger.entry(paymentEntryId(doc._id, recipientId));
-        if (entry?.state === 'DONE') await this.markPaid(doc._id, recipientId, entry.createdAt);
+        if (entry && hasMoved(entry)) await this.markPaid(doc._id, recipientId, entry.createdAt);
         else if (!entry || entry.state === 'FAILED') await this.release(doc._id, recipientId);
         else continue;
         settled++;

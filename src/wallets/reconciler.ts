@@ -33,7 +33,7 @@ export interface ChainHoldings {
  * agree. Entries left PENDING or APPLIED for longer than `graceMs` are advanced (each step runs once,
  * so this is safe while the request that made them still runs). Then: the sum of every account per
  * currency is zero (double entry); no member's wallet is negative; and every account's balance is
- * the sum of its finished entries' lines. A mismatch is reported in the answer, a log line and a
+ * what its entries that moved money come to. A mismatch is reported in the answer, a log line and a
  * metric, for a person to look at.
  */
 export class Reconciler {
@@ -57,7 +57,7 @@ export class Reconciler {
       }
     }
 
-    // The checks read accounts and lines one after another while entries go on: an entry finished
+    // The checks read accounts and entries one after another while entries go on: an entry finished
     // between two reads looks like a mismatch. What is wrong stays wrong, so the checks run again
     // (up to three times, a quarter second apart) and only what persists is reported.
     let books = await this.checkBooks();
@@ -99,7 +99,7 @@ export class Reconciler {
     return this.deps.repo.latestCheck();
   }
 
-  /** One pass over the accounts and the lines: totals per currency, negative wallets, accounts off their lines. */
+  /** One pass over the accounts and the entries: totals per currency, negative wallets, accounts off their entries. */
   private async checkBooks() {
     const { repo } = this.deps;
     const totals = new Map<Currency, bigint>(CURRENCY_CODES.map((currency) => [currency, 0n]));
@@ -113,16 +113,14 @@ export class Reconciler {
       if ((account.kind === 'WALLET' || account.kind === 'APP') && fromStored(account.available) < 0n) negativeWallets.push(account._id);
       if (account.pending.length > 0) inFlight.add(account._id);
     }
-    // Every account against its lines, summed by the database.
-    const sums = await repo.sumsByAccount();
+    // Every account against its entries, summed by the database.
     let entriesChecked = 0;
-    const fromLines = new Map<string, bigint>();
-    for (const sum of sums) {
-      // Cast: $sum over Decimal128 amounts answers a Decimal128.
-      fromLines.set(sum._id, fromStored(sum.total as Parameters<typeof fromStored>[0]));
+    const fromEntries = new Map<string, bigint>();
+    for (const sum of await repo.sumsByAccount()) {
+      fromEntries.set(sum.accountId, (sum.in ? fromStored(sum.in) : 0n) - (sum.out ? fromStored(sum.out) : 0n));
       entriesChecked += sum.count;
     }
-    const mismatchedAccounts = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromLines.get(id) ?? 0n) !== balance).map(([id]) => id);
+    const mismatchedAccounts = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromEntries.get(id) ?? 0n) !== balance).map(([id]) => id);
 
     const balanced = [...totals.values()].every((total) => total === 0n) && mismatchedAccounts.length === 0 && negativeWallets.length === 0;
     return { totals, mismatchedAccounts, negativeWallets, entriesChecked, balanced };

@@ -7,12 +7,13 @@ import type { Principal } from '../platform/principal.js';
 import type { UserReads } from '../users/index.js';
 import { UsersErrors } from '../users/users.errors.js';
 import { InsufficientFunds, type EntryRequest, type Ledger } from './ledger.js';
-import type { AccountDoc, JournalDoc, LedgerRepo } from './ledger.repo.js';
+import { hasMoved, type JournalDoc, type LedgerRepo } from './ledger.repo.js';
 import { must } from '../platform/must.js';
 import { formatAmount, fromStored, parseAmount } from './money.js';
 import type { WalletTransactionDtoSchema, WalletTransactionRequestSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
-import type { Parties, WalletsService } from './wallets.service.js';
+import type { Parties, WalletFacts, WalletsService } from './wallets.service.js';
+import type { AfterAnswer } from '../platform/after-answer.js';
 
 export type TransferInput = z.infer<typeof WalletTransactionRequestSchema>;
 export type TransferView = z.infer<typeof WalletTransactionDtoSchema>;
@@ -67,7 +68,7 @@ export class TransfersService {
    * items are applied in order; only what is decided while applying (the balance at that moment, a
    * concurrent request under the same requestId) is an item's own REFUSED outcome.
    */
-  async transfer(principal: Principal, items: TransferInput[]): Promise<TransferView[]> {
+  async transfer(principal: Principal, items: TransferInput[], afterAnswer?: AfterAnswer): Promise<TransferView[]> {
     const { repo, wallets } = this.deps;
     // The request's earlier entries and its wallets, each in one read for every item.
     const [earlierEntries, parties] = await Promise.all([
@@ -90,7 +91,7 @@ export class TransfersService {
     );
     // The new items go to the ledger together, in order (a wallet that pays for one item of two pays the first).
     // Each outcome is taken as it comes (settled), so a refusal is never an unhandled rejection while an earlier item is answered.
-    const outcomes = this.deps.ledger.postAll(fresh.map((one) => entryOf(principal, one))).map((outcome) => outcome.then((entry): Posted => ({ entry }), (error: unknown): Posted => ({ error })));
+    const outcomes = this.deps.ledger.postAll(fresh.map((one) => entryOf(principal, one)), { afterAnswer }).map((outcome) => outcome.then((entry): Posted => ({ entry }), (error: unknown): Posted => ({ error })));
     const posted = new Map(fresh.map((one, i) => [one, outcomes[i]] as const));
     const results: TransferView[] = [];
     for (const one of checked) results.push(await this.answer(principal, one, posted.get(one)));
@@ -142,7 +143,7 @@ export class TransfersService {
   }
 
   private completed(base: Omit<TransferView, 'id' | 'currency' | 'status' | 'error' | 'createdAt'>, entry: JournalDoc): TransferView {
-    return { ...base, id: entry._id, currency: entry.currency, amount: formatAmount(fromStored(entry.amount), entry.currency), status: entry.state === 'DONE' ? 'COMPLETED' : 'PENDING', error: null, createdAt: entry.createdAt.toISOString() };
+    return { ...base, id: entry._id, currency: entry.currency, amount: formatAmount(fromStored(entry.amount), entry.currency), status: hasMoved(entry) ? 'COMPLETED' : 'PENDING', error: null, createdAt: entry.createdAt.toISOString() };
   }
 }
 
@@ -154,5 +155,5 @@ interface Checked {
   item: TransferInput;
   entryId: string;
   earlier: JournalDoc | null;
-  move?: { from: AccountDoc; to: AccountDoc; amount: bigint };
+  move?: { from: WalletFacts; to: WalletFacts; amount: bigint };
 }

@@ -4,7 +4,8 @@ import type { Clock } from '../platform/clock.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { EvmChain } from './chain.js';
-import type { AccountDoc, LedgerRepo, LineDoc } from './ledger.repo.js';
+import type { AccountDoc, JournalDoc, LedgerRepo } from './ledger.repo.js';
+import { TtlCache } from '../platform/cache/ttl-cache.js';
 import { formatAmount, fromStored, toStored, type Currency } from './money.js';
 import type { DepositAddressSchema, LedgerLineSchema, WalletDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
@@ -26,17 +27,19 @@ export function presentWallet(wallet: AccountDoc, onItsWayOut = 0n): WalletView 
   };
 }
 
-function presentLine(line: LineDoc): z.infer<typeof LedgerLineSchema> {
-  const amount = fromStored(line.amount);
-  const other = amount < 0n ? line.memo.toUserId : line.memo.fromUserId;
+/** An entry as a line of one of its accounts' history: negative when it left that account. */
+function presentLine(accountId: string, entry: JournalDoc): z.infer<typeof LedgerLineSchema> {
+  const left = entry.debit === accountId;
+  const amount = fromStored(entry.amount);
+  const other = left ? entry.memo.toUserId : entry.memo.fromUserId;
   return {
-    id: line.journalId,
-    kind: line.kind,
-    amount: formatAmount(amount, line.currency),
-    currency: line.currency,
+    id: entry._id,
+    kind: entry.kind,
+    amount: formatAmount(left ? -amount : amount, entry.currency),
+    currency: entry.currency,
     counterpartyUserId: other ?? null,
-    note: line.memo.note ?? null,
-    createdAt: line.createdAt.toISOString(),
+    note: entry.memo.note ?? null,
+    createdAt: entry.createdAt.toISOString(),
   };
 }
 
@@ -48,19 +51,32 @@ function walletName(name: string): string {
 }
 
 /** A member's wallet, or 400 WALLET_NOT_FOUND: the same answer for a wallet that does not exist and for another member's (rule 1). */
-function ownedBy(principal: Principal, wallet: AccountDoc | null): AccountDoc {
+function ownedBy<W extends WalletFacts>(principal: Principal, wallet: W | null): W {
   if (!wallet || wallet.kind !== 'WALLET' || wallet.userId !== principal.userId) throw WalletsErrors.WALLET_NOT_FOUND();
   return wallet;
 }
 
+const factsOf = ({ _id, kind, userId, currency, createdAt }: AccountDoc): WalletFacts => ({ _id, kind, userId, currency, createdAt });
+
 /** The order `firstWalletOf` reads wallets in: oldest first, then by id. */
 const oldestFirst = (a: AccountDoc, b: AccountDoc) => a.createdAt.getTime() - b.createdAt.getTime() || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0);
 
+/** What never changes of a wallet once it exists: whose it is, its currency, when it was made. */
+export type WalletFacts = Pick<AccountDoc, '_id' | 'kind' | 'userId' | 'currency' | 'createdAt'>;
+
 /** The wallets of a transfer request (see `WalletsService.parties`). */
 export interface Parties {
-  owned(walletId: string): AccountDoc;
-  primaryWallet(userId: string, currency: Currency): AccountDoc | null;
+  owned(walletId: string): WalletFacts;
+  primaryWallet(userId: string, currency: Currency): WalletFacts | null;
 }
+
+/**
+ * How long this process keeps a wallet's facts and a member's first wallet of a currency. Neither ever
+ * changes (wallets are never deleted or given to another member, and a newer wallet is never the
+ * oldest), so no write clears them: the time only bounds the memory, with `WALLET_FACTS_KEPT`.
+ */
+const WALLET_FACTS_MS = 10 * 60_000;
+const WALLET_FACTS_KEPT = 20_000;
 
 /** Members' wallets: create, list, read, rename, deposit address, history (spec, "Wallets", rule 1). */
 export class WalletsService {
@@ -88,16 +104,41 @@ export class WalletsService {
   }
 
   /**
-   * The wallets a request that moves money between members names, read at once: the caller's source
-   * wallets (`owned`, as above) and each recipient's wallet for a currency (`primaryWallet`, as below).
+   * The wallets a request that moves money between members names: the caller's source wallets
+   * (`owned`, as above) and each recipient's wallet for a currency (`primaryWallet`, as below). What
+   * never changes of them is kept (`WALLET_FACTS_MS`): when every one is known, nothing is read; else
+   * all are read at once.
    */
   async parties(principal: Principal, walletIds: string[], recipientIds: string[]): Promise<Parties> {
+    const known = (): Parties | null => {
+      const sources = walletIds.map((id) => this.walletFacts.peek(id));
+      if (sources.some((wallet) => wallet === undefined)) return null;
+      const currencies = new Set(sources.map((wallet) => must(wallet, 'a known wallet').currency));
+      if (recipientIds.some((userId) => [...currencies].some((currency) => this.firstWallets.peek(`${userId}:${currency}`) === undefined))) return null;
+      return {
+        owned: (walletId) => ownedBy(principal, this.walletFacts.peek(walletId) ?? null),
+        primaryWallet: (userId, currency) => this.firstWallets.peek(`${userId}:${currency}`) ?? null,
+      };
+    };
+    const cached = known();
+    if (cached) return cached;
     const accounts = await this.deps.repo.walletsOrOwnersAmong(walletIds, recipientIds);
+    const primaryWallet = (userId: string, currency: Currency) => accounts.filter((account) => account.kind === 'WALLET' && account.userId === userId && account.currency === currency).sort(oldestFirst)[0] ?? null;
+    for (const account of accounts) {
+      this.walletFacts.set(account._id, factsOf(account));
+      if (account.kind === 'WALLET' && account.userId !== null && recipientIds.includes(account.userId)) {
+        this.firstWallets.set(`${account.userId}:${account.currency}`, factsOf(must(primaryWallet(account.userId, account.currency), 'a member\'s first wallet')));
+      }
+    }
     return {
       owned: (walletId) => ownedBy(principal, accounts.find((account) => account._id === walletId) ?? null),
-      primaryWallet: (userId, currency) => accounts.filter((account) => account.kind === 'WALLET' && account.userId === userId && account.currency === currency).sort(oldestFirst)[0] ?? null,
+      primaryWallet,
     };
   }
+
+  /** Wallets' facts by id, and members' first wallet of a currency by `<userId>:<currency>` (see `parties`). */
+  private readonly walletFacts = new TtlCache<WalletFacts>(WALLET_FACTS_MS, WALLET_FACTS_KEPT);
+  private readonly firstWallets = new TtlCache<WalletFacts>(WALLET_FACTS_MS, WALLET_FACTS_KEPT);
 
   async create(principal: Principal, input: { currency: Currency; name?: string }): Promise<WalletView> {
     const { repo, chain } = this.deps;
@@ -144,11 +185,11 @@ export class WalletsService {
     return { network: `eip155:${await this.deps.chain.chainId()}`, currency: wallet.currency, address: must(wallet.depositAddress, 'a wallet\'s deposit address') };
   }
 
-  /** The wallet's ledger lines, newest first. */
+  /** The wallet's history: its entries that moved money, newest first. */
   async history(principal: Principal, walletId: string, pageSize: number, currentPage: number): Promise<Page<z.infer<typeof LedgerLineSchema>>> {
     await this.owned(principal, walletId);
-    const { items, total } = await this.deps.repo.pageOfLines(walletId, pageSize, currentPage);
-    return page(items.map(presentLine), total, pageSize, currentPage);
+    const { items, total } = await this.deps.repo.pageOfHistory(walletId, pageSize, currentPage);
+    return page(items.map((entry) => presentLine(walletId, entry)), total, pageSize, currentPage);
   }
 
   /** The recipient's wallet for a currency: their oldest one. */

@@ -45,3 +45,4 @@ export async function withBiometricKey(t: TestApp, s: Session): Promise<{ signWi
   if (enrolled.statusCode !== 204) throw new Error(`enrolling a biometric key answered ${enrolled.statusCode}: ${enrolled.body}`);
   return { signWith, nonce };
 }
+

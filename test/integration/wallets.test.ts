@@ -155,6 +155,20 @@ describe('wallets and transfers', () => {
     assert.equal((await api(alice, 'POST', '/api/wallet-transactions', [])).statusCode, 400);
   });
 
+  it('pays the recipient\'s oldest wallet of the currency, one made after a refusal too (a wallet not found is not remembered)', async () => {
+    const [alice, carol] = await Promise.all([makeUser(t), makeUser(t)]);
+    const from = await createWallet(alice, 'USDT');
+    await fund(from.id, 'USDT', 3_000_000n);
+    const item = () => ({ requestId: requestId(), fromWalletId: from.id, toUserId: carol.userId, amount: '1' });
+    const refused = await api(alice, 'POST', '/api/wallet-transactions', [item()]);
+    assert.deepEqual([refused.statusCode, refused.json().code], [400, 'RECIPIENT_HAS_NO_WALLET']);
+    const first = await createWallet(carol, 'USDT');
+    assert.deepEqual((await transfer(alice, [item()])).map((r) => r.status), ['COMPLETED']);
+    const second = await createWallet(carol, 'USDT');
+    assert.deepEqual((await transfer(alice, [item(), item()])).map((r) => r.status), ['COMPLETED', 'COMPLETED']);
+    assert.deepEqual([await balanceOf(carol, first.id), await balanceOf(carol, second.id)], ['3', '0']);
+  });
+
   it('answers a repeated requestId with the first result, and refuses it with other fields', async () => {
     const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
     const from = await createWallet(alice);

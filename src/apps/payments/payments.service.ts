@@ -6,7 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { CrashAt } from '../../platform/crash-points.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import type { Principal } from '../../platform/principal.js';
-import { InsufficientFunds, type Ledger } from '../../wallets/index.js';
+import { hasMoved, InsufficientFunds, type Ledger } from '../../wallets/index.js';
 import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/index.js';
 import { WalletsErrors } from '../../wallets/wallets.errors.js';
 import type { WalletsService } from '../../wallets/index.js';
@@ -210,7 +210,7 @@ export class AppPaymentsService {
     let finished = 0;
     for (const doc of await this.repo.payingSince(new Date(now.getTime() - 60_000), 500)) {
       const entry = await this.deps.ledger.entry(`app-payment:${doc._id}`);
-      if (entry?.state === 'DONE') {
+      if (entry && hasMoved(entry)) {
         const completed = await this.complete(doc);
         await this.queueEvent(completed, 'payment.completed');
       } else if (!entry || entry.state === 'FAILED') {

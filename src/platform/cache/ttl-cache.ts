@@ -23,12 +23,22 @@ export class TtlCache<V> {
     if (hit && hit.expires > this.now()) return hit.value;
     const deletionsBefore = this.deletions;
     const value = await load();
-    if (this.deletions !== deletionsBefore) return value;
+    if (this.deletions === deletionsBefore) this.set(key, value);
+    return value;
+  }
+
+  /** The cached value, if any and not expired; never loads. */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expires > this.now() ? hit.value : undefined;
+  }
+
+  /** Keeps `value` under `key` (the oldest entry goes when full). */
+  set(key: string, value: V): void {
     this.entries.delete(key);
     const oldest = this.entries.keys().next();
     if (this.entries.size >= this.maxEntries && !oldest.done) this.entries.delete(oldest.value);
     this.entries.set(key, { value, expires: this.now() + this.ttlMs });
-    return value;
   }
 
   delete(key: string): void {
