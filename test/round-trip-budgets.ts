@@ -55,7 +55,7 @@ export const ROUND_TRIP_BUDGETS = {
   'withdrawal request': { mongo: 11, redis: 4, why: 'mongo: the request (twice: the requestId, the day\'s total), the account, limits, the insert, the ledger entry\'s steps (the device\'s key, the owner\'s devices and the system account cached) | redis: the nonce, the job, the broadcast' },
   swap: { mongo: 18, redis: 1, why: 'mongo: the quote (read, then taken), the wallets, the swap, two ledger entries\' steps one after the other (the second only once the first is paid), the swap\'s end (the device\'s key and the system accounts cached) | redis: the nonce' },
   invocation: { mongo: 5, redis: 2, why: 'mongo: the app, the install, the identity, the manifest, the activity row | redis: the breaker\'s admission and settling' },
-  'webhook delivery': { mongo: 3, redis: 3, why: 'mongo: the claim, the activity row, the delivery\'s end (under load the row and the end are shared with other deliveries: group commit) | redis: the app (cached), admission, settling' },
+  'webhook delivery': { mongo: 2, redis: 3, why: 'mongo: the activity row, the delivery\'s end (the first attempt is held when the delivery is recorded and its job carries the body, sealed: nothing is read; under load the row and the end are shared with other deliveries: group commit) | redis: the app (cached), admission, settling' },
   'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
   'attachment upload': {
     mongo: 5,

@@ -283,16 +283,17 @@ export class AppsRepo {
   // Deliveries of payment events: each attempt claimed by its (attempt, round), so a stale job does nothing.
 
   /**
-   * Records a delivery once: recording it again (same id) changes nothing; the delivery as stored.
-   * Deliveries recorded while others are being written go together in one insert (GroupWriter).
+   * Records a delivery once: recording it again (same id) changes nothing; the delivery as stored, and
+   * whether this call recorded it. Deliveries recorded while others are being written go together in
+   * one insert (GroupWriter).
    */
-  async insertDelivery(delivery: DeliveryDoc): Promise<DeliveryDoc> {
+  async insertDelivery(delivery: DeliveryDoc): Promise<{ delivery: DeliveryDoc; recorded: boolean }> {
     try {
       await this.deliveryInserts.add(delivery);
-      return delivery;
+      return { delivery, recorded: true };
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
-      return must(await this.deliveries.findOne({ _id: delivery._id }), 'the delivery recorded before');
+      return { delivery: must(await this.deliveries.findOne({ _id: delivery._id }), 'the delivery recorded before'), recorded: false };
     }
   }
 
@@ -327,6 +328,18 @@ export class AppsRepo {
     return this.deliveries.findOneAndUpdate(
       { _id: deliveryId, status: 'PENDING', attempts: attempt, round },
       { $inc: { attempts: 1 }, $set: { updatedAt: at, claimedUntil: new Date(at.getTime() + leaseMs) } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /**
+   * Holds again an attempt the delivery was recorded with (`attempts` and `round` as recorded), for a
+   * job that ran late; null when the sweep armed the delivery again meanwhile, or it ended.
+   */
+  renewClaim(deliveryId: string, attempts: number, round: number, at: Date, leaseMs: number): Promise<DeliveryDoc | null> {
+    return this.deliveries.findOneAndUpdate(
+      { _id: deliveryId, status: 'PENDING', attempts, round },
+      { $set: { updatedAt: at, claimedUntil: new Date(at.getTime() + leaseMs) } },
       { returnDocument: 'after' },
     );
   }

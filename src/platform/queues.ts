@@ -26,11 +26,24 @@ export interface SummaryJob {
   language: string;
 }
 export type CleanupJob = Record<string, never>;
-/** Ids only: the delivery record round the body (a payment event's amounts never ride in Redis). */
+/**
+ * One attempt of a recorded delivery: its ids, and for the first attempt what the worker needs to make
+ * it without reading the record (see WebhooksService.enqueue). The body rides sealed: a payment
+ * event's amounts never ride in Redis in the clear.
+ */
 export interface WebhookJob {
   deliveryId: string;
   attempt: number;
   round: number;
+  first?: {
+    appId: string;
+    event: string;
+    retry: boolean;
+    /** The body, JSON text, sealed (AES-256-GCM under the service's secrets key). */
+    sealed: string;
+    /** When the delivery was recorded with this attempt held for the job (ms since 1970). */
+    recordedAt: number;
+  };
 }
 /** Ids only: the worker reads the withdrawal (no addresses or amounts in job data). */
 export interface WithdrawalJob {

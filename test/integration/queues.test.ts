@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { QUEUES } from '../../src/platform/queues.js';
+import { queuedJobs } from '../helpers/queued.js';
 
 /** Jobs added to one queue at the same moment go to Redis together (one pipelined write), each its own job. */
 describe('queued jobs added together', () => {
@@ -28,15 +29,8 @@ describe('queued jobs added together', () => {
       prototype.addBulk = addBulk;
     }
     assert.ok(bulks >= 1 && bulks < ids.length, `${bulks} bulk writes for ${ids.length + 1} jobs`);
-    const connection = t.ctx.platform.redis.duplicate();
-    const queue = new Queue(QUEUES.messagePush.queue, { connection, prefix: t.ctx.platform.queues.prefix });
-    try {
-      const jobs = await Promise.all(ids.map((messageId) => queue.getJob(`message-${messageId}`)));
-      assert.deepEqual(jobs.map((job) => (job?.data as { messageId: string } | undefined)?.messageId), ids);
-      assert.deepEqual(jobs.map((job) => job?.name), ids.map(() => QUEUES.messagePush.job));
-    } finally {
-      await queue.close();
-      connection.disconnect();
-    }
+    const jobs = await queuedJobs(t, QUEUES.messagePush, ids.map((messageId) => `message-${messageId}`));
+    assert.deepEqual(jobs.map((job) => job?.data.messageId), ids);
+    assert.deepEqual(jobs.map((job) => job?.name), ids.map(() => QUEUES.messagePush.job));
   });
 });

@@ -8,9 +8,12 @@ export function appHealthProcessor(webhooks: WebhooksService) {
   return async () => webhooks.pingRecentlyUsed();
 }
 
-/** One attempt of a queued webhook delivery; the service schedules any next attempt. */
+/**
+ * One attempt of a queued webhook delivery; the service schedules any next attempt. A job BullMQ hands
+ * out again after its worker was lost (its stalled count) may have made its attempt already.
+ */
 export function webhookProcessor(webhooks: WebhooksService) {
-  return async (job: Job<WebhookJob>) => webhooks.deliver(job.data);
+  return async (job: Job<WebhookJob>) => webhooks.deliver(job.data, { ranBefore: job.stalledCounter > 0 });
 }
 
 /** Expires in-chat payments past their time and finishes those a crash interrupted. */

@@ -5,7 +5,7 @@ import type { ActivityDtoSchema } from '../apps.schemas.js';
 import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc, StoredSecret } from '../apps.repo.js';
 import type { WebhookJob } from '../../platform/queues.js';
 import { BREAKER_OPEN_MS } from './call-gate.js';
-import { openSecret, signatureHeader } from '../console/secrets.js';
+import { openSecret, sealSecret, signatureHeader } from '../console/secrets.js';
 import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
 import { must } from '../../platform/must.js';
@@ -19,6 +19,12 @@ export type CallFailure = FailureKind | 'BREAKER_OPEN' | 'TOO_MANY_CONCURRENT';
 const ACTIVITY_KEPT_MS = 30 * 24 * 3600 * 1000;
 /** A claimed attempt is held this long: the longest reply time an app may be granted (120 s), and 30 s more. */
 const CLAIM_MS = 150_000;
+/**
+ * A first attempt's job that starts within this of its delivery's recording makes the attempt on the
+ * hold it was recorded with (CLAIM_MS: 150 s, less 10 s here and 20 s of clocks apart, leaves the
+ * longest reply time, 120 s); a later one holds it again first (`renewClaim`).
+ */
+const FRESH_MS = 10_000;
 /** A pending delivery whose job is this late was lost: the sweep arms it again. */
 const OVERDUE_MS = 60_000;
 /** Health checks in flight at once: 60 apps that hang for their 5 s take 20 s, not 5 minutes. */
@@ -172,12 +178,27 @@ export class WebhooksService {
   /**
    * Sends a call through the delivery queue (worker role). `retry` (payment events): a failed
    * attempt is tried again on the schedule with the same delivery id, any 2xx answering it.
+   *
+   * The delivery is recorded with its first attempt held for the job queued here, and the job carries
+   * what that attempt needs (the body sealed): the worker makes it without reading the record, and
+   * writes only its activity row and the delivery's end. A delivery recorded before (the same id)
+   * goes on from where it stands, unless an attempt of it is held now (its holder, or the sweep,
+   * goes on with it).
    */
   async enqueue(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<string> {
-    const doc = await this.record(appId, event, payload, options);
-    // A delivery recorded before (the same id) goes on from where it stands.
-    await this.deps.enqueue({ deliveryId: doc._id, attempt: doc.attempts, round: doc.round }, 0);
-    return doc._id;
+    const { delivery, recorded } = await this.record(appId, event, payload, options);
+    if (recorded) {
+      const first = { appId, event, retry: options.retry, sealed: sealSecret(this.deps.secretKey, delivery.payload), recordedAt: delivery.createdAt.getTime() };
+      await this.deps.enqueue({ deliveryId: delivery._id, attempt: 0, round: delivery.round, first }, 0);
+    } else if (!this.held(delivery)) {
+      await this.deps.enqueue({ deliveryId: delivery._id, attempt: delivery.attempts, round: delivery.round }, 0);
+    }
+    return delivery._id;
+  }
+
+  /** Whether an attempt of the delivery is held by a worker now. */
+  private held(delivery: DeliveryDoc): boolean {
+    return delivery.status === 'PENDING' && delivery.claimedUntil !== null && delivery.claimedUntil !== undefined && delivery.claimedUntil.getTime() > this.deps.clock().getTime();
   }
 
   /**
@@ -186,9 +207,12 @@ export class WebhooksService {
    * through the queue. The app's reply when the first attempt was answered.
    */
   async sendNow(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<{ deliveryId: string; reply: unknown }> {
-    const doc = await this.record(appId, event, payload, options);
-    const { reply } = await this.deliver({ deliveryId: doc._id, attempt: doc.attempts, round: doc.round });
-    return { deliveryId: doc._id, reply };
+    const { delivery, recorded } = await this.record(appId, event, payload, options);
+    // Recorded here, its first attempt held for this call; recorded before, as enqueue goes on with it.
+    if (recorded) return { deliveryId: delivery._id, reply: (await this.attempt(delivery)).reply };
+    if (this.held(delivery)) return { deliveryId: delivery._id, reply: null };
+    const { reply } = await this.deliver({ deliveryId: delivery._id, attempt: delivery.attempts, round: delivery.round });
+    return { deliveryId: delivery._id, reply };
   }
 
   /**
@@ -208,7 +232,11 @@ export class WebhooksService {
     return armed;
   }
 
-  private async record(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<DeliveryDoc> {
+  /**
+   * Records a delivery with its first attempt held (for the job or the call that makes it, see
+   * enqueue): a crash before that attempt lets the hold lapse, and the sweep arms the delivery again.
+   */
+  private async record(appId: string, event: string, payload: object, options: { retry: boolean; deliveryId?: string }): Promise<{ delivery: DeliveryDoc; recorded: boolean }> {
     const now = this.deps.clock();
     const doc: DeliveryDoc = {
       _id: options.deliveryId ?? randomUUID(),
@@ -216,10 +244,11 @@ export class WebhooksService {
       event,
       payload: JSON.stringify(payload),
       retry: options.retry,
-      attempts: 0,
+      attempts: 1,
       round: 0,
       status: 'PENDING',
       nextAttemptAt: now,
+      claimedUntil: new Date(now.getTime() + CLAIM_MS),
       createdAt: now,
       updatedAt: now,
     };
@@ -228,19 +257,53 @@ export class WebhooksService {
   }
 
   /**
+   * The delivery a job stands for, its attempt held for this worker; null when the job is stale (its
+   * attempt and round no longer current). A first attempt's job that runs soon after the recording
+   * has its hold from the recording and what it needs in its data: nothing is read. A job the queue
+   * hands out again (`ranBefore`: its worker was lost, or stalled) may have made its attempt: it is
+   * claimed like any other, and finds the attempt held (stale), as a dead worker's job always does.
+   */
+  private async claim(job: WebhookJob, now: number, ranBefore: boolean): Promise<DeliveryDoc | null> {
+    const { repo } = this.deps;
+    const { first } = job;
+    // The claim is the read: only the job whose attempt and round are current goes on.
+    // Held for the longest reply time an app may have and a margin: a worker that dies mid-attempt
+    // lets the delivery go then, and the sweep (sweepOverdue) arms it again.
+    if (!first || ranBefore) return repo.claimAttempt(job.deliveryId, job.attempt, job.round, new Date(now), CLAIM_MS);
+    if (now - first.recordedAt >= FRESH_MS) return repo.renewClaim(job.deliveryId, job.attempt + 1, job.round, new Date(now), CLAIM_MS);
+    const recordedAt = new Date(first.recordedAt);
+    return {
+      _id: job.deliveryId,
+      appId: first.appId,
+      event: first.event,
+      payload: openSecret(this.deps.secretKey, first.sealed),
+      retry: first.retry,
+      attempts: job.attempt + 1,
+      round: job.round,
+      status: 'PENDING',
+      nextAttemptAt: recordedAt,
+      claimedUntil: new Date(first.recordedAt + CLAIM_MS),
+      createdAt: recordedAt,
+      updatedAt: recordedAt,
+    };
+  }
+
+  /**
    * One attempt of a queued delivery (the worker's job). While the app's breaker is open, a payment
    * event is held (the attempt waits until the breaker's minute is over) rather than spent. A failed
    * retried attempt schedules the next one: the app's Retry-After when it gave one (1 s to 24 h), else
    * the schedule's step, with ±10 % jitter; after the last step the delivery is GAVE_UP.
    */
-  async deliver(job: WebhookJob): Promise<{ status: DeliveryDoc['status'] | 'STALE'; reply: unknown }> {
+  async deliver(job: WebhookJob, { ranBefore = false }: { ranBefore?: boolean } = {}): Promise<{ status: DeliveryDoc['status'] | 'STALE'; reply: unknown }> {
+    const claimed = await this.claim(job, this.deps.clock().getTime(), ranBefore);
+    if (!claimed) return { status: 'STALE', reply: null };
+    return this.attempt(claimed);
+  }
+
+  /** An attempt of a delivery held for this worker (`claimed`: as it stands with the attempt counted). */
+  private async attempt(claimed: DeliveryDoc): Promise<{ status: DeliveryDoc['status']; reply: unknown }> {
     const { repo } = this.deps;
     const now = this.deps.clock().getTime();
-    // The claim is the read: only the job whose attempt and round are current goes on.
-    // Held for the longest reply time an app may have and a margin: a worker that dies mid-attempt
-    // lets the delivery go then, and the sweep (sweepOverdue) arms it again.
-    const claimed = await repo.claimAttempt(job.deliveryId, job.attempt, job.round, new Date(now), CLAIM_MS);
-    if (!claimed) return { status: 'STALE', reply: null };
     const delivery = claimed;
     const app = await repo.appCached(delivery.appId);
     if (!app) return { status: await this.finishDelivery(delivery, 'FAILED'), reply: null };

@@ -1,0 +1,17 @@
+import { Queue } from 'bullmq';
+import type { QueueDefinition } from '../../src/platform/queues.js';
+import type { TestApp } from './app.js';
+
+/** The jobs stored in the test app's Redis under these ids (null where none), read through BullMQ as a worker would. */
+export async function queuedJobs<T>(t: TestApp, definition: QueueDefinition<T>, jobIds: string[]): Promise<({ name: string; data: T } | null)[]> {
+  const connection = t.ctx.platform.redis.duplicate();
+  const queue = new Queue(definition.queue, { connection, prefix: t.ctx.platform.queues.prefix });
+  try {
+    const jobs = await Promise.all(jobIds.map((id) => queue.getJob(id)));
+    // Cast: the job was added with this definition's data.
+    return jobs.map((job) => (job ? { name: job.name, data: job.data as T } : null));
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}
