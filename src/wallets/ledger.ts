@@ -53,8 +53,8 @@ export class Ledger {
   ) {}
 
   /**
-   * Posts an entry, or returns the entry already posted under its key, once it has moved the money
-   * (APPLIED; see `postAll`). Throws InsufficientFunds when refused.
+   * Posts an entry, or returns the entry already posted under its key: DONE, or APPLIED when told what
+   * to finish after (see `postAll`). Throws InsufficientFunds when refused.
    */
   post(request: EntryRequest, options: PostOptions = {}): Promise<JournalDoc> {
     return must(this.postAll([request], options)[0], 'the posted entry');
@@ -162,7 +162,9 @@ export class Ledger {
         continue;
       }
       one.waiting.resolve({ ...one.entry, state: 'APPLIED', updatedAt: appliedAt });
-      byAnswer.set(afterAnswer, [...(byAnswer.get(afterAnswer) ?? []), one.entry]);
+      const answered = byAnswer.get(afterAnswer);
+      if (answered) answered.push(one.entry);
+      else byAnswer.set(afterAnswer, [one.entry]);
     }
     for (const [afterAnswer, entries] of byAnswer) afterAnswer(() => void Promise.all(this.finishing.addAll(entries)));
     if (finishNow.length === 0) return;

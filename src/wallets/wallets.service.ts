@@ -71,9 +71,10 @@ export interface Parties {
 }
 
 /**
- * How long this process keeps a wallet's facts and a member's first wallet of a currency. Neither ever
- * changes (wallets are never deleted or given to another member, and a newer wallet is never the
- * oldest), so no write clears them: the time only bounds the memory, with `WALLET_FACTS_KEPT`.
+ * How long this process keeps a wallet's facts and a member's first wallet of a currency. Neither
+ * changes (wallets are never deleted or given to another member, and a wallet made later sorts after
+ * the first; two made in the same millisecond are both the member's), so no write clears them: the
+ * time only bounds the memory, with `WALLET_FACTS_KEPT`.
  */
 const WALLET_FACTS_MS = 10 * 60_000;
 const WALLET_FACTS_KEPT = 20_000;
