@@ -1,7 +1,6 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { fromStored, toStored, type Currency } from './money.js';
-import { must } from '../platform/must.js';
 import { failedItems, GroupWriter, readsOf } from '../platform/group-writer.js';
 
 /**
@@ -118,10 +117,15 @@ export class LedgerRepo {
     ]);
   }
 
-  /** The next number of a named sequence (deposit address indexes). */
+  /**
+   * The next number of a named sequence (deposit address indexes), from 1. The number is read from the
+   * document as it was before the increment: mongo-java-server answers `returnDocument: 'after'` with a
+   * read made after its lock, so two callers at once could both get the later one (measured; the
+   * room timeline's numbers read `before` too).
+   */
   async next(name: string): Promise<number> {
-    const doc = await this.counters.findOneAndUpdate({ _id: name }, { $inc: { value: 1 } }, { upsert: true, returnDocument: 'after' });
-    return must(doc, 'the counter just incremented').value;
+    const before = await this.counters.findOneAndUpdate({ _id: name }, { $inc: { value: 1 } }, { upsert: true, returnDocument: 'before' });
+    return (before?.value ?? 0) + 1;
   }
 
   // Accounts.
@@ -135,8 +139,15 @@ export class LedgerRepo {
     }
   }
 
-  async insertWallet(wallet: AccountDoc): Promise<void> {
-    await this.accounts.insertOne(wallet);
+  /** Inserts a new wallet; false when its deposit address is taken (its `_id` is new). */
+  async insertWallet(wallet: AccountDoc): Promise<boolean> {
+    try {
+      await this.accounts.insertOne(wallet);
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
   }
 
   findAccount(accountId: string): Promise<AccountDoc | null> {

@@ -145,25 +145,29 @@ export class WalletsService {
     const { repo, chain } = this.deps;
     if ((await repo.countWalletsOf(principal.userId)) >= MAX_WALLETS_PER_USER) throw WalletsErrors.WALLET_LIMIT_REACHED();
     const name = input.name === undefined ? input.currency : walletName(input.name);
-    const depositIndex = await repo.next('deposit-address');
     const now = this.deps.clock();
-    const wallet: AccountDoc = {
-      _id: randomUUID(),
-      kind: 'WALLET',
-      currency: input.currency,
-      userId: principal.userId,
-      name,
-      available: toStored(0n),
-      held: toStored(0n),
-      pending: [],
-      overdraft: false,
-      depositIndex,
-      depositAddress: chain.depositAddress(depositIndex).toLowerCase(),
-      createdAt: now,
-      updatedAt: now,
-    };
-    await repo.insertWallet(wallet);
-    return presentWallet(wallet);
+    // The deposit address's unique index is the guard: an index another wallet took (a counter that
+    // answered two creations alike under load, as mongo-java-server's was seen to) is skipped for the next.
+    for (let attempt = 1; ; attempt++) {
+      const depositIndex = await repo.next('deposit-address');
+      const wallet: AccountDoc = {
+        _id: randomUUID(),
+        kind: 'WALLET',
+        currency: input.currency,
+        userId: principal.userId,
+        name,
+        available: toStored(0n),
+        held: toStored(0n),
+        pending: [],
+        overdraft: false,
+        depositIndex,
+        depositAddress: chain.depositAddress(depositIndex).toLowerCase(),
+        createdAt: now,
+        updatedAt: now,
+      };
+      if (await repo.insertWallet(wallet)) return presentWallet(wallet);
+      if (attempt === 5) throw new Error('wallets: five deposit addresses in a row were taken');
+    }
   }
 
   /** The caller's wallets, oldest first. */

@@ -103,6 +103,25 @@ describe('wallets and transfers', () => {
     assert.equal(db.currency, 'USDT');
   });
 
+  it('gives wallets made at the same moment each their own deposit address', async () => {
+    const people = await Promise.all(Array.from({ length: 12 }, () => makeUser(t)));
+    const made = await Promise.all(people.flatMap((p) => [api(p, 'POST', '/api/wallets', { currency: 'ETH' }), api(p, 'POST', '/api/wallets', { currency: 'USDT' })]));
+    assert.deepEqual(made.map((res) => res.statusCode), made.map(() => 200), made.find((res) => res.statusCode !== 200)?.body);
+    const addresses = await t.db.collection<AccountDoc>('ledger_accounts').find({ _id: { $in: made.map((res) => res.json().id as string) } }).toArray();
+    assert.equal(new Set(addresses.map((w) => w.depositAddress)).size, made.length);
+    // A counter behind the wallets (restored from an older backup, say): taken indexes are skipped.
+    await t.db.collection<{ _id: string; value: number }>('ledger_counters').updateOne({ _id: 'deposit-address' }, { $inc: { value: -3 } });
+    const late = await api(people[0]!, 'POST', '/api/wallets', { currency: 'ETH' });
+    assert.equal(late.statusCode, 200, late.body);
+    assert.equal(await t.db.collection<AccountDoc>('ledger_accounts').countDocuments({ depositAddress: (await api(people[0]!, 'GET', `/api/wallets/${late.json().id}/deposit-address`)).json().address }), 1);
+  });
+
+  it('counts a sequence once per call under concurrency, from its first number', async () => {
+    const sequence = `probe-${requestId()}`;
+    const numbers = await Promise.all(Array.from({ length: 50 }, () => t.ctx.repos.ledger.next(sequence)));
+    assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1), numbers.join(' '));
+  });
+
   it('moves money between members, with both histories, and rates in decimal strings', async () => {
     const [alice, bob] = await Promise.all([makeUser(t), makeUser(t)]);
     const from = await createWallet(alice);
