@@ -68,6 +68,10 @@ export const MOVED: JournalState[] = ['APPLIED', 'DONE'];
 /** Whether the entry has moved money (both its debit and its credit are applied; nothing undoes that). */
 export const hasMoved = (entry: Pick<JournalDoc, 'state'>): boolean => MOVED.includes(entry.state);
 
+/** What the books check reads of an account. */
+export type AccountBalances = Pick<AccountDoc, '_id' | 'currency' | 'available' | 'held' | 'kind' | 'pending' | 'updatedAt'>;
+const BALANCES = { currency: 1, available: 1, held: 1, kind: 1, pending: 1, updatedAt: 1 } as const;
+
 /** The outcome of the reconciler's last books check (one document), for the metrics and for operators. */
 export interface BooksCheckDoc {
   _id: 'latest';
@@ -290,8 +294,13 @@ export class LedgerRepo {
   }
 
   /** Every account's balances, one at a time (the books check). */
-  allBalances(): AsyncIterable<Pick<AccountDoc, '_id' | 'currency' | 'available' | 'held' | 'kind' | 'pending'>> {
-    return this.accounts.find({}, { projection: { currency: 1, available: 1, held: 1, kind: 1, pending: 1 } });
+  allBalances(): AsyncIterable<AccountBalances> {
+    return this.accounts.find({}, { projection: BALANCES });
+  }
+
+  /** These accounts' balances as they stand now (the books check reads again those it found off). */
+  balancesOf(accountIds: string[]): Promise<AccountBalances[]> {
+    return this.accounts.find({ _id: { $in: accountIds } }, { projection: BALANCES }).toArray();
   }
 
   /** What members and apps are owed in a currency (their accounts and the outgoing account), one at a time. */

@@ -319,6 +319,30 @@ describe('wallets and transfers', () => {
     assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
   });
 
+  it('the reconciler does not take an account that money moved while it read for one that is off', async () => {
+    const s = await makeUser(t);
+    const wallet = await createWallet(s, 'USDT');
+    // Every time the check sums the entries, a deposit has just moved money into the wallet, after
+    // the check read its balance: each of its three tries sees the wallet off by the new deposit.
+    const repo = t.ctx.repos.ledger;
+    const sums = repo.sumsByAccount.bind(repo);
+    let deposits = 0;
+    repo.sumsByAccount = async () => {
+      deposits++;
+      await fund(wallet.id, 'USDT', 7n);
+      return sums();
+    };
+    try {
+      const report = await t.ctx.services.walletsReconciler.run();
+      assert.ok(deposits >= 1);
+      assert.ok(!report.mismatchedAccounts.includes(wallet.id), JSON.stringify(report));
+      assert.ok(!report.mismatchedAccounts.includes('system:chain:USDT'), JSON.stringify(report));
+    } finally {
+      repo.sumsByAccount = sums;
+    }
+    assert.ok((await t.ctx.services.walletsReconciler.run()).ok);
+  });
+
   it('the reconciler reports books that do not balance, and changes nothing', async () => {
     const s = await makeUser(t);
     const wallet = await createWallet(s, 'USDT');
