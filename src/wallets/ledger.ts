@@ -82,8 +82,7 @@ export class Ledger {
   private readonly finishing = new GroupWriter<JournalDoc, void>(async (group) => {
     const entries = group.map(({ item }) => item);
     try {
-      await this.deps.repo.clearMarksOf(entries);
-      await this.deps.repo.setStates(entries.map((entry) => entry._id), ['APPLIED'], 'DONE', this.deps.clock());
+      await this.markDone(entries, this.deps.clock());
     } catch (error) {
       this.deps.logger.warn({ err: error, entries: entries.length }, 'ledger: applied entries left APPLIED; the reconciler finishes them');
     }
@@ -168,10 +167,15 @@ export class Ledger {
     }
     for (const [afterAnswer, entries] of byAnswer) afterAnswer(() => void Promise.all(this.finishing.addAll(entries)));
     if (finishNow.length === 0) return;
-    await repo.clearMarksOf(finishNow.map(({ entry }) => entry));
     const doneAt = clock();
-    if ((await repo.setStates(ids(finishNow), ['APPLIED'], 'DONE', doneAt)) !== finishNow.length) return this.finishOneByOne(finishNow);
+    if ((await this.markDone(finishNow.map(({ entry }) => entry), doneAt)) !== finishNow.length) return this.finishOneByOne(finishNow);
     for (const { waiting, entry } of finishNow) waiting.resolve({ ...entry, state: 'DONE', updatedAt: doneAt });
+  }
+
+  /** The last two steps for APPLIED entries, for all at once: their marks cleared, then DONE; how many moved to DONE. */
+  private async markDone(entries: JournalDoc[], at: Date): Promise<number> {
+    await this.deps.repo.clearMarksOf(entries);
+    return this.deps.repo.setStates(entries.map((entry) => entry._id), ['APPLIED'], 'DONE', at);
   }
 
   /** The entries whose mark the account `accountOf` names carries (the step applied to them). */

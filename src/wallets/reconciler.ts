@@ -104,17 +104,12 @@ export class Reconciler {
   private async checkBooks() {
     const { repo } = this.deps;
     const totals = new Map<Currency, bigint>(CURRENCY_CODES.map((currency) => [currency, 0n]));
-    const balances = new Map<string, bigint>();
     const read = new Map<string, AccountBalances>();
     const negativeWallets: string[] = [];
-    const inFlight = new Set<string>();
     for await (const account of repo.allBalances()) {
-      const balance = fromStored(account.available) + fromStored(account.held);
-      totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balance);
-      balances.set(account._id, balance);
+      totals.set(account.currency, (totals.get(account.currency) ?? 0n) + balanceOf(account));
       read.set(account._id, account);
       if ((account.kind === 'WALLET' || account.kind === 'APP') && fromStored(account.available) < 0n) negativeWallets.push(account._id);
-      if (account.pending.length > 0) inFlight.add(account._id);
     }
     // Every account against its entries, summed by the database.
     let entriesChecked = 0;
@@ -123,7 +118,8 @@ export class Reconciler {
       fromEntries.set(sum.accountId, (sum.in ? fromStored(sum.in) : 0n) - (sum.out ? fromStored(sum.out) : 0n));
       entriesChecked += sum.count;
     }
-    const off = [...balances].filter(([id, balance]) => !inFlight.has(id) && (fromEntries.get(id) ?? 0n) !== balance).map(([id]) => id);
+    // An account with a mark has an entry in flight; the others should equal their entries.
+    const off = [...read.values()].filter((account) => account.pending.length === 0 && (fromEntries.get(account._id) ?? 0n) !== balanceOf(account)).map(({ _id }) => _id);
     // An account read before an entry moved it, and summed after, looks off: those that changed since
     // they were read are in motion, not mismatched (a busy system account would otherwise be caught
     // every time). What is wrong is found the next time the account is still.
@@ -140,7 +136,7 @@ export class Reconciler {
       let owed = 0n;
       const addresses: string[] = [];
       for await (const account of repo.owedIn(currency, systemAccountId('outgoing', currency))) {
-        owed += fromStored(account.available) + fromStored(account.held);
+        owed += balanceOf(account);
         if (account.depositAddress) addresses.push(account.depositAddress);
       }
       const onChain = await this.deps.chain.holdings(currency, addresses);
@@ -150,8 +146,11 @@ export class Reconciler {
   }
 }
 
+/** What an account holds: available and held. */
+const balanceOf = (account: Pick<AccountBalances, 'available' | 'held'>): bigint => fromStored(account.available) + fromStored(account.held);
+
 /** Whether an account changed between two reads (a step applied since, or one under way). */
 function movedSince(first: AccountBalances, now: AccountBalances): boolean {
-  const same = (a: AccountBalances, b: AccountBalances) => fromStored(a.available) === fromStored(b.available) && fromStored(a.held) === fromStored(b.held) && a.updatedAt.getTime() === b.updatedAt.getTime();
-  return now.pending.length > 0 || !same(first, now);
+  const unchanged = fromStored(now.available) === fromStored(first.available) && fromStored(now.held) === fromStored(first.held) && now.updatedAt.getTime() === first.updatedAt.getTime();
+  return now.pending.length > 0 || !unchanged;
 }
