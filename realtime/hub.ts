@@ -27,8 +27,16 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-/** What a device sends in the handshake (README, "Device socket protocol"). */
-const HandshakeAuthSchema = z.object({ token: z.string().min(1), lastSeq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined) });
+const Seq = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+/**
+ * What a device sends in the handshake (docs/clients/socket-protocol.md). `lastSeq` is a number or a
+ * decimal string: socket.io-client-java takes `auth` as a `Map<String,String>`, so Android sends every
+ * value as a string. Anything else counts as no `lastSeq` (the whole inbox is replayed).
+ */
+export const HandshakeAuthSchema = z.object({
+  token: z.string().min(1),
+  lastSeq: z.union([Seq, z.string().regex(/^\d{1,16}$/).transform(Number).pipe(Seq)]).optional().catch(undefined),
+});
 const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
 /** A typing notice: the room it is about. */
 const TypingSchema = z.object({ roomId: z.string().min(1).max(64) });

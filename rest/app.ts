@@ -14,6 +14,7 @@ import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
 import { refuseWhileAway } from './dependencies.js';
+import type { RouteOptions } from './route-options.js';
 import { installErrorHandling, sendError } from './error-handler.js';
 import { finishDocument } from './openapi.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
@@ -56,12 +57,6 @@ declare module 'fastify' {
     /** Every route registered, as "METHOD /path/:param" (HEAD left out). */
     routeTable: string[];
   }
-}
-
-/** What every route plugin receives: the services, and the configuration for what it documents. */
-export interface RouteOptions {
-  services: Services;
-  config: Config;
 }
 
 /** The REST api, built without listening (tests use inject() or listen on port 0). */

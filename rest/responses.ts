@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { AuthErrors } from '../src/auth/auth.errors.js';
+import { DevicesErrors } from '../src/devices/devices.errors.js';
 import { AttachmentsErrors } from '../src/attachments/attachments.errors.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
 import type { CodedError } from '../src/platform/errors.js';
@@ -22,7 +23,7 @@ const DESCRIPTIONS: Record<number, string> = {
 /** Codes any operation may answer: validation and the framework's own refusals, the 500, and the 503s while MongoDB or Redis is away (rest/dependencies.ts). */
 const ALWAYS = [CommonErrors.VALIDATION_FAILED, CommonErrors.BAD_URL, CommonErrors.BAD_REQUEST, CommonErrors.INTERNAL_ERROR, CommonErrors.DATABASE_UNAVAILABLE, CommonErrors.REDIS_UNAVAILABLE];
 /** Codes of a route behind the access token. */
-const AUTHED = [CommonErrors.UNAUTHORIZED, AuthErrors.TOKEN_EXPIRED, AuthErrors.DEVICE_REVOKED];
+const AUTHED = [CommonErrors.UNAUTHORIZED, AuthErrors.TOKEN_EXPIRED, DevicesErrors.DEVICE_REVOKED];
 /** Codes of a route that takes a JSON body. */
 export const BODY_ERRORS = [CommonErrors.MALFORMED_JSON, CommonErrors.INVALID_CONTENT_LENGTH, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE] as const;
 

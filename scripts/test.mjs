@@ -47,6 +47,7 @@ const pythonClientVenv = ensureVenv('openapi-python-client', PYTHON_CLIENT_REQUI
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 for (const [what, command, args] of [
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
+  ['lint: import cycles', process.execPath, [path.join(root, 'scripts', 'import-cycles.mjs')]],
   ['type-check and build', bin('tsc'), ['-b']],
 ]) {
   process.stderr.write(`[test] ${what}\n`);

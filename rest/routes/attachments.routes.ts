@@ -2,8 +2,9 @@ import { mkdir, unlink } from 'node:fs/promises';
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
-import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, uploadStagingDir, type StagedFile } from '../../src/attachments/attachment-limits.js';
+import type { RouteOptions } from '../route-options.js';
+import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, type StagedFile } from '../../src/attachments/attachment-limits.js';
+import { uploadStagingDir } from '../../src/platform/storage/upload-staging.js';
 import type { PostMessageInput } from '../../src/messages/messages.service.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
@@ -37,7 +38,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       consumes: ['multipart/form-data'],
       [MULTIPART_FORM]: 'AttachmentsUploadForm',
       params: z.object({ roomId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, AttachmentsErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, ...MULTIPART_ERRORS, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, MessagesErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, ...MULTIPART_ERRORS, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);
@@ -82,7 +83,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       summary: 'A short-lived link that opens one attachment without the Authorization header',
       description: `The link works for ${config.TICKET_TTL} seconds, opens this attachment only (add ?variant=thumbnail, poster or mp4 for its derived files), supports HTTP ranges, and is not an access token.`,
       params: z.object({ messageId: IdParam, attachmentId: IdParam }),
-      response: { 200: MediaTicketSchema, ...authedErrors(AttachmentsErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND) },
+      response: { 200: MediaTicketSchema, ...authedErrors(MessagesErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND) },
     },
     handler: async (request) => attachments.ticket(principalOf(request), request.params.messageId, request.params.attachmentId),
   });

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import {
   CodeRequestSchema,
   LoginRequestSchema,
@@ -24,7 +24,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Send a six-digit sign-in code by SMS',
       body: CodeRequestSchema,
-      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, AuthErrors.TOO_MANY_CODES, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY, ...BODY_ERRORS) },
+      response: { 204: NoContentSchema, ...errorResponses(CommonErrors.PHONE_INVALID, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.TOO_MANY_CODES, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       await auth.requestCode(request.body.phone, { ip: request.ip });
@@ -48,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Complete a two-factor sign-in with the authenticator code',
       body: TwoFactorLoginRequestSchema,
-      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, AuthErrors.TOO_MANY_ATTEMPTS, AuthErrors.TOO_MANY_FROM_ADDRESS, ...BODY_ERRORS) },
+      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, UsersErrors.TOO_MANY_ATTEMPTS, AuthErrors.TOO_MANY_FROM_ADDRESS, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.completeTwoFactor(request.body, { ip: request.ip }),
   });

@@ -1,7 +1,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { principalOf } from '../auth.js';
 import { assertMultipart, onlyFile } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';

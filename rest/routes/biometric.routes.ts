@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { BiometricKeyEnrollSchema, BiometricKeyRemoveSchema, BiometricNonceSchema } from '../../src/devices/biometric.schemas.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { OPTIONAL_BODY } from '../openapi.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
-import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { DevicesErrors } from '../../src/devices/devices.errors.js';
 
@@ -63,7 +62,7 @@ export const biometricRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, 
       tags,
       security,
       summary: 'Text a code to the account\'s number, usable once as proof for a key change',
-      response: { 204: NoContentSchema, ...authedErrors(AuthErrors.TOO_MANY_CODES, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY) },
+      response: { 204: NoContentSchema, ...authedErrors(CommonErrors.TOO_MANY_CODES, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE, CommonErrors.BUSY) },
     },
     handler: async (request, reply) => {
       await biometric.sendCode(principalOf(request));

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 
 /** Ticket links (spec, rule 7): no Authorization header; the ticket in the path is the whole credential. */
 export const mediaRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {

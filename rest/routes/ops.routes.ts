@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Registry } from 'prom-client';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { sendError } from '../error-handler.js';
 import { documentOf } from '../openapi.js';

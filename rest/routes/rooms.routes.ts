@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { IdParam, LanguageParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
 import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
-import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
 
 export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
@@ -59,7 +58,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor on with a code from the pending secret',
       description: 'A wrong or non-numeric code gives 400. Already on: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_NOT_SET_UP, UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TOO_MANY_ATTEMPTS) },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_NOT_SET_UP, UsersErrors.TWO_FACTOR_CODE_INVALID, UsersErrors.TOO_MANY_ATTEMPTS) },
     },
     handler: async (request) => users.present(await users.enableTwoFactor(principalOf(request), request.query.code)),
   });
@@ -71,7 +70,7 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       summary: 'Turn two-factor off with a current code',
       description: 'Replaces the stored secret, so the old authenticator entry stops working. A wrong or non-numeric code gives 400. Already off: nothing changes.',
       querystring: TwoFactorCodeQuerySchema,
-      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TOO_MANY_ATTEMPTS) },
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.TWO_FACTOR_CODE_INVALID, UsersErrors.TOO_MANY_ATTEMPTS) },
     },
     handler: async (request) => users.present(await users.disableTwoFactor(principalOf(request), request.query.code)),
   });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../app.js';
+import type { RouteOptions } from '../route-options.js';
 import { principalOf } from '../auth.js';
 import { authedErrors } from '../responses.js';
 import { GeoLocationSchema } from '../../src/messages/messages.schemas.js';

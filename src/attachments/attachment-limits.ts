@@ -1,10 +1,6 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { randomUUID } from 'node:crypto';
-import os from 'node:os';
+import type { Readable } from 'node:stream';
+import { stageCapped } from '../platform/storage/upload-staging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
 
 /** One megabyte in the spec's limits: 1,048,576 bytes. */
@@ -39,9 +35,6 @@ export function kindOf(filename: string): AttachmentKind {
   return 'OTHER';
 }
 
-/** Where uploads wait while their limits are checked. */
-export const uploadStagingDir = (config: { UPLOAD_STAGING_DIR?: string }) => config.UPLOAD_STAGING_DIR ?? path.join(os.tmpdir(), 'chat-uploads');
-
 export interface StagedFile {
   path: string;
   filename: string;
@@ -60,27 +53,4 @@ export async function stageFile(stream: Readable, filename: string, contentType:
   const tooLarge = () => SIZE_ERRORS[kind]({ message: `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`, details: [{ file: filename, limit }] });
   const staged = await stageCapped(stream, stagingDir, limit, tooLarge);
   return { ...staged, filename, contentType, kind };
-}
-
-/** Streams an upload to a staging file; past `limit` bytes it stops, removes the file and throws `tooLarge()`. */
-export async function stageCapped(stream: Readable, stagingDir: string, limit: number, tooLarge: () => Error): Promise<{ path: string; size: number }> {
-  await mkdir(stagingDir, { recursive: true });
-  const target = path.join(stagingDir, randomUUID());
-  let size = 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      size += chunk.length;
-      if (size > limit) return done(tooLarge());
-      done(null, chunk);
-    },
-  });
-  try {
-    await pipeline(stream, counter, createWriteStream(target));
-  } catch (error) {
-    await unlink(target).catch(() => undefined);
-    // Drain the rest of this part so the request can still be answered.
-    stream.resume();
-    throw error;
-  }
-  return { path: target, size };
 }

@@ -1,7 +1,6 @@
 import { defineErrors } from '../platform/errors.js';
 
 export const AttachmentsErrors = defineErrors('attachments', {
-  ATTACHMENT_NOT_FOUND: { status: 400, message: 'No such attachment' },
   E2EE_USE_ENCRYPTED_UPLOAD: { status: 400, message: 'End-to-end encrypted rooms take encrypted uploads only' },
   NO_FILES: { status: 400, message: 'Send at least one file' },
   PAYLOAD_INVALID: { status: 400, message: 'payload must be a JSON ChatMessage' },

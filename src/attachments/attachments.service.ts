@@ -14,6 +14,7 @@ import type { MessagesService, PostMessageInput, PostRequest } from '../messages
 import type { RoomsPolicy } from '../rooms/index.js';
 import { page, type Page } from '../platform/paging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
+import { MessagesErrors } from '../messages/messages.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import type { AttachmentDtoSchema } from './attachments.schemas.js';
 
@@ -130,7 +131,7 @@ export class AttachmentsService {
    */
   async ticket(principal: Principal, messageId: string, attachmentId: string): Promise<{ url: string; expiresAt: string }> {
     const attachment = await this.deps.attachments.findById(attachmentId);
-    if (!attachment || attachment.messageId !== messageId) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: 'No such attachment of this message' });
+    if (!attachment || attachment.messageId !== messageId) throw MessagesErrors.ATTACHMENT_NOT_FOUND({ message: 'No such attachment of this message' });
     await this.deps.rooms.mayRead(principal, attachment.roomId);
     const ttl = this.deps.ticketTtlSeconds;
     const ticket = await this.deps.tokens.signTicket(attachment._id, ttl);

@@ -1,4 +1,4 @@
-import { AttachmentsErrors } from './attachments.errors.js';
+import { MessagesErrors } from '../messages/messages.errors.js';
 import type { AttachmentsRepo } from './attachments.repo.js';
 
 /**
@@ -14,7 +14,7 @@ export class EncryptedUploadClaims {
     for (const id of input.attachmentIds) {
       if (!(await this.repo.claimEncrypted(id, input))) {
         await this.repo.releaseEncrypted(taken, input.messageId);
-        throw AttachmentsErrors.ATTACHMENT_NOT_FOUND({ message: `No unused encrypted upload ${id} of yours in this room` });
+        throw MessagesErrors.ATTACHMENT_NOT_FOUND({ message: `No unused encrypted upload ${id} of yours in this room` });
       }
       taken.push(id);
     }

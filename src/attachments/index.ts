@@ -44,5 +44,4 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
 }
 
 // What other areas use of this one (they import only this file).
-export { uploadStagingDir } from './attachment-limits.js';
 export type { AttachmentDoc } from './attachments.repo.js';

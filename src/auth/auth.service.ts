@@ -10,14 +10,14 @@ import { networkOf } from '../platform/network.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
-import { matchTotpStep } from './totp.js';
 import type { DevicePlatform, DevicesRepo } from '../devices/index.js';
 import type { LoginCodesRepo } from './login-codes.repo.js';
-import type { UserDoc, UsersRepo } from '../users/index.js';
+import { matchTotpStep, type UserDoc, type UsersRepo } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import type { DevicesService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { AuthErrors } from './auth.errors.js';
+import { DevicesErrors } from '../devices/devices.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { UsersErrors } from '../users/users.errors.js';
 
@@ -113,7 +113,7 @@ export class AuthService {
     this.deps.smsGuard.check(phone);
     await this.countFromAddress('codes', client.ip);
     const limit = await ephemeral.hit(keys.codeRequests(phone), config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
-    if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
+    if (!limit.allowed) throw CommonErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
 
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
     const now = this.now();
@@ -169,7 +169,7 @@ export class AuthService {
     }
     const ttl = Math.max(1, claims.expiresAt - Math.floor(this.now().getTime() / 1000));
     const tries = await ephemeral.hit(keys.twoFactorTries(claims.attemptId), config.LOGIN_CODE_MAX_ATTEMPTS, ttl);
-    if (!tries.allowed) throw AuthErrors.TOO_MANY_ATTEMPTS({ retryAfter: tries.retryAfter });
+    if (!tries.allowed) throw UsersErrors.TOO_MANY_ATTEMPTS({ retryAfter: tries.retryAfter });
 
     const usedKey = keys.twoFactorUsed(claims.attemptId);
     const spent = () => AuthErrors.TWO_FACTOR_TOKEN_INVALID({ message: 'The two-factor token was already used; sign in again' });
@@ -237,7 +237,7 @@ export class AuthService {
       }
       throw error;
     }
-    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw AuthErrors.DEVICE_REVOKED();
+    if (!(await this.deps.devices.isActive(claims.deviceId, claims.userId))) throw DevicesErrors.DEVICE_REVOKED();
     return { userId: claims.userId, deviceId: claims.deviceId };
   }
 

@@ -34,4 +34,3 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
 export type { AuthService } from './auth.service.js';
 export { InvalidTokenError } from './tokens.js';
 export type { TokenService } from './tokens.js';
-export { matchTotpStep, newTotpSecret, totpUri } from './totp.js';

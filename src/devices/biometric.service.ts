@@ -9,7 +9,6 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { BiometricKeyRecord, DeviceDoc, DevicesRepo } from './devices.repo.js';
 import type { UserReads } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
-import { AuthErrors } from '../auth/auth.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import { DevicesErrors } from './devices.errors.js';
 import { must } from '../platform/must.js';
@@ -67,7 +66,7 @@ export class BiometricService {
 
   private async device(principal: Principal): Promise<DeviceDoc> {
     const device = await this.deps.devices.findActive(principal.deviceId, principal.userId);
-    if (!device) throw AuthErrors.DEVICE_REVOKED();
+    if (!device) throw DevicesErrors.DEVICE_REVOKED();
     return device;
   }
 
@@ -91,7 +90,7 @@ export class BiometricService {
     const user = await this.deps.users.findById(principal.userId);
     if (!user) throw CommonErrors.UNAUTHORIZED();
     const limit = await this.deps.ephemeral.hit(this.deps.keys.codesSent(user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
-    if (!limit.allowed) throw AuthErrors.TOO_MANY_CODES({ message: 'Too many codes were requested; try again later', retryAfter: limit.retryAfter });
+    if (!limit.allowed) throw CommonErrors.TOO_MANY_CODES({ message: 'Too many codes were requested; try again later', retryAfter: limit.retryAfter });
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
     await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await this.deps.codes.hash(code), CODE_TTL_SECONDS);
     await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
@@ -197,7 +196,7 @@ export class BiometricService {
   /** The key enrolled on the calling device (null: none), from the devices' cache; 401 DEVICE_REVOKED for a device no longer active. */
   private async enrolledKey(principal: Principal): Promise<BiometricKeyRecord | null> {
     const key = await this.deps.devices.enrolledKeyOf(principal.deviceId, principal.userId);
-    if (key === undefined) throw AuthErrors.DEVICE_REVOKED();
+    if (key === undefined) throw DevicesErrors.DEVICE_REVOKED();
     return key;
   }
 

@@ -1,6 +1,7 @@
 import { defineErrors } from '../platform/errors.js';
 
 export const DevicesErrors = defineErrors('devices', {
+  DEVICE_REVOKED: { status: 401, message: 'This device was signed out' },
   DEVICE_NOT_FOUND: { status: 400, message: 'No such active device among yours' },
   BIOMETRIC_KEY_INVALID: { status: 400, message: 'Not a public key of the given algorithm' },
   BIOMETRIC_NONCE_INVALID: { status: 400, message: 'The nonce is unknown, expired or used; ask for a new one' },

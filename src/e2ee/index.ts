@@ -1,4 +1,4 @@
-import { uploadStagingDir } from '../attachments/index.js';
+import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';

@@ -1,6 +1,7 @@
 import { defineErrors } from '../platform/errors.js';
 
 export const MessagesErrors = defineErrors('messages', {
+  ATTACHMENT_NOT_FOUND: { status: 400, message: 'No such attachment' },
   MESSAGE_NOT_FOUND: { status: 400, message: 'No such message' },
   ROOM_ID_MISMATCH: { status: 400, message: 'The body\'s roomId must equal the path\'s' },
   PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },

@@ -1,5 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import type { Card } from '../apps/cards.schemas.js';
+import type { Card } from '../platform/cards.schemas.js';
 
 import type { GeoLocation } from '../platform/geoip.js';
 import { bulkOf, GroupWriter } from '../platform/group-writer.js';

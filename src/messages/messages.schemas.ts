@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IdParam, IsoDateTime, queryInt } from '../platform/common.schemas.js';
-import { CardSchema } from '../apps/cards.schemas.js';
+import { CardSchema } from '../platform/cards.schemas.js';
 
 export const GeoLocationSchema = z
   .object({

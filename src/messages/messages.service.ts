@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import { nextTurn, type AfterAnswer } from '../platform/after-answer.js';
 import { must } from '../platform/must.js';
 import type { z } from 'zod';
-import type { Card } from '../apps/cards.schemas.js';
+import type { Card } from '../platform/cards.schemas.js';
 import { ObjectId } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
@@ -16,7 +16,6 @@ import type { RoomDoc } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
 import { assertTranslatable, type RoomsPolicy } from '../rooms/index.js';
 import type { MessagesPolicy } from './messages.policy.js';
-import { AttachmentsErrors } from '../attachments/attachments.errors.js';
 import { MessagesErrors } from './messages.errors.js';
 import type { MessageDtoSchema } from './messages.schemas.js';
 import type { PostTranslationsSchema } from './messages.schemas.js';
@@ -117,14 +116,14 @@ export class MessagesService {
     const room = await this.deps.rooms.mayPost(principal, roomId);
     // Attachment ids come with a message only in end-to-end encrypted rooms: the author's encrypted uploads.
     const attachmentIds = input.attachmentIds ?? [];
-    if (attachmentIds.length > 0 && room.type !== 'E2EE') throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
+    if (attachmentIds.length > 0 && room.type !== 'E2EE') throw MessagesErrors.ATTACHMENT_NOT_FOUND();
     return this.store(principal, room, null, input, request, attachmentIds, attachmentIds.length > 0);
   }
 
   /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
   async postForAttachments(principal: Principal, room: RoomDoc, input: PostMessageInput | undefined, attachmentIds: string[], request: PostRequest): Promise<MessageView> {
     if (input && input.roomId !== room._id) throw MessagesErrors.ROOM_ID_MISMATCH({ message: 'The payload\'s roomId must equal the path\'s' });
-    if ((input?.attachmentIds ?? []).length > 0) throw AttachmentsErrors.ATTACHMENT_NOT_FOUND();
+    if ((input?.attachmentIds ?? []).length > 0) throw MessagesErrors.ATTACHMENT_NOT_FOUND();
     return this.store(principal, room, null, input ?? { roomId: room._id, message: '' }, request, attachmentIds);
   }
 

@@ -21,6 +21,7 @@ export const CommonErrors = defineErrors('common', {
   INTERNAL_ERROR: { status: 500, message: 'Unexpected server error' },
   PHONE_COUNTRY_NOT_ALLOWED: { status: 400, message: 'Texts cannot be sent to this number' },
   BUSY: { status: 503, message: 'The service is busy; try again shortly' },
+  TOO_MANY_CODES: { status: 429, message: 'Too many codes were requested for this number; try again later' },
   SMS_UNAVAILABLE: { status: 503, message: 'The text message could not be sent right now; try again shortly' },
   DATABASE_UNAVAILABLE: { status: 503, message: 'The database does not answer right now; try again shortly' },
   REDIS_UNAVAILABLE: { status: 503, message: 'The service\'s shared memory (Redis) does not answer right now; try again shortly' },

@@ -1,4 +1,4 @@
-import { uploadStagingDir } from '../attachments/index.js';
+import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 import { publicBaseUrl } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
 import { UsersRepo } from './users.repo.js';
@@ -30,6 +30,7 @@ export type UsersArea = ReturnType<typeof usersArea>;
 // What other areas use of this one (they import only this file).
 export type { RoomInvitesSetting, UserDoc, UsersRepo } from './users.repo.js';
 export { userSummary } from './users.service.js';
+export { matchTotpStep } from './totp.js';
 export type { UserSummaryView } from './users.service.js';
 
 /** What other areas read of users: by id (one or many), phone or e-mail. */

@@ -10,5 +10,6 @@ export const UsersErrors = defineErrors('users', {
   AVATAR_TOO_LARGE: { status: 413, message: 'The picture is too large' },
   AVATAR_TOO_MANY_PIXELS: { status: 400, message: 'The picture has more than 40 megapixels' },
   AVATAR_NOT_FOUND: { status: 404, message: 'No such picture' },
+  TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong codes for this sign-in; sign in again' },
   TWO_FACTOR_CODE_INVALID: { status: 400, message: 'The authenticator code is wrong or was already used' },
 });

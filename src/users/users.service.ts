@@ -1,10 +1,9 @@
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
-import { matchTotpStep, newTotpSecret, totpUri } from '../auth/index.js';
+import { matchTotpStep, newTotpSecret, totpUri } from './totp.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { ProfileChanges, UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
-import { AuthErrors } from '../auth/auth.errors.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import { avatarUrls } from './avatars.service.js';
 import { UsersErrors } from './users.errors.js';
@@ -102,7 +101,7 @@ export class UsersService {
   private async assertTriesLeft(userId: string): Promise<void> {
     const { ephemeral, key, max } = this.options.wrongCodes;
     const retryAfter = await ephemeral.exhausted(key(userId), max);
-    if (retryAfter !== null) throw AuthErrors.TOO_MANY_ATTEMPTS({ message: 'Too many wrong authenticator codes; try again later', retryAfter });
+    if (retryAfter !== null) throw UsersErrors.TOO_MANY_ATTEMPTS({ message: 'Too many wrong authenticator codes; try again later', retryAfter });
   }
 
   private async wrongCode(userId: string, message?: string) {

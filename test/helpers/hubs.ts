@@ -39,11 +39,12 @@ export class DeviceClient {
 
   constructor(private readonly token: string) {}
 
-  connect(port: number): Promise<void> {
+  /** `lastSeqAsString`: send it as Android's socket.io-client-java does (every `auth` value a string). */
+  connect(port: number, options: { lastSeqAsString?: boolean } = {}): Promise<void> {
     const socket = connect(`http://127.0.0.1:${port}`, {
       path: '/socket.io/',
       transports: ['websocket'],
-      auth: { token: this.token, lastSeq: this.lastSeq },
+      auth: { token: this.token, lastSeq: options.lastSeqAsString ? String(this.lastSeq) : this.lastSeq },
       reconnection: false,
       forceNew: true,
     });

@@ -282,4 +282,27 @@ describe('inbox bound', () => {
     assert.deepEqual(fresh.received.map((e) => [e.event, e.seq]), [['call.signal', 7], ['call.signal', 8], ['call.signal', 9]]);
     fresh.close();
   });
+
+  it('takes lastSeq as a decimal string (Android sends every auth value as one): replay after it, INBOX_RESET past the end', async () => {
+    const session = await signIn(t);
+    for (let i = 1; i <= 4; i++) await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(i));
+    const android = new DeviceClient(session.accessToken);
+    android.lastSeq = 2;
+    await android.connect(hub.port, { lastSeqAsString: true });
+    await android.until((r) => r.length >= 2);
+    await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(5));
+    await android.until((r) => r.some((e) => e.seq === 5));
+    // Positive control first (seq 5 came live), so nothing replayed before 3 can still be on its way.
+    assert.deepEqual(android.received.map((e) => [e.event, e.seq]), [['call.signal', 3], ['call.signal', 4], ['call.signal', 5]]);
+    android.close();
+
+    // A phone whose lastSeq is past the inbox's end (the inbox was reset): told so, as a number would be.
+    const reset = new DeviceClient(session.accessToken);
+    reset.lastSeq = 40;
+    await reset.connect(hub.port, { lastSeqAsString: true });
+    await reset.until((r) => r.length >= 1);
+    assert.deepEqual(reset.received.map((e) => [e.event, e.seq]), [['inbox.resync-required', 5]]);
+    assert.deepEqual(reset.received[0]!.data, { lastSeq: 40, reason: 'INBOX_RESET' });
+    reset.close();
+  });
 });

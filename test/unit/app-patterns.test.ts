@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseManifest } from '../../src/apps/console/manifest.js';
+import { parseManifest } from '../../src/apps/shared/manifest.js';
 import { checkValues, TEXT_ANSWER_MAX } from '../../src/apps/invocations/invocations.service.js';
 
 const input = (pattern: string, maxLength?: number) => ({ id: 'code', type: 'text' as const, label: 'Code', rules: { pattern, ...(maxLength ? { maxLength } : {}) } });

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../../app.js';
+import type { RouteOptions } from '../../route-options.js';
 import { IdParam, IsoDateTime } from '../../../src/platform/common.schemas.js';
-import { CardSchema } from '../../../src/apps/invocations/cards.js';
+import { CardSchema } from '../../../src/apps/shared/cards.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { CommonErrors } from '../../../src/platform/common.errors.js';
 import { BODY_ERRORS, errorResponses } from '../../responses.js';

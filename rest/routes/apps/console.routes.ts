@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../../app.js';
+import type { RouteOptions } from '../../route-options.js';
 import { IdParam, NoContentSchema, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
 import { ActivityDtoSchema, AppCreateSchema, AppCreatedSchema, AppDtoSchema, AppUpdateSchema, BotTokenCreateSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, ManifestSchema, ReplyTimeoutSchema, WebhookSecretSchema } from '../../../src/apps/apps.schemas.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';

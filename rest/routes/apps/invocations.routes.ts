@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteOptions } from '../../app.js';
+import type { RouteOptions } from '../../route-options.js';
 import { IdParam } from '../../../src/platform/common.schemas.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { RoomsErrors } from '../../../src/rooms/rooms.errors.js';

@@ -1,7 +1,7 @@
 import type { AppsService } from '../console/console.service.js';
 import type { AppsRepo } from '../apps.repo.js';
 import { AppsErrors } from '../apps.errors.js';
-import type { Card } from '../invocations/cards.js';
+import type { Card } from '../shared/cards.js';
 
 /**
  * The bot interface (`/bot-api/v1`): an app's server posts cards into a room with the room's bot

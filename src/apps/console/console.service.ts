@@ -8,7 +8,7 @@ import type { RoomsPolicy } from '../../rooms/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
 import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from '../apps.schemas.js';
-import { manifestHash, parseManifest } from './manifest.js';
+import { manifestHash, parseManifest } from '../shared/manifest.js';
 import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
 import { webhookUrlProblem } from '../delivery/webhook-client.js';
 import { presentActivity, type ActivityView, type WebhooksService } from '../delivery/webhooks.service.js';

@@ -10,7 +10,7 @@ import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
 import { must } from '../../platform/must.js';
 import { propertyOf } from '../../platform/errors.js';
-import { paymentReplyRefusal } from '../invocations/cards.js';
+import { paymentReplyRefusal } from '../shared/cards.js';
 import { limiter } from '../../platform/limiter.js';
 
 /** Why a call failed, or was not made: the breaker was open, or 8 calls were already in flight. */

@@ -9,7 +9,7 @@ import type { AppDoc, AppsRepo } from '../apps.repo.js';
 import type { InstallsRepo } from './installs.repo.js';
 import type { AppForMemberSchema, DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
-import { parseManifest } from '../console/manifest.js';
+import { parseManifest } from '../shared/manifest.js';
 import { must } from '../../platform/must.js';
 
 type InstallView = z.infer<typeof InstallDtoSchema>;

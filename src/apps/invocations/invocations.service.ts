@@ -9,14 +9,14 @@ import type { UserReads } from '../../users/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import type { InvocationDoc, InvocationsRepo } from './invocations.repo.js';
 import type { AppsRepo } from '../apps.repo.js';
-import { CardSchema, ReplySchema, ViewSchema, fillTemplate, firstProblem, type Card, type Reply, type View } from './cards.js';
-import { compilePattern } from './patterns.js';
+import { CardSchema, ReplySchema, ViewSchema, fillTemplate, firstProblem, type Card, type Reply, type View } from '../shared/cards.js';
+import { compilePattern } from '../shared/patterns.js';
 import type { InstallsService } from './installs.service.js';
-import type { Manifest } from '../console/manifest.js';
+import type { Manifest } from '../shared/manifest.js';
 import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.js';
 import { AppPaymentDtoSchema, type AppPaymentsService } from '../payments/payments.service.js';
 import { must } from '../../platform/must.js';
-import { parseManifest } from '../console/manifest.js';
+import { parseManifest } from '../shared/manifest.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
 export const MAX_STEPS = 8;

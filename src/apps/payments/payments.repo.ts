@@ -1,6 +1,6 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
 import { toStored, type Currency } from '../../wallets/index.js';
-import type { Card } from '../invocations/cards.js';
+import type { Card } from '../shared/cards.js';
 
 export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
 

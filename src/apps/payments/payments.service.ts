@@ -11,7 +11,7 @@ import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/i
 import { WalletsErrors } from '../../wallets/wallets.errors.js';
 import type { WalletsService } from '../../wallets/index.js';
 import { AppsErrors } from '../apps.errors.js';
-import { CardSchema, ReplySchema, type Reply } from '../invocations/cards.js';
+import { CardSchema, ReplySchema, type Reply } from '../shared/cards.js';
 import { BiometricConfirmationSchema } from '../../wallets/wallets.schemas.js';
 import type { WebhooksService } from '../delivery/webhooks.service.js';
 import type { AppPaymentDoc, AppPaymentsRepo, PaymentEventType } from './payments.repo.js';

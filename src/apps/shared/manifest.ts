@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { isX25519PublicKey } from '../../platform/public-keys.js';
 import { AppsErrors } from '../apps.errors.js';
 import { ManifestSchema } from '../apps.schemas.js';
-import { CardSchema } from '../invocations/cards.js';
-import { compilePattern } from '../invocations/patterns.js';
+import { CardSchema } from './cards.js';
+import { compilePattern } from './patterns.js';
 import type { z } from 'zod';
 
 export type Manifest = z.infer<typeof ManifestSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { CardSchema, ViewSchema, type Card } from '../cards.schemas.js';
+import { CardSchema, ViewSchema, type Card } from '../../platform/cards.schemas.js';
 
-export { BlockSchema, CardSchema, ViewSchema, type Card, type View } from '../cards.schemas.js';
+export { BlockSchema, CardSchema, ViewSchema, type Card, type View } from '../../platform/cards.schemas.js';
 
 const Text = (max: number) => z.string().min(1).max(max);
 
