@@ -3,9 +3,9 @@ import http from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server } from 'socket.io';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { z } from 'zod';
 import type { us_listen_socket, WebSocketBehavior } from 'uWebSockets.js';
 import type { Services } from '../src/composition.js';
+import { HandshakeAuthSchema, InboxAckSchema, TypingSchema } from '../src/socket-protocol.js';
 import type { Platform } from '../src/platform/platform.js';
 import type { Logger } from '../src/platform/logger.js';
 import { AppError } from '../src/platform/errors.js';
@@ -27,19 +27,6 @@ export interface Hub {
   close(): Promise<void>;
 }
 
-const Seq = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-/**
- * What a device sends in the handshake (docs/clients/socket-protocol.md). `lastSeq` is a number or a
- * decimal string: socket.io-client-java takes `auth` as a `Map<String,String>`, so Android sends every
- * value as a string. Anything else counts as no `lastSeq` (the whole inbox is replayed).
- */
-export const HandshakeAuthSchema = z.object({
-  token: z.string().min(1),
-  lastSeq: z.union([Seq, z.string().regex(/^\d{1,16}$/).transform(Number).pipe(Seq)]).optional().catch(undefined),
-});
-const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
-/** A typing notice: the room it is about. */
-const TypingSchema = z.object({ roomId: z.string().min(1).max(64) });
 /** A socket relays typing.start for one room at most this often (clients repeat it every few seconds while typing). */
 const TYPING_INTERVAL_MS = 2_000;
 

@@ -9,6 +9,26 @@ import { aptInstall, cacheRoot, has, log } from './stack.mjs';
 export const PYTHON_CLIENT_REQUIREMENTS = ['openapi-python-client==0.29.1', 'httpx==0.28.1', 'attrs==26.1.0', 'python-dateutil==2.9.0.post0'];
 
 /**
+ * What the socket test installs: python-socketio's client (a Socket.IO client nobody here wrote) with
+ * the WebSocket and HTTP libraries it uses, every one pinned.
+ */
+export const SOCKET_CLIENT_REQUIREMENTS = [
+  'python-socketio==5.18.1',
+  'python-engineio==4.15.1',
+  'websocket-client==1.9.2',
+  'requests==2.34.2',
+  'bidict==0.24.1',
+  'simple-websocket==1.1.0',
+  'wsproto==1.3.2',
+  'h11==0.16.0',
+  'certifi==2026.10.19.post1',
+  'charset-normalizer==3.5.3',
+  'idna==3.20',
+  'urllib3==2.8.0',
+  'typing_extensions==4.16.0',
+];
+
+/**
  * A virtual environment named `name` holding exactly `requirements` (pip specifiers with `==`); its
  * folder. Made again when the requirements change.
  */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
-import { PYTHON_CLIENT_REQUIREMENTS, ensureVenv } from './python-venv.mjs';
+import { PYTHON_CLIENT_REQUIREMENTS, SOCKET_CLIENT_REQUIREMENTS, ensureVenv } from './python-venv.mjs';
 import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,6 +44,8 @@ if (!mediasoupWorker) {
 }
 // The generated-client test writes a Python client with openapi-python-client and runs it.
 const pythonClientVenv = ensureVenv('openapi-python-client', PYTHON_CLIENT_REQUIREMENTS);
+// The socket test drives the hub with python-socketio.
+const pythonSocketVenv = ensureVenv('python-socketio', SOCKET_CLIENT_REQUIREMENTS);
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 for (const [what, command, args] of [
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
@@ -81,7 +83,7 @@ const watchdog = setTimeout(() => {
 const code = await run(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
-  { ...process.env, NODE_ENV: 'test', ...stackEnv(stack), TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker, PYTHON_CLIENT_VENV: pythonClientVenv },
+  { ...process.env, NODE_ENV: 'test', ...stackEnv(stack), TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker, PYTHON_CLIENT_VENV: pythonClientVenv, PYTHON_SOCKET_VENV: pythonSocketVenv },
 );
 clearTimeout(watchdog);
 // A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one, with a new seed

@@ -1,13 +1,9 @@
-import { z } from 'zod';
 import type { CallsService } from '../../src/calls/calls.service.js';
 import type { Logger } from '../../src/platform/logger.js';
 import { AppError } from '../../src/platform/errors.js';
 import type { SocketAck } from '../../src/platform/device-events.js';
-import { CallSignalSchema } from '../../src/calls/calls.schemas.js';
-import { IdParam } from '../../src/platform/common.schemas.js';
+import { SocketSignalSchema } from '../../src/socket-protocol.js';
 import type { HubSocket } from '../socket-types.js';
-
-const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), CallSignalSchema);
 
 /**
  * `call.signal` over the socket: the same schema and service function as POST /api/calls/{callId}/signal.

@@ -5,10 +5,11 @@ import { CommonErrors } from '../../src/platform/common.errors.js';
 import { sendError } from '../error-handler.js';
 import { documentOf } from '../openapi.js';
 import { once } from '../../src/platform/platform.js';
+import { socketProtocolDocument } from '../../src/socket-protocol.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-/** Liveness, readiness, metrics and the OpenAPI document; left out of the OpenAPI document itself. */
+/** Liveness, readiness, metrics, the OpenAPI documents and the socket protocol's AsyncAPI document; left out of the OpenAPI document itself. */
 export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry }> = async (app, { services, metrics, config }) => {
   app.get('/healthz', { schema: { hide: true }, config: { standalone: true } }, async () => ({ status: 'ok' }));
 
@@ -40,4 +41,7 @@ export const opsRoutes: FastifyPluginAsyncZod<RouteOptions & { metrics: Registry
   );
   app.get('/v3/api-docs/api-traffic', { schema: { hide: true }, config: { standalone: true } }, async () => api());
   app.get('/v3/api-docs/app-api', { schema: { hide: true }, config: { standalone: true } }, async () => appApi());
+  // The device socket protocol (AsyncAPI 3), generated from the schemas the hub and the emitters use.
+  const socketProtocol = once(() => socketProtocolDocument({ version: full().info.version }));
+  app.get('/v3/asyncapi/device-socket', { schema: { hide: true }, config: { standalone: true } }, async () => socketProtocol());
 };

@@ -68,3 +68,11 @@ export function pagedSchema<T extends z.ZodType>(item: T, id: string) {
     })
     .meta({ id });
 }
+
+export const avatarFields = {
+  avatarUrl: z.string().nullable().describe('The profile picture, 512 × 512 WebP; opens without the Authorization header while it is current'),
+  avatarThumbnailUrl: z.string().nullable().describe('The same picture, 128 × 128'),
+};
+
+/** Another user as every area shows them (the users area makes it; device events carry it too). */
+export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable(), ...avatarFields }).meta({ id: 'UserDto' });

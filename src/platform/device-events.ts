@@ -1,108 +1,28 @@
 import { Emitter } from '@socket.io/redis-emitter';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import type { DEVICE_EVENTS, ROOM_EVENTS } from './device-events.schemas.js';
 import type { Keyspace } from './keyspace.js';
 import { QUEUES, type Queues } from './queues.js';
 
-/** Socket.io room names: one per device, one per user, one per chat room (README, "Device socket protocol"). */
+/** Socket.io room names: one per device, one per user, one per chat room (docs/clients/socket-protocol.md). */
 export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
 export const userRoom = (userId: string) => `user:${userId}`;
 export const chatRoom = (roomId: string) => `room:${roomId}`;
 
 
 export type CallMedia = 'AUDIO' | 'VIDEO';
-
-export interface CallEventData {
-  callId: string;
-  callerId: string;
-  callerDeviceId: string;
-  calleeId: string;
-  media: CallMedia;
-  state: string;
-}
-
-export interface RoomCallEventData {
-  callId: string;
-  roomId: string;
-  startedBy: string;
-  media: CallMedia;
-}
+/** What every 1:1 call event carries. */
+export type CallEventData = z.infer<(typeof DEVICE_EVENTS)['call.incoming']>;
+/** What every room call event carries. */
+export type RoomCallEventData = z.infer<(typeof DEVICE_EVENTS)['room-call.incoming']>;
 
 /**
  * Every device event, by name, with its payload: the one typed map the hub, the emitter and the
- * services share. Each goes to a device as `{seq, at, data}`.
+ * services share, inferred from the schemas the protocol document is made of. Each goes to a device
+ * as `{seq, at, data}`.
  */
-export interface DeviceEventMap {
-  /** Another device signed in to the account. */
-  'device.added': { deviceId: string; name: string; platform: string };
-  'call.incoming': CallEventData;
-  /** The call was answered; `answeredByDeviceId` says on which device (the others stop ringing). */
-  'call.answered': CallEventData & { answeredByDeviceId: string };
-  'call.ended': CallEventData & { endedBy: string | null; reason: 'HANGUP' | 'MISSED' | 'REJECTED' | 'CANCELLED' | 'FAILED' };
-  /** SDP offer/answer or ICE candidate from the other party's device in the call. */
-  'call.signal': { callId: string; fromDeviceId: string; kind: 'offer' | 'answer' | 'candidate'; payload: unknown };
-  /** A call started in a room the user is an enabled member of: ring (VoIP push where offline). */
-  'room-call.incoming': RoomCallEventData;
-  /** A device joined the room call; the joiner's other devices stop ringing. */
-  'room-call.joined': RoomCallEventData & { userId: string; deviceId: string };
-  /** A device left the room call; its media (`closedProducerIds`) is gone. */
-  'room-call.left': RoomCallEventData & { userId: string; deviceId: string; closedProducerIds: string[] };
-  /** The user declined on one device, or nobody answered in time: stop ringing. */
-  'room-call.ring-stopped': RoomCallEventData & { reason: 'DECLINED' | 'MISSED' };
-  /** A participant's device sends new media: consume it with POST /api/calls/{callId}/media/transports/{id}/consume. */
-  'room-call.media-added': RoomCallEventData & { producerId: string; userId: string; deviceId: string; kind: 'audio' | 'video' };
-  /** The room call ended (the last device left, nobody answered, or its media server went away). */
-  'room-call.ended': RoomCallEventData & { reason: 'HANGUP' | 'MISSED' | 'FAILED' };
-  /** Someone asks to connect (also after signing up, for invitations sent to the new number). */
-  'contact.request': { requestId: string; sender: { id: string; displayName: string | null }; customMessage: string };
-  /** A connection request the user sent was accepted. */
-  'contact.accepted': { requestId: string; user: { id: string; displayName: string | null } };
-  /**
-   * Someone the user is not connected to invites them into a room (a direct chat: a message request).
-   * Accept or decline with POST /api/rooms/{roomId}/invitation; until then the user is not a member.
-   */
-  'room.invitation': { roomId: string; roomType: string; roomName: string | null; inviter: { id: string; displayName: string | null } };
-  /** A user the caller invited accepted and is now a member of the room. */
-  'room.invitation-accepted': { roomId: string; user: { id: string; displayName: string | null } };
-  /** Money arrived in one of the user's wallets from another member. */
-  'wallet.transfer-received': { entryId: string; fromUserId: string; walletId: string; currency: string; amount: string };
-  /** Someone asks the user to pay (a payment request item). */
-  'wallet.payment-requested': { paymentRequestId: string; requesterId: string; currency: string; amount: string; note: string | null };
-  /** A recipient paid their item of the user's payment request. */
-  'wallet.payment-request-paid': { paymentRequestId: string; payerId: string; amount: string; currency: string; status: string };
-  /** A site administrator decided the user's sending-limit request. */
-  'wallet.limit-request-decided': { requestId: string; status: 'APPROVED' | 'REFUSED'; tier: string | null; noLimit: boolean; effectiveUntil: string | null };
-  /** A deposit to the wallet's address on chain was credited. */
-  'wallet.deposit-received': { walletId: string; currency: string; amount: string; txHash: string };
-  /** A withdrawal moved on: `pending`, `sent` (with its transaction), `confirmed`, `refused` or `refunded`. */
-  'wallet.withdrawal-updated': { withdrawalId: string; walletId: string; status: string; txHash: string | null };
-  /** A device of the account removed its biometric key. */
-  'device.biometric-key-removed': { deviceId: string; name: string };
-  /** Processing of an uploaded file moved on; `state` READY with 100 when done. */
-  'attachment.progress': { attachmentId: string; messageId: string; roomId: string; percent: number; state: 'PROCESSING' | 'READY' };
-  /** An uploaded file could not be processed (not a readable image or video). */
-  'attachment.failed': { attachmentId: string; messageId: string; roomId: string; reason: string };
-  /** A summary asked for with POST /api/messages/{messageId}/tldr is ready. */
-  'chat.tldr-ready': {
-    requestId: string;
-    roomId: string;
-    messageId: string;
-    summary: string;
-    /** Language of the summary ("und" when the summarizer kept the conversation's own). */
-    language: string;
-    requestedLanguage: string;
-    messageCount: number;
-  };
-  /** A device of a member of an end-to-end encrypted room registered its identity keys: it may now receive the room's keys. */
-  'e2ee.device-added': { roomId: string; userId: string; deviceId: string; encryptionKey: string; signingKey: string };
-  /** A device of the room lacks a key version: a device holding it answers with POST /api/e2ee/rooms/{roomId}/keys. */
-  'e2ee.key-requested': { roomId: string; version: number; requestId: string; deviceId: string };
-  /** Takes the place of a key request in inboxes once it was answered: nothing to do. */
-  'e2ee.key-request-answered': { roomId: string; version: number; requestId: string };
-  /** The set of devices that may hold the room's key changed: the next message should go under a new key version. */
-  'e2ee.rotation-due': { roomId: string; reason: 'MEMBER_LEFT' | 'DEVICE_REVOKED' | 'DEVICE_ADDED' };
-  /** The device fell past the inbox bound: refetch state over REST, then continue from `seq`. */
-  'inbox.resync-required': { lastSeq: number; reason: 'INBOX_BOUND' | 'INBOX_RESET' };
-}
+export type DeviceEventMap = { [K in keyof typeof DEVICE_EVENTS]: z.infer<(typeof DEVICE_EVENTS)[K]> };
 
 export type DeviceEventName = keyof DeviceEventMap;
 
@@ -116,12 +36,7 @@ export interface DeviceEventEnvelope<K extends DeviceEventName = DeviceEventName
  * Room broadcasts: live only, not stored in inboxes (devices catch up on chat through the
  * message-reading API). One `io.to(room).emit()` reaches every member's sockets on every node.
  */
-export interface RoomEventMap {
-  'message.new': { roomId: string; messageId: string; [field: string]: unknown };
-  /** A member started or stopped typing in the room (relayed by the hub, rate-limited, never stored). */
-  'typing.start': { roomId: string; userId: string };
-  'typing.stop': { roomId: string; userId: string };
-}
+export type RoomEventMap = { [K in keyof typeof ROOM_EVENTS]: z.infer<(typeof ROOM_EVENTS)[K]> };
 
 /** What the hub sends to device sockets. */
 export type ServerToClientEvents = {

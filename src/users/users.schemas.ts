@@ -1,15 +1,11 @@
 import { z } from 'zod';
-import { IsoDateTime, LanguageCode } from '../platform/common.schemas.js';
+import { IsoDateTime, LanguageCode, avatarFields } from '../platform/common.schemas.js';
 import { ROOM_INVITES } from './users.repo.js';
 
 const RoomInvitesSchema = z
   .enum(ROOM_INVITES)
   .describe('Who may add you to rooms: `everyone` (people you are not connected to send an invitation you accept or decline), `connections` (only connections; others are refused), `nobody` (nobody; connections may still open a direct chat)');
 
-const avatarFields = {
-  avatarUrl: z.string().nullable().describe('The profile picture, 512 × 512 WebP; opens without the Authorization header while it is current'),
-  avatarThumbnailUrl: z.string().nullable().describe('The same picture, 128 × 128'),
-};
 
 export const UserSchema = z
   .object({
@@ -26,7 +22,7 @@ export const UserSchema = z
   })
   .meta({ id: 'User' });
 
-export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable(), ...avatarFields }).meta({ id: 'UserDto' });
+export { UserDtoSchema } from '../platform/common.schemas.js';
 
 export const UserUpdateSchema = z
   .object({

@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import { io as connect, type Socket } from 'socket.io-client';
+import { DEVICE_EVENTS } from '../../src/platform/device-events.schemas.js';
 import type { Config } from '../../src/platform/config.js';
 import { loggedPort, opsReady, spawnRole, type RoleProcess } from './processes.js';
 
@@ -34,6 +36,11 @@ export interface Received {
 export class DeviceClient {
   socket: Socket | null = null;
   readonly received: Received[] = [];
+  /**
+   * Device events that do not match the protocol document (an unknown name, a missing or mistyped
+   * field, or a field the document does not list): `until` fails on the first.
+   */
+  readonly violations: string[] = [];
   lastSeq = 0;
   private waiters: (() => void)[] = [];
 
@@ -52,6 +59,9 @@ export class DeviceClient {
     socket.onAny((event: string, envelope: { seq: number; at: string; data: Record<string, unknown> }) => {
       if (typeof envelope?.seq !== 'number') return;
       this.received.push({ event, ...envelope });
+      const schema = (DEVICE_EVENTS as Record<string, import('zod').ZodType>)[event];
+      const checked = schema?.safeParse(envelope.data);
+      if (!checked?.success || !isDeepStrictEqual(checked.data, envelope.data)) this.violations.push(`${event}: ${JSON.stringify(envelope.data)} is not as the protocol document says`);
       this.lastSeq = envelope.seq;
       for (const wake of this.waiters.splice(0)) wake();
     });
@@ -69,6 +79,7 @@ export class DeviceClient {
   async until(predicate: (received: Received[]) => boolean, ms = 5_000): Promise<void> {
     const deadline = Date.now() + ms;
     while (!predicate(this.received)) {
+      if (this.violations.length > 0) throw new Error(this.violations[0]);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out; received ${JSON.stringify(this.received.map((r) => [r.event, r.seq]))}`);
       await new Promise<void>((resolve) => {
@@ -79,6 +90,7 @@ export class DeviceClient {
         });
       });
     }
+    if (this.violations.length > 0) throw new Error(this.violations[0]);
   }
 
   /** Stops taking bytes from the connection (a phone in a tunnel): what the hub writes piles up on its side. */
