@@ -2,7 +2,7 @@
 // form (size, then count and a note), posts the order as a card with a "Pay" button, and asks whoever
 // taps it for the money; a completed payment is acknowledged. The tests run it over real HTTP against
 // the service (test/integration/example-app.test.ts). Run it yourself with the service's address and
-// its secrets in the environment; see README, "App platform".
+// its secrets in the environment; see docs/apps/overview.md.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookHandler, type InvocationBody, type Manifest, type PaymentEventBody, type Reply } from '../packages/app-sdk/src/index.js';

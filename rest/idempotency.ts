@@ -28,7 +28,7 @@ function parseKey(header: string): string {
 }
 
 /**
- * The `Idempotency-Key` header on mutating `/api` calls (README, "Resending safely"): the first request
+ * The `Idempotency-Key` header on mutating `/api` calls (docs/clients/rooms-and-messages.md, "Resending safely"): the first request
  * with a key claims it; its answer (anything but a 5xx) is kept 24 hours and a repeat with the same key
  * and request gets it again (`Idempotent-Replayed: true`); the same key with another request is 400
  * `IDEMPOTENCY_KEY_REUSED`; a repeat while the first runs is 409 `IDEMPOTENCY_KEY_IN_USE`. Without the

@@ -5,7 +5,7 @@ import type { Services } from '../src/composition.js';
 /**
  * What `/metrics` shows: the process's own figures, REST request durations, and the wallet books as
  * the reconciler last found them (read from the database at each scrape, so every api node shows the
- * same figures; README, "Wallets", says what to alert on).
+ * same figures; docs/clients/wallets.md, says what to alert on).
  */
 export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'ops'>, registry: Registry) {
   const durations = new Histogram({

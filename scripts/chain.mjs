@@ -2,7 +2,7 @@
 // token (chain/TetherToken.sol, compiled into chain/TetherToken.json) deployed by account #0, which is
 // also the service's hot wallet, and minted to the hot wallet and to accounts #1 to #9 (left to
 // people and tests that send deposits from outside). Its state lives in memory: a restart starts a
-// new chain (README, "Wallets").
+// new chain (docs/clients/wallets.md).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -116,7 +116,7 @@ function buildSfuWorkerInBackground() {
  * database under .data/ stays: the wallets' ledger would claim money the new chain never had, and the
  * books check would report it. So with a new chain the development ledger starts afresh too: wallets,
  * their history, withdrawals, swaps, payment requests and apps' payments are removed (accounts,
- * rooms and messages stay). Said at start; README, "Wallets".
+ * rooms and messages stay). Said at start; docs/clients/wallets.md.
  */
 async function startLedgerAfresh(stack) {
   const { MongoClient } = await import('mongodb');

@@ -1,6 +1,6 @@
 /**
  * Loads every area's error declarations, so the catalogue is complete: the OpenAPI document, the
- * README's error table and its test read it from here.
+ * error table of docs/reference/errors.md and its test read it from here.
  */
 import './platform/common.errors.js';
 import './auth/auth.errors.js';
@@ -22,10 +22,10 @@ export { errorCatalogue, type CodedError } from './platform/errors.js';
 
 import { errorCatalogue as all } from './platform/errors.js';
 
-/** Markers around the README's error table, which `npm run docs:errors` writes from the catalogue. */
-export const ERROR_TABLE_MARKERS = { start: '<!-- error-table:start (npm run docs:errors writes it) -->', end: '<!-- error-table:end -->' } as const;
+/** Markers around the error table of docs/reference/errors.md, which `npm run docs:tables` writes from the catalogue. */
+export const ERROR_TABLE_MARKERS = { start: '<!-- error-table:start (npm run docs:tables writes it) -->', end: '<!-- error-table:end -->' } as const;
 
-/** The README's error table: every declared code with its status, area and default message. */
+/** The error table: every declared code with its status, area and default message. */
 export function errorTableMarkdown(): string {
   const rows = all().map((error) => `| ${error.status} | \`${error.code}\` | ${error.area} | ${error.message.replaceAll('|', '\\|')} |`);
   return ['| status | code | area | default message |', '|---|---|---|---|', ...rows].join('\n');

@@ -9,6 +9,7 @@ import { CallSignalSchema } from './calls/calls.schemas.js';
 import { MessageDtoSchema } from './messages/messages.schemas.js';
 import { CommonErrors } from './platform/common.errors.js';
 import { IdParam } from './platform/common.schemas.js';
+import { PUSH_KIND, type DeviceEventName } from './platform/device-events.js';
 import { DEVICE_EVENTS, ROOM_EVENTS } from './platform/device-events.schemas.js';
 
 const Seq = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -162,4 +163,27 @@ export function socketProtocolDocument(options: { version: string; host?: string
 /** Every event name the document knows, either way. */
 export function documentedEvents(): Set<string> {
   return new Set([...Object.keys(DEVICE_EVENTS), ...Object.keys(ROOM_EVENTS), ...Object.keys(CLIENT_EVENTS)]);
+}
+
+/** Markers around the device event table of docs/clients/socket-protocol.md (`npm run docs:tables` writes it). */
+export const EVENT_TABLE_MARKERS = { start: '<!-- device-event-table:start (npm run docs:tables writes it) -->', end: '<!-- device-event-table:end -->' } as const;
+
+/** A payload's fields as the table shows them: each name, with its values where it is an enumeration. */
+function fieldsOf(schema: z.ZodObject): string {
+  return Object.entries(schema.shape)
+    .map(([name, field]) => {
+      const inner = field instanceof z.ZodNullable || field instanceof z.ZodOptional ? field.unwrap() : field;
+      return inner instanceof z.ZodEnum ? `${name}: ${inner.options.join(' \\| ')}` : name;
+    })
+    .join(', ');
+}
+
+/** The table of every device event: its fields, what it means, and the push it makes when the device has no socket. */
+export function deviceEventTableMarkdown(): string {
+  const push = { alert: 'alert', voip: 'VoIP' } as const;
+  const rows = Object.entries(DEVICE_EVENTS).map(([event, schema]) => {
+    const kind = PUSH_KIND[event as DeviceEventName];
+    return `| \`${event}\` | \`{${fieldsOf(schema)}}\` | ${(schema.description ?? '').replaceAll('|', '\\|')} | ${kind ? push[kind] : '—'} |`;
+  });
+  return ['| event | data | what it says | push when offline |', '|---|---|---|---|', ...rows].join('\n');
 }

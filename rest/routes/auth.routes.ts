@@ -14,7 +14,7 @@ import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
 
-/** Sign-in routes; no access token needed (README, "Sign-in"). */
+/** Sign-in routes; no access token needed (docs/clients/sign-in.md). */
 export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { auth } = services;
   const tags = ['Authentication'];

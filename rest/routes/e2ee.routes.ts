@@ -16,7 +16,7 @@ import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, MULTIPART_ERRORS, authedErrors } from '../responses.js';
 
-/** The end-to-end encryption key directory (spec, "End-to-end encryption"; README, "End-to-end encryption"). */
+/** The end-to-end encryption key directory (spec, "End-to-end encryption"; docs/clients/e2ee.md). */
 export const e2eeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
   const { keyDirectory, roomKeys, encryptedUploads } = services;
   const maxBytes = config.E2EE_ATTACHMENT_MAX_BYTES;

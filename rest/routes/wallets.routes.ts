@@ -36,7 +36,7 @@ import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { WalletsErrors } from '../../src/wallets/wallets.errors.js';
 import { DevicesErrors } from '../../src/devices/devices.errors.js';
 
-/** Wallets, their history, transfers between members, exchange rates (spec, "Wallets"; README, "Wallets"). */
+/** Wallets, their history, transfers between members, exchange rates (spec, "Wallets"; docs/clients/wallets.md). */
 export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { wallets, walletTransfers, withdrawals, swaps, paymentRequests, walletLimits, exchangeRates } = services;
   const tags = ['Wallets'];

@@ -20,7 +20,7 @@ import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { UserReads } from '../users/index.js';
 
-/** The app platform: apps and their console, credentials, signed webhook calls and their activity (README, "App platform"). */
+/** The app platform: apps and their console, credentials, signed webhook calls and their activity (docs/apps/overview.md). */
 export function appsArea(
   p: Platform,
   deps: { rooms: RoomsArea; messages: MessagesArea; users: UserReads; wallets: WalletsArea; biometric: BiometricService; isSiteAdmin: (userId: string) => Promise<boolean> },

@@ -56,7 +56,7 @@ type AuthConfig = Pick<
 
 const invalidCode = () => AuthErrors.CODE_INVALID();
 
-/** Phone-number sign-in (README, "Sign-in") and the one access-token check REST and sockets share. */
+/** Phone-number sign-in (docs/clients/sign-in.md) and the one access-token check REST and sockets share. */
 export class AuthService {
   constructor(
     private readonly deps: {

@@ -6,7 +6,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const base64 = (max: number) => z.string().min(1).max(max).regex(BASE64, 'base64');
 
 export const KDF_NAMES = ['argon2id', 'scrypt', 'pbkdf2-sha256'] as const;
-/** A backup's ciphertext: base64 of at most 16 MiB (README, "End-to-end encryption"). */
+/** A backup's ciphertext: base64 of at most 16 MiB (docs/clients/e2ee.md). */
 export const BACKUP_CIPHERTEXT_MAX = 16 * 1024 * 1024;
 export const KDF_PARAMS_MAX_BYTES = 1024;
 /** Shares of one upload: a room of 1,000 members with 3 devices each fits with room to spare. */

@@ -9,7 +9,7 @@ import { E2eeRepo } from './e2ee.repo.js';
 import { KeyDirectoryService } from './key-directory.service.js';
 import { RoomKeysService } from './room-keys.service.js';
 
-/** End-to-end encryption: the key directory (identities, backups, room key shares, key requests) and encrypted uploads (README, "End-to-end encryption"). */
+/** End-to-end encryption: the key directory (identities, backups, room key shares, key requests) and encrypted uploads (docs/clients/e2ee.md). */
 export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEvents; attachments: EncryptedUploadStore }) {
   const repo = new E2eeRepo(p.db);
   /** A per-device budget per minute; past it, 429 with Retry-After. */

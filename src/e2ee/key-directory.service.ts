@@ -18,7 +18,7 @@ export type IdentityInput = z.infer<typeof E2eeIdentitySchema>;
 export type BackupInput = z.infer<typeof E2eeBackupRequestSchema>;
 export type BackupView = z.infer<typeof E2eeBackupDtoSchema>;
 
-/** What a device signs to register its identity (README, "End-to-end encryption"). */
+/** What a device signs to register its identity (docs/clients/e2ee.md). */
 export const identitySigned = (deviceId: string, encryptionKey: string, signingKey: string) => `E2EE_IDENTITY_V1|${deviceId}|${encryptionKey}|${signingKey}`;
 
 /**

@@ -17,7 +17,7 @@ export type ShareUpload = z.infer<typeof E2eeShareUploadSchema>;
 export type SharesView = z.infer<typeof E2eeSharesDtoSchema>;
 type RotationReason = 'MEMBER_LEFT' | 'DEVICE_REVOKED' | 'DEVICE_ADDED';
 
-/** What the uploading device signs for each share (README, "End-to-end encryption"). */
+/** What the uploading device signs for each share (docs/clients/e2ee.md). */
 export const shareSigned = (roomId: string, version: number, deviceId: string, wrappedKey: string) => `E2EE_SHARE_V1|${roomId}|${version}|${deviceId}|${wrappedKey}`;
 
 /**

@@ -60,7 +60,7 @@ return 1
 export const READ_BATCH = 500;
 
 /**
- * Per-device event inbox in Redis (README, "Device socket protocol"): every device event is
+ * Per-device event inbox in Redis (docs/clients/socket-protocol.md): every device event is
  * written here with an increasing sequence number before anyone is told, so a device that was
  * offline, or whose hub node died, gets every later event in order on reconnect.
  */

@@ -3,7 +3,7 @@ import type { AnyCallService } from '../calls/index.js';
 import type { EncryptedUploadsService } from '../e2ee/index.js';
 import type { InvocationsService, WebhooksService } from '../apps/index.js';
 /**
- * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (README, "Decisions and departures"),
+ * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (docs/contributors/decisions.md),
  * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.
  */
 export class MaintenanceService {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Cards in the style of Slack's Block Kit (spec, "Webhook replies"; README, "App platform"): a list
+ * Cards in the style of Slack's Block Kit (spec, "Webhook replies"; docs/apps/overview.md): a list
  * of blocks, each with its `type` and fields, every text bounded. An `input` block belongs in a view.
  * Every block and part has a name of its own in the OpenAPI documents, so that generated clients get
  * one stable class per kind of block (a `discriminator` on `type` tells them apart).

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The body of every error answer (README, "Errors"). */
+/** The body of every error answer (docs/reference/errors.md). */
 export const ErrorResponseSchema = z
   .object({
     status: z.number().int().describe('HTTP status, repeated'),

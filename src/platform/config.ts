@@ -39,7 +39,7 @@ const EnvSchema = z
     SOCKET_PORT: port.default(8081),
     SOCKET_ENGINE: z.enum(['uws', 'ws']).default('uws'),
     // The socket transports the hub accepts: WebSocket only by default; adding polling (long-polling,
-    // for networks that block WebSockets) needs sticky sessions in front of several hubs (README, "Production").
+    // for networks that block WebSockets) needs sticky sessions in front of several hubs (docs/operators/scaling.md).
     SOCKET_TRANSPORTS: z
       .string()
       .default('websocket')
@@ -57,7 +57,7 @@ const EnvSchema = z
       .pipe(z.array(z.enum(['app-payment.changed']))),
     // Whether the api's public port serves /metrics too (off: metrics belong on OPS_PORT).
     METRICS_ON_PUBLIC_PORT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
-    // Sockets that stop reading (README, "Slow sockets"): past this many unsent bytes a socket's device
+    // Sockets that stop reading (docs/operators/operations.md, "Slow sockets"): past this many unsent bytes a socket's device
     // events wait in its inbox; slow for HUB_SLOW_SOCKET_GRACE_MS, or at 4 times the bytes, it is disconnected.
     HUB_SLOW_SOCKET_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
     HUB_SLOW_SOCKET_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -70,7 +70,7 @@ const EnvSchema = z
     MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
     // How long a request may wait on MongoDB or Redis when either stops answering before it gets 503
-    // (milliseconds), and how often each is checked (README, "When MongoDB or Redis is away").
+    // (milliseconds), and how often each is checked (docs/operators/runbooks.md).
     DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).default(3_000),
     // A request with an Idempotency-Key holds it this long, renewed while it runs (a crashed process's hold ends with it).
     IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3600).default(10),
@@ -95,7 +95,7 @@ const EnvSchema = z
     CODE_HASH_PASSES: positiveInt.pipe(z.number().max(10)).default(3),
 
     SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
-    // Sign-in abuse (README, "Sign-in abuse"): the countries texts may go to (ISO 3166 codes; every
+    // Sign-in abuse (docs/clients/sign-in.md, "Sign-in abuse"): the countries texts may go to (ISO 3166 codes; every
     // country when unset outside production, required in production), the number types (libphonenumber's)
     // they may go to, and hourly budgets of texts per destination country, per number prefix and in all
     // (production defaults below; generous outside production, where a test run signs in thousands).
@@ -198,7 +198,7 @@ const EnvSchema = z
       .transform((value) => value.split(',').map((phone) => phone.trim()).filter(Boolean))
       .pipe(z.array(e164)),
 
-    // App platform (README, "App platform"): the key webhook secrets are encrypted with at rest (base64
+    // App platform (docs/apps/overview.md): the key webhook secrets are encrypted with at rest (base64
     // of 32 bytes; required in production), and whether webhooks may go to private, loopback and
     // link-local addresses and plain HTTP (development and tests only).
     APPS_SECRET_KEY: z
@@ -225,7 +225,7 @@ const EnvSchema = z
       .transform((value) => value.split(',').map((step) => Number(step.trim())))
       .pipe(z.array(z.number().positive().max(7 * 86_400)).min(1).max(20)),
 
-    // End-to-end encryption (README, "End-to-end encryption"): per-device budgets of key calls (share
+    // End-to-end encryption (docs/clients/e2ee.md): per-device budgets of key calls (share
     // uploads and key requests together) and of encrypted uploads per minute; the largest encrypted
     // attachment (blob and thumbnail together); how long an upload no message uses is kept.
     E2EE_KEY_CALLS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
@@ -233,7 +233,7 @@ const EnvSchema = z
     E2EE_ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1024).max(2 * 1024 * 1024 * 1024).default(100 * 1024 * 1024),
     E2EE_UNUSED_UPLOAD_TTL: duration.default(24 * 3600),
 
-    // Wallets (README, "Wallets"): the EVM chain, the hot wallet's key, the deposit addresses' mnemonic.
+    // Wallets (docs/clients/wallets.md): the EVM chain, the hot wallet's key, the deposit addresses' mnemonic.
     EVM_RPC_URL: z.url().default('http://127.0.0.1:8545'),
     USDT_TOKEN_ADDRESS: evmAddress.optional(),
     HOT_WALLET_PRIVATE_KEY: z.custom<`0x${string}`>((value) => typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value), 'expected 0x and 64 hex digits').optional(),
@@ -342,7 +342,7 @@ export function productionRequirements(): string[] {
   return result.success ? [] : [...new Set(result.error.issues.map((issue) => String(issue.path[0])))];
 }
 
-/** Every variable the configuration reads, with its default where it has one (the README's table is made from this). */
+/** Every variable the configuration reads, with its default where it has one (the table of docs/operators/configuration.md is made from this). */
 export function configurationVariables(): { name: string; default: string | undefined }[] {
   /** The default as written (before a duration or a list is parsed), where the schema has one. */
   const defaultOf = (schema: z.ZodType): unknown => {
@@ -360,7 +360,7 @@ export function configurationVariables(): { name: string; default: string | unde
 
 export const CONFIG_TABLE_MARKERS = { start: '<!-- configuration-table:start -->', end: '<!-- configuration-table:end -->' };
 
-/** The README's table of every variable: its default, and what production requires (`npm run docs:config`). */
+/** The table of every variable in docs/operators/configuration.md: its default, and what production requires (`npm run docs:tables`). */
 export function configTableMarkdown(): string {
   const required = new Set(productionRequirements());
   const rows = configurationVariables().map(({ name, default: fallback }) => {

@@ -4,8 +4,7 @@ import { propertyOf } from './errors.js';
 /**
  * Connects with waits bounded by `timeoutMs`: the driver checks the server every `probeMs`, a check
  * gives up after half the bound and so does choosing a server, so an operation under way when the
- * server stops answering fails within about `probeMs` + `timeoutMs` (README, "When MongoDB or Redis
- * is away").
+ * server stops answering fails within about `probeMs` + `timeoutMs` (docs/operators/runbooks.md).
  */
 export async function connectMongo(url: string, dbName: string, bounds: { timeoutMs: number; probeMs: number; monitorCommands?: boolean }): Promise<{ client: MongoClient; db: Db }> {
   const half = Math.max(100, Math.floor(bounds.timeoutMs / 2));

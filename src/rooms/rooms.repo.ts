@@ -12,7 +12,7 @@ export interface RoomDoc {
   description: string | null;
   /** Readable link of public groups and broadcast rooms (from the name); null for the others. */
   link: string | null;
-  /** Lower-cased words of the name, for search (no `$text`: README, "Decisions and departures"). */
+  /** Lower-cased words of the name, for search (no `$text`: docs/contributors/decisions.md). */
   nameWords: string[];
   creatorId: string;
   admins: string[];

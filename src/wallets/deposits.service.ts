@@ -18,7 +18,7 @@ const BLOCKS_PER_RUN = 200;
  * cursor starts at the chain's head the first time (payments from before the service existed are not
  * read). A payment in the wrong currency for its address (ETH to a USDT wallet's address) is logged
  * and left on chain for a person to return. Money stays on the deposit addresses: sweeping it into the
- * hot wallet is designed (README, "Wallets") and not built.
+ * hot wallet is designed (docs/clients/wallets.md) and not built.
  */
 export class DepositsService {
   constructor(

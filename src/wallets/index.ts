@@ -26,7 +26,7 @@ import { QUEUES } from '../platform/queues.js';
 import { parseAmount, type Currency } from './money.js';
 import { must } from '../platform/must.js';
 
-/** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (README, "Wallets"). */
+/** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (docs/clients/wallets.md). */
 export function walletsArea(
   p: Platform,
   deps: { users: UserReads; devices: DeviceReads; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },

@@ -18,7 +18,7 @@ type Tier = (typeof LIMIT_TIERS)[number];
 type Duration = LimitRequestView['duration'];
 
 
-/** What the device signs for a limit request (README, "Wallets"). */
+/** What the device signs for a limit request (docs/clients/wallets.md). */
 export const limitSigned = (nonce: string, tierOrNone: string, duration: Duration) => `BIOMETRIC_CONFIRM_V1|${nonce}|LIMIT_REQUEST|${tierOrNone}|${duration}`;
 
 const TIER_FACTOR: Record<Tier, bigint> = { TIER_1: 1n, TIER_2: 10n, TIER_3: 100n };

@@ -17,7 +17,7 @@ import { must } from '../platform/must.js';
 
 export type PaymentRequestView = z.infer<typeof PaymentRequestDtoSchema>;
 
-/** What the device signs to pay an item (README, "Wallets"). */
+/** What the device signs to pay an item (docs/clients/wallets.md). */
 export const paySigned = (nonce: string, paymentRequestId: string, walletId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|PAY|${paymentRequestId}|${walletId}`;
 
 const paymentEntryId = (requestId: string, payerId: string) => `payment:${requestId}:${payerId}`;

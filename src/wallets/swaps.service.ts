@@ -17,7 +17,7 @@ import { must } from '../platform/must.js';
 export type SwapQuoteView = z.infer<typeof SwapQuoteDtoSchema>;
 export type SwapView = z.infer<typeof SwapDtoSchema>;
 
-/** What the device signs for a swap (README, "Wallets"). */
+/** What the device signs for a swap (docs/clients/wallets.md). */
 export const swapSigned = (nonce: string, quoteId: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|SWAP|${quoteId}`;
 
 const PRICE_SCALE = 10n ** 18n;

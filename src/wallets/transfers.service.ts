@@ -18,7 +18,7 @@ import type { AfterAnswer } from '../platform/after-answer.js';
 export type TransferInput = z.infer<typeof WalletTransactionRequestSchema>;
 export type TransferView = z.infer<typeof WalletTransactionDtoSchema>;
 
-/** What the device signs for a transfer (README, "Wallets"). */
+/** What the device signs for a transfer (docs/clients/wallets.md). */
 export const transferSigned = (nonce: string, item: Pick<TransferInput, 'requestId' | 'fromWalletId' | 'toUserId' | 'amount'>) =>
   `BIOMETRIC_CONFIRM_V1|${nonce}|TRANSFER|${item.requestId}|${item.fromWalletId}|${item.toUserId}|${item.amount}`;
 

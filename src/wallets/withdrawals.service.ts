@@ -20,7 +20,7 @@ export type WithdrawalView = z.infer<typeof WithdrawalDtoSchema>;
 export type WithdrawalStatus = WithdrawalView['status'];
 
 
-/** What the device signs for a withdrawal (README, "Wallets"). */
+/** What the device signs for a withdrawal (docs/clients/wallets.md). */
 export const withdrawSigned = (nonce: string, item: Pick<WithdrawalInput, 'requestId' | 'walletId' | 'toAddress' | 'amount'>) =>
   `BIOMETRIC_CONFIRM_V1|${nonce}|WITHDRAW|${item.requestId}|${item.walletId}|${item.toAddress}|${item.amount}`;
 

@@ -15,3 +15,16 @@ export async function queuedJobs<T>(t: TestApp, definition: QueueDefinition<T>, 
     connection.disconnect();
   }
 }
+
+/** How many jobs of a queue are in each state, read through BullMQ. */
+export async function jobCounts<T>(t: TestApp, definition: QueueDefinition<T>): Promise<Record<'active' | 'waiting' | 'delayed' | 'completed' | 'failed', number>> {
+  const connection = t.ctx.platform.redis.duplicate();
+  const queue = new Queue(definition.queue, { connection, prefix: t.ctx.platform.queues.prefix });
+  try {
+    const counts = await queue.getJobCounts('active', 'waiting', 'delayed', 'completed', 'failed');
+    return { active: counts.active ?? 0, waiting: counts.waiting ?? 0, delayed: counts.delayed ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}

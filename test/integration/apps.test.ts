@@ -11,7 +11,7 @@ import { startAppServer, json, verifyAsAnApp, type AppServer } from '../helpers/
 import { startDnsServer } from '../helpers/dns-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 
-/** The manifest hash as README, "App platform", defines it, computed here independently: keys sorted at every level, no whitespace. */
+/** The manifest hash as docs/apps/overview.md, defines it, computed here independently: keys sorted at every level, no whitespace. */
 function sortedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
   if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`).join(',')}}`;

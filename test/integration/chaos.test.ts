@@ -15,6 +15,9 @@ import { ownMongo, ownRedis, type OwnServer } from '../helpers/private-stack.js'
 import { spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
 import { startAppServer, type AppServer } from '../helpers/app-server.js';
 import { walletWith } from '../helpers/wallets.js';
+import { jobCounts } from '../helpers/queued.js';
+import { until } from '../helpers/wait.js';
+import { QUEUES } from '../../src/platform/queues.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -169,7 +172,9 @@ describe('chaos: the database paused (SIGSTOP) and resumed mid-load', () => {
     });
     while (answered < 20) await sleep(5);
     mongo.pause();
-    await sleep(4_000);
+    // Paused until requests have met it (a 503 answered), and a while more so retries meet it too.
+    await until(() => (statuses.get(503) ?? 0) > 0, 'a request to meet the paused database', 15_000);
+    await sleep(1_000);
     mongo.resume();
     await Promise.all(load);
 
@@ -385,7 +390,12 @@ describe('chaos: payment events when a worker or an api is killed (SIGKILL)', ()
     // The payments sweep (every 15 s) arms the delivery again once the dead worker's claim lapses:
     // here the sweep runs with the clock past the claim (150 s) and the overdue mark (60 s).
     await spawnWorker();
-    await sleep(3_000);
+    // BullMQ finds the dead worker's job stalled (WORKER_LOCK_MS) and hands it on; the second worker
+    // finds the attempt held by the dead one and ends the job without calling the app.
+    await until(async () => {
+      const counts = await jobCounts(t, QUEUES.webhooks);
+      return counts.active === 0 && counts.waiting === 0 && counts.completed + counts.failed >= 1;
+    }, 'the dead worker\'s job handed to the second worker and ended', 15_000);
     t.clock.advance(215_000);
     try {
       assert.ok((await t.ctx.services.appPayments.sweep()).deliveriesRearmed >= 1);

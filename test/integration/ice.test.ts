@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/ports.js';
+import { until } from '../helpers/wait.js';
 
 const SECRET = 'turn-shared-secret-for-tests';
 
@@ -44,10 +46,16 @@ describe('ICE servers and TURN credentials against a real turnserver', () => {
         log += chunk.toString();
         if (/Total General servers|listener opened on/.test(log)) {
           clearTimeout(timer);
-          setTimeout(resolve, 300);
+          resolve();
         }
       });
     });
+    // Its log says a listener opened; the test starts once the TCP listener takes a connection.
+    const accepts = () => new Promise<boolean>((resolve) => {
+      const probe = net.connect({ host: '127.0.0.1', port }, () => (probe.destroy(), resolve(true)));
+      probe.once('error', () => resolve(false));
+    });
+    await until(accepts, 'turnserver to accept connections', 10_000);
   });
   after(async () => {
     turn.kill('SIGKILL');

@@ -7,8 +7,8 @@ import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, recordedPush, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { connectAll, httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { until } from '../helpers/wait.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** RTP packets arriving on a UDP socket: payload type and SSRC of each (RFC 3550 header). */
 async function rtpReceiver() {
@@ -252,9 +252,11 @@ describe('room calls through the SFU', () => {
       ]);
       const exited = new Promise((resolve) => ffmpeg.on('exit', resolve));
       await exited;
-      await sleep(300);
       const expected = consumer.rtpParameters.encodings[0].ssrc as number;
-      const fromSfu = receiver.packets.filter((p) => p.ssrc === expected);
+      const forwarded = () => receiver.packets.filter((p) => p.ssrc === expected);
+      // The last packets are still on their way through the SFU when ffmpeg exits.
+      await until(() => forwarded().length >= 100, 'the SFU to forward the audio', 3_000);
+      const fromSfu = forwarded();
       // 3 s of 20 ms Opus frames is 150 packets; allow for start-up.
       assert.ok(fromSfu.length >= 100, `expected the SFU to forward the audio, got ${fromSfu.length} packets`);
       assert.equal(fromSfu[0]!.payloadType, consumer.rtpParameters.codecs[0].payloadType);

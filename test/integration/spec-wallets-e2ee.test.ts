@@ -14,7 +14,7 @@ import { BACKUP_CIPHERTEXT_MAX } from '../../src/e2ee/e2ee.schemas.js';
 /**
  * The spec's rules for Wallets and End-to-end encryption that no other test walks on its own (issue 25,
  * item 4); the rest are in wallets, withdrawals, swaps, payment-requests, wallet-limits, biometric and
- * e2ee tests (README, "The spec's wallet and encryption rules, and their tests").
+ * e2ee tests (docs/clients/e2ee.md, "The spec's wallet and encryption rules, and their tests").
  */
 describe('the spec\'s wallet rules, at their edges', () => {
   let t: TestApp;

@@ -10,6 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { bearer, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
 import { fund as fundWallet, ledgerOf } from '../helpers/wallets.js';
+import { until } from '../helpers/wait.js';
 import type { AccountDoc, JournalDoc } from '../../src/wallets/ledger.repo.js';
 import { formatAmount, parseAmount, toStored, type Currency } from '../../src/wallets/money.js';
 import { transferSigned } from '../../src/wallets/transfers.service.js';
@@ -36,8 +37,7 @@ describe('the development chain', () => {
     assert.equal(await client.readContract({ address: token, abi, functionName: 'decimals' }), 6);
     assert.ok((await client.readContract({ address: token, abi, functionName: 'balanceOf', args: [hot] })) > 0n);
     const first = await client.getBlockNumber({ cacheTime: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 2_200));
-    assert.ok((await client.getBlockNumber({ cacheTime: 0 })) > first, 'the chain mines a block every second');
+    await until(async () => (await client.getBlockNumber({ cacheTime: 0 })) > first, 'the chain to mine a block (one a second)', 5_000);
   });
 });
 

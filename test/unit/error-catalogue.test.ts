@@ -3,20 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ERROR_TABLE_MARKERS, errorCatalogue, errorTableMarkdown } from '../../src/error-catalogue.js';
+import { errorCatalogue } from '../../src/error-catalogue.js';
 import { defineErrors } from '../../src/platform/errors.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 describe('error catalogue', () => {
-  it('the README error table is the catalogue (run `npm run docs:errors` after changing a code)', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const start = readme.indexOf(ERROR_TABLE_MARKERS.start);
-    const end = readme.indexOf(ERROR_TABLE_MARKERS.end);
-    assert.ok(start >= 0 && end > start, 'README.md has the error-table markers');
-    assert.equal(readme.slice(start + ERROR_TABLE_MARKERS.start.length, end).trim(), errorTableMarkdown());
-  });
-
   it('loads every errors file of every area (a new area adds its line to src/error-catalogue.ts)', () => {
     const loader = readFileSync(path.join(root, 'src', 'error-catalogue.ts'), 'utf8');
     const files = readdirSync(path.join(root, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.errors.ts'));

@@ -10,7 +10,7 @@ import { principalOf } from '../../auth.js';
 import { BODY_ERRORS, authedErrors } from '../../responses.js';
 import { SUCCESS_CONTENT_TYPE } from '../../openapi.js';
 
-/** The developer console, site administrators' reply time, and room admins adding apps to their rooms (README, "App platform"). */
+/** The developer console, site administrators' reply time, and room admins adding apps to their rooms (docs/apps/overview.md). */
 export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { apps } = services;
   const tags = ['Apps'];

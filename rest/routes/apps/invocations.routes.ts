@@ -10,7 +10,7 @@ import { InvocationResultSchema, InvokeSchema } from '../../../src/apps/invocati
 import { principalOf } from '../../auth.js';
 import { BODY_ERRORS, authedErrors } from '../../responses.js';
 
-/** Invoking an app from the phone, and the owner's test console (README, "App platform"). */
+/** Invoking an app from the phone, and the owner's test console (docs/apps/overview.md). */
 export const appInvocationsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { appInvocations } = services;
   const tags = ['Apps'];

@@ -11,7 +11,7 @@ import { DevicesErrors } from '../../../src/devices/devices.errors.js';
 import { principalOf } from '../../auth.js';
 import { BODY_ERRORS, authedErrors } from '../../responses.js';
 
-/** Members' side: the directory, installs, session tokens, and the payment sheet an app opens (README, "App platform"). */
+/** Members' side: the directory, installs, session tokens, and the payment sheet an app opens (docs/apps/overview.md). */
 export const appMembersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   const { appInstalls } = services;
   const tags = ['Apps'];

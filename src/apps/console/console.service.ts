@@ -34,7 +34,7 @@ export function csvField(value: string | number | null): string {
 const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
 
 /**
- * The developer console (README, "App platform"): an app belongs to the member who made it; its
+ * The developer console (docs/apps/overview.md): an app belongs to the member who made it; its
  * webhook secret is shown once and kept encrypted (it must sign), rotated with 24 hours of overlap;
  * room bot tokens and payments keys are shown once and kept only as hashes. Room admins add apps to
  * their rooms.

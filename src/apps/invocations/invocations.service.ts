@@ -134,7 +134,7 @@ function failedMessage(failure: CallFailure): string {
 const empty = { card: null, visibility: null, messageId: null, message: null, userMessage: null, view: null, payment: null } as const;
 
 /**
- * A member's phone invoking an app (README, "App platform"): a command, a form step, or a card's
+ * A member's phone invoking an app (docs/apps/overview.md): a command, a form step, or a card's
  * submit button. The answers are checked against the manifest version the member has before anything
  * is sent; the app gets exactly the spec's invocation body, signed; its reply is checked against its
  * bounds and the flow (a breach is a contract failure) and turned into what the phone shows. Calls go

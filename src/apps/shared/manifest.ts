@@ -19,7 +19,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** README, "App platform": the hex SHA-256 of the manifest as uploaded, keys sorted, no whitespace. */
+/** docs/apps/overview.md: the hex SHA-256 of the manifest as uploaded, keys sorted, no whitespace. */
 export const manifestHash = (uploaded: unknown) => createHash('sha256').update(canonicalJson(uploaded)).digest('hex');
 
 /**

@@ -4,7 +4,7 @@ import type { SmsProvider } from './sms.js';
 
 /**
  * Development and test provider: appends each message as one JSON line
- * `{"to", "text", "code", "at"}` to a file (README, "Sign-in").
+ * `{"to", "text", "code", "at"}` to a file (docs/clients/sign-in.md).
  */
 export class OutboxSmsProvider implements SmsProvider {
   readonly name = 'outbox';

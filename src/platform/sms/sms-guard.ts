@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { CommonErrors } from '../common.errors.js';
 import type { EphemeralStore } from '../ephemeral.js';
 
-/** Where texts may go and how many an hour (README, "Sign-in abuse"). */
+/** Where texts may go and how many an hour (docs/clients/sign-in.md, "Sign-in abuse"). */
 export interface SmsPolicy {
   /** ISO 3166 codes texts may go to; null: every country. */
   allowedCountries: ReadonlySet<string> | null;

@@ -1,0 +1,29 @@
+/**
+ * The generated tables of the docs: each is made from the code it describes, written between its two
+ * markers by `npm run docs:tables`, and a test fails when a page's table and the code disagree.
+ */
+import { ERROR_TABLE_MARKERS, errorTableMarkdown } from './error-catalogue.js';
+import { CONFIG_TABLE_MARKERS, configTableMarkdown } from './platform/config.js';
+import { EVENT_TABLE_MARKERS, deviceEventTableMarkdown } from './socket-protocol.js';
+
+export interface GeneratedTable {
+  /** The page, from the repository's root. */
+  file: string;
+  what: string;
+  markers: { start: string; end: string };
+  markdown: () => string;
+}
+
+export const GENERATED_TABLES: readonly GeneratedTable[] = [
+  { file: 'docs/reference/errors.md', what: 'error table', markers: ERROR_TABLE_MARKERS, markdown: errorTableMarkdown },
+  { file: 'docs/operators/configuration.md', what: 'configuration table', markers: CONFIG_TABLE_MARKERS, markdown: () => configTableMarkdown().trim() },
+  { file: 'docs/clients/socket-protocol.md', what: 'device event table', markers: EVENT_TABLE_MARKERS, markdown: deviceEventTableMarkdown },
+];
+
+/** The page's text with its table made anew (throws when the page has no markers). */
+export function withTable(text: string, table: GeneratedTable): string {
+  const start = text.indexOf(table.markers.start);
+  const end = text.indexOf(table.markers.end);
+  if (start < 0 || end < start) throw new Error(`${table.file} has no ${table.what} markers`);
+  return `${text.slice(0, start + table.markers.start.length)}\n${table.markdown()}\n${text.slice(end)}`;
+}
