@@ -4,8 +4,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { makeRoom, makeUser } from '../helpers/factories.js';
+import { freshPhone, startTestApp, type TestApp } from '../helpers/app.js';
+import { makeUser } from '../helpers/factories.js';
 import { spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const exec = promisify(execFile);
@@ -38,21 +38,22 @@ describe('python-socketio against the hub', () => {
     await t?.close();
   });
 
-  it('signs in, gets a message, relays typing, pings, and replays after a string lastSeq', async () => {
-    const [a, b, c, d] = [await makeUser(t), await makeUser(t), await makeUser(t), await makeUser(t)];
-    const room = await makeRoom(t, b, { members: [a] });
-    const { stdout } = await exec(path.join(venv!, 'bin', 'python'), [FLOW, baseUrl, `http://127.0.0.1:${hub.port}`, room.id, a.accessToken, a.userId, b.accessToken, c.accessToken, d.accessToken], {
+  it('signs in, gets a message, relays typing, pings, replays after a string lastSeq, and is closed at sign-out', async () => {
+    const [b, c, d] = [await makeUser(t), await makeUser(t), await makeUser(t)];
+    const phone = freshPhone();
+    const { stdout } = await exec(path.join(venv!, 'bin', 'python'), [FLOW, baseUrl, `http://127.0.0.1:${hub.port}`, t.outbox, phone, b.accessToken, b.userId, c.accessToken, d.accessToken], {
       timeout: 60_000,
     });
     const seen = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}');
     assert.equal(seen.messageNew.message, 'Hello from python-socketio');
-    assert.equal(seen.messageNew.roomId, room.id);
-    assert.deepEqual(seen.typing, { roomId: room.id, userId: a.userId });
+    assert.equal(seen.messageNew.roomId, seen.roomId);
+    assert.deepEqual(seen.typing, { roomId: seen.roomId, userId: seen.userId });
     assert.deepEqual(seen.echo, { n: 7 });
     assert.equal(seen.first.sender.id, c.userId);
     // Only the event after lastSeq came back, with the next seq, and nothing else followed.
     assert.equal(seen.replayed.sender.id, d.userId);
     assert.equal(seen.replayed.seq, seen.first.seq + 1);
     assert.equal(seen.extra, null);
+    assert.equal(seen.signedOut, true, 'the socket stayed open after signing out');
   });
 });

@@ -1,21 +1,23 @@
 """What a Python client of the device socket does, with python-socketio (nobody here wrote it) and
-requests: two members of a room connect over WebSocket, one posts over REST and the other's socket
-gets message.new; typing is relayed; hub.ping is acknowledged with its body; device events missed
-while disconnected are replayed after the lastSeq given (as a decimal string, as Android sends it),
-and not before it. Prints one JSON line of what it saw.
+requests: a phone signs in with the code texted to it, connects with B and makes a room with them;
+both connect over WebSocket; B posts over REST and the phone's socket gets message.new; typing is
+relayed; hub.ping is acknowledged with its body; device events missed while disconnected are replayed
+after the lastSeq given (as a decimal string, as Android sends it), and not before it; signing out
+closes the socket. Prints one JSON line of what it saw.
 
-Usage: socket_flow.py <api base URL> <hub URL> <room id> <a token> <a id> <b token> <c token> <d token>
+Usage: socket_flow.py <api base URL> <hub URL> <SMS outbox file> <phone> <b token> <b id> <c token> <d token>
 """
 import json
 import queue
 import sys
 import threading
+import time
 
 import requests
 import socketio
 
-API, HUB, ROOM = sys.argv[1], sys.argv[2], sys.argv[3]
-A_TOKEN, A_ID, B_TOKEN, C_TOKEN, D_TOKEN = sys.argv[4:9]
+API, HUB, OUTBOX, PHONE = sys.argv[1:5]
+B_TOKEN, B_ID, C_TOKEN, D_TOKEN = sys.argv[5:9]
 WAIT = 10
 
 
@@ -58,6 +60,29 @@ def rest(method: str, path: str, token: str, body=None):
     return answer.json() if answer.content else None
 
 
+def last_code(phone: str) -> str:
+    for _ in range(50):
+        with open(OUTBOX, encoding="utf-8") as outbox:
+            mine = [json.loads(line) for line in outbox if line.strip() and json.loads(line)["to"] == phone]
+        if mine:
+            return mine[-1]["code"]
+        time.sleep(0.1)
+    raise RuntimeError("no code was texted")
+
+
+# Sign-in as a phone does it: a code texted to the number, then the login with this device.
+sent = requests.post(API + "/api/auth/code", json={"phone": PHONE}, timeout=WAIT)
+assert sent.status_code == 204, sent.text
+login = requests.post(API + "/api/auth/login", json={"phone": PHONE, "code": last_code(PHONE), "device": {"name": "Python phone", "platform": "ANDROID"}}, timeout=WAIT).json()
+A_TOKEN, A_ID = login["accessToken"], login["userId"]
+
+# Connected to B (B accepts the request), then a room with B in it.
+rest("POST", f"/api/users/connection-requests?recipientId={B_ID}", A_TOKEN)
+incoming = rest("GET", "/api/users/connection-requests", B_TOKEN)["items"]
+request_id = next(r["id"] for r in incoming if r["sender"]["id"] == A_ID and r["status"] == "PENDING")
+rest("POST", f"/api/users/connection-requests/incoming/{request_id}?accept=true", B_TOKEN)
+ROOM = rest("POST", "/api/rooms", A_TOKEN, {"type": "PRIVATE_GROUP", "name": "Python sockets", "memberIds": [B_ID]})["id"]
+
 a, b = Phone(A_TOKEN), Phone(B_TOKEN)
 a.connect(last_seq=0)
 b.connect()
@@ -89,9 +114,17 @@ try:
     extra = again.events.get(timeout=1)
 except queue.Empty:
     extra = None
-again.disconnect()
+
+# Signing out revokes the device: the hub closes its socket.
+closed = threading.Event()
+again.sio.on("disconnect", lambda *args: closed.set())
+rest("POST", "/api/auth/logout", A_TOKEN)
+signed_out = closed.wait(WAIT)
 
 print(json.dumps({
+    "userId": A_ID,
+    "roomId": ROOM,
+    "signedOut": signed_out,
     "messageNew": {"messageId": posted.get("messageId"), "message": posted.get("message"), "roomId": posted.get("roomId")},
     "typing": typing,
     "echo": echo,
