@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { aptInstall, cacheRoot, has, log } from './stack.mjs';
+import { aptInstall, cacheRoot, has, log, quietly } from './stack.mjs';
 
 const BUILD_PACKAGES = [
   'meson', 'ninja-build', 'pkg-config', 'g++', 'python3', 'libssl-dev', 'libuv1-dev', 'libsrtp2-dev',
@@ -104,16 +104,15 @@ export function ensureMediasoupWorker(root) {
   patchMesonFile(path.join(source, 'deps', 'libwebrtc', 'meson.build'));
   writeFileSync(path.join(source, 'ms-srtp-compat.h'), SRTP_COMPAT);
 
-  log(`building mediasoup-worker ${path.basename(path.dirname(binary))} (a few minutes, once per machine)`);
+  log(`building mediasoup-worker ${path.basename(path.dirname(binary))} (about 5 minutes on two cores, once per machine)`);
   const out = path.join(buildRoot, 'out');
   const env = { ...process.env, MESON_PACKAGE_CACHE_DIR: buildRoot };
-  execFileSync('meson', ['setup', '--buildtype=release', '-Dms_disable_liburing=true', '--wrap-mode=nodownload', out, source], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env,
-  });
+  const started = Date.now();
+  quietly('meson', ['setup', '--buildtype=release', '-Dms_disable_liburing=true', '--wrap-mode=nodownload', out, source], { env });
   // The generated flatbuffers headers first: the libwebrtc objects include them without saying so.
-  execFileSync('ninja', ['-C', out, 'fbs/FBS'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  execFileSync('ninja', ['-C', out, 'mediasoup-worker'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  quietly('ninja', ['-C', out, 'fbs/FBS'], { env });
+  quietly('ninja', ['-C', out, 'mediasoup-worker'], { env });
+  log(`mediasoup-worker built in ${Math.round((Date.now() - started) / 1000)} s`);
   copyFileSync(path.join(out, 'mediasoup-worker'), `${binary}.partial`);
   execFileSync('mv', [`${binary}.partial`, binary]);
   rmSync(buildRoot, { recursive: true, force: true });
@@ -152,7 +151,7 @@ function isInstalled(pkg) {
   if (pkg === 'g++') return has('g++');
   if (pkg === 'flatbuffers-compiler') return has('flatc');
   try {
-    return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' }).includes('install ok installed');
+    return execFileSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('install ok installed');
   } catch {
     return false;
   }

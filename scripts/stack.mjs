@@ -29,6 +29,19 @@ export function has(command) {
   }
 }
 
+/**
+ * Runs a command whose output nobody needs unless it fails (apt-get, a build): quiet when it succeeds;
+ * when it fails, what it printed goes to stderr and the error is thrown.
+ */
+export function quietly(command, args, options = {}) {
+  try {
+    return execFileSync(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    process.stderr.write(`${error.stdout ?? ''}${error.stderr ?? ''}`);
+    throw error;
+  }
+}
+
 let aptUpdated = false;
 export function aptInstall(packages) {
   if (process.getuid && process.getuid() !== 0) {
@@ -37,14 +50,11 @@ export function aptInstall(packages) {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (!aptUpdated) {
     log('apt-get update');
-    execFileSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+    quietly('apt-get', ['update', '-qq'], { env });
     aptUpdated = true;
   }
   log(`apt-get install ${packages.join(' ')}`);
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env,
-  });
+  quietly('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { env });
 }
 
 /**
