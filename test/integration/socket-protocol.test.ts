@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Parser } from '@asyncapi/parser';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-
-// This file runs from dist/test/integration; the sources it reads stay in the tree.
-const project = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+import { filesUnder, projectRoot as project } from '../helpers/files.js';
 
 /** Socket.IO's own events: not the protocol's. */
 const RESERVED = new Set(['connect', 'connection', 'disconnect', 'disconnecting', 'error', 'message', 'close', 'open', 'packet', 'drain', 'upgrade', 'headers', 'initial_headers']);
-
-function sources(dir: string, found: string[] = []): string[] {
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) sources(full, found);
-    else if (entry.endsWith('.ts')) found.push(full);
-  }
-  return found;
-}
 
 /**
  * Every event name the code sends to devices or listens to from them, read from the source: a socket's
@@ -35,7 +23,7 @@ function eventsInCode(): Map<string, string> {
     ['src', [emitterCalls]],
   ];
   for (const [folder, patterns] of scans) {
-    for (const file of sources(path.join(project, folder))) {
+    for (const file of filesUnder(path.join(project, folder), '.ts')) {
       const text = readFileSync(file, 'utf8');
       for (const pattern of patterns) {
         for (const match of text.matchAll(pattern)) {

@@ -8,7 +8,6 @@ import io
 import json
 import struct
 import sys
-import time
 import zlib
 
 sys.path.insert(0, sys.argv[1])
@@ -36,6 +35,7 @@ from api_client.types import File  # noqa: E402
 from app_client import AuthenticatedClient as AppClient  # noqa: E402
 from app_client.api.payments_interface import get_app_api_v1_balance  # noqa: E402
 from app_client.models import AppBalance  # noqa: E402
+from sms_outbox import last_code  # noqa: E402
 
 
 def png(width: int, height: int) -> bytes:
@@ -46,20 +46,10 @@ def png(width: int, height: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
-def last_code(phone: str) -> str:
-    for _ in range(50):
-        with open(OUTBOX, encoding="utf-8") as outbox:
-            mine = [json.loads(line) for line in outbox if line.strip() and json.loads(line)["to"] == phone]
-        if mine:
-            return mine[-1]["code"]
-        time.sleep(0.1)
-    raise RuntimeError("no code was texted")
-
-
 public = Client(base_url=BASE)
 sent = post_api_auth_code.sync_detailed(client=public, body=LoginCodeRequest(phone=PHONE))
 assert sent.status_code == 204, sent
-tokens = post_api_auth_login.sync(client=public, body=LoginRequest(phone=PHONE, code=last_code(PHONE), device=DeviceRegistration(name="Python client", platform=DeviceRegistrationPlatform.WEB)))
+tokens = post_api_auth_login.sync(client=public, body=LoginRequest(phone=PHONE, code=last_code(OUTBOX, PHONE), device=DeviceRegistration(name="Python client", platform=DeviceRegistrationPlatform.WEB)))
 assert isinstance(tokens, SessionTokens), tokens
 client = AuthenticatedClient(base_url=BASE, token=tokens.access_token)
 

@@ -11,10 +11,11 @@ import json
 import queue
 import sys
 import threading
-import time
 
 import requests
 import socketio
+
+from sms_outbox import last_code
 
 API, HUB, OUTBOX, PHONE = sys.argv[1:5]
 B_TOKEN, B_ID, C_TOKEN, D_TOKEN = sys.argv[5:9]
@@ -60,20 +61,10 @@ def rest(method: str, path: str, token: str, body=None):
     return answer.json() if answer.content else None
 
 
-def last_code(phone: str) -> str:
-    for _ in range(50):
-        with open(OUTBOX, encoding="utf-8") as outbox:
-            mine = [json.loads(line) for line in outbox if line.strip() and json.loads(line)["to"] == phone]
-        if mine:
-            return mine[-1]["code"]
-        time.sleep(0.1)
-    raise RuntimeError("no code was texted")
-
-
 # Sign-in as a phone does it: a code texted to the number, then the login with this device.
 sent = requests.post(API + "/api/auth/code", json={"phone": PHONE}, timeout=WAIT)
 assert sent.status_code == 204, sent.text
-login = requests.post(API + "/api/auth/login", json={"phone": PHONE, "code": last_code(PHONE), "device": {"name": "Python phone", "platform": "ANDROID"}}, timeout=WAIT).json()
+login = requests.post(API + "/api/auth/login", json={"phone": PHONE, "code": last_code(OUTBOX, PHONE), "device": {"name": "Python phone", "platform": "ANDROID"}}, timeout=WAIT).json()
 A_TOKEN, A_ID = login["accessToken"], login["userId"]
 
 # Connected to B (B accepts the request), then a room with B in it.

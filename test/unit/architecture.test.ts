@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { filesUnder, projectRoot as root } from '../helpers/files.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-function sources(dir: string, found: string[] = []): string[] {
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) sources(full, found);
-    else if (entry.endsWith('.ts')) found.push(full);
-  }
-  return found;
-}
-
-const code = ['src', 'rest', 'realtime', 'workers'].flatMap((folder) => sources(path.join(root, folder))).map((file) => readFileSync(file, 'utf8'));
+const code = ['src', 'rest', 'realtime', 'workers'].flatMap((folder) => filesUnder(path.join(root, folder), '.ts')).map((file) => readFileSync(file, 'utf8'));
 
 /** True when some file declares `class Name` with a method (or getter, or field) `member` in it. */
 function exists(className: string, member: string): boolean {

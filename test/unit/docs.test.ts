@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { GENERATED_TABLES, withTable } from '../../src/doc-tables.js';
 import { configTableMarkdown } from '../../src/platform/config.js';
+import { filesUnder, projectRoot as root } from '../helpers/files.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-function markdownFiles(dir: string, found: string[] = []): string[] {
-  for (const entry of readdirSync(dir)) {
-    const full = path.join(dir, entry);
-    if (statSync(full).isDirectory()) markdownFiles(full, found);
-    else if (entry.endsWith('.md')) found.push(full);
-  }
-  return found;
-}
-
-const PAGES = [path.join(root, 'README.md'), path.join(root, 'ARCHITECTURE.md'), path.join(root, 'bench', 'RESULTS.md'), ...markdownFiles(path.join(root, 'docs'))];
+const PAGES = [path.join(root, 'README.md'), path.join(root, 'ARCHITECTURE.md'), path.join(root, 'bench', 'RESULTS.md'), ...filesUnder(path.join(root, 'docs'), '.md')];
 
 /** Text outside fenced code blocks (links and headings there are not links and headings). */
 const outsideCode = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '');
@@ -71,7 +60,7 @@ describe('the docs', () => {
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     assert.deepEqual(firstBlock.trim().split('\n').map((line) => line.split(/\s+#/)[0]!.trim()), ['npm start', 'npm test']);
     const index = readFileSync(path.join(root, 'docs', 'README.md'), 'utf8');
-    for (const page of markdownFiles(path.join(root, 'docs'))) {
+    for (const page of filesUnder(path.join(root, 'docs'), '.md')) {
       const relative = path.relative(path.join(root, 'docs'), page);
       if (relative !== 'README.md') assert.ok(index.includes(`](${relative})`), `docs/README.md does not link ${relative}`);
     }
