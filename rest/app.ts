@@ -46,6 +46,7 @@ import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
+import { accountsRoutes } from './routes/accounts.routes.js';
 import { utilitiesRoutes } from './routes/utilities.routes.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
 import { AppError } from '../src/platform/errors.js';
@@ -158,6 +159,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
     authed.addHook('onRequestAbort', idempotency.onEnd);
     await authed.register(sessionRoutes, routeOptions);
     await authed.register(usersRoutes, routeOptions);
+    await authed.register(accountsRoutes, routeOptions);
     await authed.register(avatarRoutes, routeOptions);
     await authed.register(devicesRoutes, routeOptions);
     await authed.register(presenceRoutes, routeOptions);

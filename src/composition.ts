@@ -9,6 +9,7 @@ import { contactsArea } from './contacts/index.js';
 import { biometricArea, devicesArea } from './devices/index.js';
 import { inboxArea } from './inbox/index.js';
 import { maintenanceArea } from './maintenance/index.js';
+import { accountsArea } from './accounts/index.js';
 import { messagesArea } from './messages/index.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
@@ -65,9 +66,10 @@ async function composeAreas(p: Platform) {
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
+  const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations });
 
-  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos };
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
@@ -119,6 +121,7 @@ async function composeAreas(p: Platform) {
       push: push.push,
       messagePush: push.messagePush,
       maintenance: maintenance.maintenance,
+      accounts: accounts.accounts,
     },
     repos,
     events,

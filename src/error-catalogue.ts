@@ -17,6 +17,7 @@ import './sfu/sfu.errors.js';
 import './wallets/wallets.errors.js';
 import './e2ee/e2ee.errors.js';
 import './apps/apps.errors.js';
+import './accounts/accounts.errors.js';
 
 export { errorCatalogue, type CodedError } from './platform/errors.js';
 

@@ -92,6 +92,8 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
     media: await start(QUEUES.media, mediaProcessor(services.media)),
     summaries: await start(QUEUES.summaries, summaryProcessor(services.summaries)),
+    accountErase: await start(QUEUES.accountErase, async (job) => services.accounts.erase(job.data.userId)),
+    accountEraseSweep: await start(QUEUES.accountEraseSweep, async () => void (await services.accounts.sweep())),
     invitations: await start(QUEUES.invitations, invitationProcessor(services.contacts)),
   } satisfies Record<QueueName, RunningWorker>;
   const workers: RunningWorker[] = Object.values(started);

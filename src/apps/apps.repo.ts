@@ -31,6 +31,8 @@ export interface AppDoc {
   pingFailures: number;
   /** The last call that was not a health check: apps used in the last 24 hours are pinged. */
   lastUsedAt: Date | null;
+  /** Set when its owner deleted their account: the app is gone for everyone (unlisted, uninstalled, its keys revoked, nothing delivered). */
+  removedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -134,7 +136,7 @@ export class AppsRepo {
 
   /** The app from a 5-second cache that every write through `updateApp` clears in every process (the delivery path reads it per call). */
   appCached(id: string): Promise<AppDoc | null> {
-    return this.recent.get(id, () => this.apps.findOne({ _id: id }));
+    return this.recent.get(id, () => this.apps.findOne({ _id: id, removedAt: null }));
   }
 
   /** Changes an app (the only way apps are changed after creation), clearing it from every process's cache; the app after. */
@@ -147,7 +149,7 @@ export class AppsRepo {
   // Apps.
 
   findApp(appId: string): Promise<AppDoc | null> {
-    return this.apps.findOne({ _id: appId });
+    return this.apps.findOne({ _id: appId, removedAt: null });
   }
 
   async insertApp(app: AppDoc): Promise<void> {
@@ -156,16 +158,16 @@ export class AppsRepo {
 
   /** A member's own apps, newest first. */
   appsOf(ownerId: string): Promise<AppDoc[]> {
-    return this.apps.find({ ownerId }).sort({ createdAt: -1 }).toArray();
+    return this.apps.find({ ownerId, removedAt: null }).sort({ createdAt: -1 }).toArray();
   }
 
   appsByIds(appIds: string[]): Promise<AppDoc[]> {
-    return this.apps.find({ _id: { $in: appIds } }).toArray();
+    return this.apps.find({ _id: { $in: appIds }, removedAt: null }).toArray();
   }
 
   /** One page of the public apps with a manifest whose names have every word of `words`, by name, and how many there are. */
   async pageOfDirectory(words: string[], pageSize: number, currentPage: number): Promise<{ items: AppDoc[]; total: number }> {
-    const filter = { public: true, manifestVersion: { $ne: null }, ...(words.length > 0 ? { nameWords: { $all: words } } : {}) };
+    const filter = { public: true, removedAt: null, manifestVersion: { $ne: null }, ...(words.length > 0 ? { nameWords: { $all: words } } : {}) };
     const [items, total] = await Promise.all([this.apps.find(filter).sort({ name: 1, _id: 1 }).skip(currentPage * pageSize).limit(pageSize).toArray(), this.apps.countDocuments(filter)]);
     return { items, total };
   }
@@ -388,5 +390,21 @@ export class AppsRepo {
       ]),
       this.deliveries.createIndexes([{ key: { createdAt: 1 }, name: 'by_age' }]),
     ]);
+  }
+
+  /**
+   * An app whose owner deleted their account, gone for everyone: unlisted, out of every room, every
+   * bot token and payments key revoked, its deliveries stopped. Each step may repeat.
+   */
+  async removeApp(appId: string, at: Date): Promise<void> {
+    await this.updateApp(appId, { $set: { removedAt: at, public: false, updatedAt: at } });
+    await this.credentials.updateMany({ appId, revokedAt: null }, { $set: { revokedAt: at } });
+    await this.roomApps.deleteMany({ appId });
+    await this.deliveries.updateMany({ appId, status: 'PENDING' }, { $set: { status: 'GAVE_UP', nextAttemptAt: null, updatedAt: at } });
+  }
+
+  /** A member's apps, removed ones included (what an account deletion takes down). */
+  allAppsOf(ownerId: string): Promise<AppDoc[]> {
+    return this.apps.find({ ownerId }).toArray();
   }
 }

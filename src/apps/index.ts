@@ -14,7 +14,7 @@ import { AppApiService } from './payments/app-api.service.js';
 import { AppMoneyRequestsRepo, AppPaymentsRepo } from './payments/payments.repo.js';
 import { InstallsRepo } from './invocations/installs.repo.js';
 import { InvocationsRepo } from './invocations/invocations.repo.js';
-import type { WalletsArea } from '../wallets/index.js';
+import { CURRENCIES, fromStored, type Currency, type WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/index.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
@@ -82,7 +82,31 @@ export function appsArea(
     accountOf: (accountId) => deps.wallets.balances.availableOf(accountId),
     clock: p.clock,
   });
-  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  /** A member's part in the app platform when they delete their account (docs/clients/people.md, "Deleting an account"). */
+  const accounts = {
+    /** What stops the deletion: an app of theirs holding money, a payment of theirs being paid. */
+    async blockers(userId: string): Promise<string[]> {
+      const found: string[] = [];
+      for (const app of await repo.allAppsOf(userId)) {
+        for (const currency of Object.keys(CURRENCIES) as Currency[]) {
+          const account = await deps.wallets.balances.availableOf(`app:${app._id}:${currency}`);
+          if (account && fromStored(account.available) !== 0n) found.push(`app ${app._id} holds ${currency}`);
+        }
+      }
+      for (const id of await payments.repo.payingOf(userId)) found.push(`payment ${id} is not finished`);
+      return found;
+    },
+    /** Their apps removed for everyone, and the apps they installed uninstalled and their ids there forgotten. */
+    async forget(userId: string): Promise<void> {
+      const at = p.clock();
+      for (const app of await repo.allAppsOf(userId)) await repo.removeApp(app._id, at);
+      for (const install of await installs.installs.installsOf(userId)) {
+        await installs.installs.removeInstall(install.appId, userId);
+        await installs.installs.forget(install.appId, userId, at);
+      }
+    },
+  };
+  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, accounts, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;
 

@@ -92,4 +92,13 @@ export class AttachmentsRepo {
   finish(id: string, set: Partial<AttachmentDoc>): Promise<AttachmentDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id, status: 'PROCESSING' }, { $set: set }, { returnDocument: 'after' });
   }
+
+  /** The attachments a user uploaded, for erasing them. */
+  ofUploader(uploaderId: string): Promise<AttachmentDoc[]> {
+    return this.collection.find({ uploaderId }).toArray();
+  }
+
+  async remove(attachmentId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: attachmentId });
+  }
 }

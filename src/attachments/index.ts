@@ -40,7 +40,15 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     publicBaseUrl: publicBaseUrl(config),
     clock: p.clock,
   });
-  return { repos: { attachments: repo }, attachments, media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }) };
+  /** The files a deleted account uploaded, and their thumbnails, posters and MP4s, removed with their records. */
+  const forgetUploader = async (uploaderId: string) => {
+    for (const attachment of await repo.ofUploader(uploaderId)) {
+      const keys = [attachment.storageKey, attachment.thumbnailKey, attachment.convertedKey, attachment.posterKey].filter((key): key is string => typeof key === 'string' && key.length > 0);
+      await Promise.all(keys.map((key) => p.storage.delete(key).catch(() => undefined)));
+      await repo.remove(attachment._id);
+    }
+  };
+  return { repos: { attachments: repo }, attachments, media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }), forgetUploader };
 }
 
 // What other areas use of this one (they import only this file).

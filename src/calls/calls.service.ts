@@ -68,7 +68,7 @@ export class CallsService {
     const { calls, users, blocks, connections, roomMembers, events } = this.deps;
     if (input.calleeId === principal.userId) throw CallsErrors.CALL_SELF();
     const callee = await users.findById(input.calleeId);
-    if (!callee) throw UsersErrors.USER_NOT_FOUND();
+    if (!callee || callee.deletedAt) throw UsersErrors.USER_NOT_FOUND();
     // Calls go between connected users or people sharing a room; a block either way refuses them,
     // and so does the callee's disableIncomingCalls for this connection. The caller is not told which.
     const [connection, sharing, blockedByCallee, blockedByCaller] = await Promise.all([

@@ -60,4 +60,9 @@ export class BlocksRepo {
   async isBlocked(blockerId: string, blockedId: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: `${blockerId}:${blockedId}` }, { limit: 1 })) === 1;
   }
+
+  /** The blocks a user made removed (their account was deleted); others' blocks of them stay. */
+  async removeByBlocker(blockerId: string): Promise<void> {
+    await this.collection.deleteMany({ blockerId });
+  }
 }

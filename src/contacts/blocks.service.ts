@@ -31,7 +31,7 @@ export class BlocksService {
   async block(principal: Principal, blockedUserId: string, reason: BlockReason = 'UNKNOWN'): Promise<UserBlockView> {
     if (blockedUserId === principal.userId) throw ContactsErrors.BLOCK_SELF();
     const blocked = await this.users.findById(blockedUserId);
-    if (!blocked) throw UsersErrors.USER_NOT_FOUND();
+    if (!blocked || blocked.deletedAt) throw UsersErrors.USER_NOT_FOUND();
     const now = this.clock();
     if (!(await this.blockFor(principal.userId, blockedUserId, reason, now))) throw ContactsErrors.ALREADY_BLOCKED();
     return { blockedUser: userSummary(this.publicBaseUrl, blocked, blocked._id), reason, createdAt: now.toISOString() };

@@ -138,4 +138,9 @@ export class ConnectionRequestsRepo {
   async cancelInvite(inviteId: string): Promise<void> {
     await this.collection.updateOne({ _id: inviteId }, { $set: { status: 'CANCELLED', pendingKey: inviteId } });
   }
+
+  /** Every request and invitation a user sent or received removed (their account was deleted). */
+  async removeAllOf(userId: string): Promise<void> {
+    await this.collection.deleteMany({ $or: [{ senderId: userId }, { recipientId: userId }] });
+  }
 }

@@ -59,4 +59,9 @@ export class ConnectionsRepo {
     const update = disabled ? { $addToSet: { incomingCallsDisabledBy: userId } } : { $pull: { incomingCallsDisabledBy: userId } };
     return this.collection.findOneAndUpdate({ _id: connectionId(userId, otherId) }, update, { returnDocument: 'after' });
   }
+
+  /** Every connection of a user removed (their account was deleted). */
+  async removeAllOf(userId: string): Promise<void> {
+    await this.collection.deleteMany({ userIds: userId });
+  }
 }

@@ -77,7 +77,7 @@ export class ContactsService {
     if (input.recipientId) {
       recipient = await users.findById(input.recipientId);
       // The spec's one 401 outside authentication: an unknown recipientId.
-      if (!recipient) throw ContactsErrors.RECIPIENT_UNKNOWN();
+      if (!recipient || recipient.deletedAt) throw ContactsErrors.RECIPIENT_UNKNOWN();
     } else if (phone) recipient = await users.findByPhone(phone);
     else if (email) recipient = await users.findByEmail(email);
 

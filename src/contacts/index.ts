@@ -29,7 +29,11 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
   });
   // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
   p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));
-  return { repos, contacts, blocks };
+  /** A deleted account's connections, requests, invitations and own blocks removed; each step may repeat. */
+  const forgetUser = async (userId: string) => {
+    await Promise.all([repos.connections.removeAllOf(userId), repos.connectionRequests.removeAllOf(userId), repos.blocks.removeByBlocker(userId)]);
+  };
+  return { repos, contacts, blocks, forgetUser };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;
 

@@ -163,4 +163,14 @@ export class DevicesRepo {
   async touch(id: string, now: Date): Promise<void> {
     await this.collection.updateOne({ _id: id }, { $set: { lastSeenAt: now } });
   }
+
+  /** Every device a user ever had, revoked or not. */
+  async allIdsOf(userId: string): Promise<string[]> {
+    return (await this.collection.find({ userId }, { projection: { _id: 1 } }).toArray()).map((device) => device._id);
+  }
+
+  /** The push and VoIP tokens of every device of a user dropped (their account was deleted). */
+  async dropPushTokensOf(userId: string): Promise<void> {
+    await this.collection.updateMany({ userId }, { $set: { pushToken: null, voipPushToken: null } });
+  }
 }

@@ -57,4 +57,10 @@ export class DevicesService {
     const record = input.token === null ? null : { token: input.token, updatedAt: this.clock() };
     await this.devices.setVoipPushToken(principal.deviceId, record);
   }
+
+  /** Every active device of a user revoked (sockets closed, tokens refused) and every push token dropped. */
+  async revokeAllOf(userId: string): Promise<void> {
+    for (const deviceId of await this.devices.activeIdsOf(userId)) await this.revokeDevice(deviceId, userId);
+    await this.devices.dropPushTokensOf(userId);
+  }
 }

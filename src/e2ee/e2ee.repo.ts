@@ -212,4 +212,12 @@ export class E2eeRepo {
     const newest = await this.versions.find({ roomId }, { projection: { version: 1, createdAt: 1 } }).sort({ version: -1 }).limit(1).next();
     return newest ? { version: newest.version, createdAt: newest.createdAt } : { version: 0, createdAt: null };
   }
+
+  /** The identities of these devices revoked and their shares of every room key removed (their account was deleted). */
+  async forgetDevices(deviceIds: string[]): Promise<void> {
+    for (const deviceId of deviceIds) {
+      await this.revokeIdentity(deviceId);
+      await this.versions.updateMany({ [`shares.${deviceId}`]: { $exists: true } }, { $unset: { [`shares.${deviceId}`]: '' } });
+    }
+  }
 }

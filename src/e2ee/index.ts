@@ -50,7 +50,12 @@ export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEv
   p.domainEvents.on('room.member-left', ({ roomId }) => roomKeys.rotationDue(roomId, 'MEMBER_LEFT'));
   p.domainEvents.on('device.revoked', ({ deviceId, userId }) => roomKeys.deviceRevoked(deviceId, userId));
 
-  return { repos: { e2ee: repo }, keyDirectory, roomKeys, uploads };
+  /** A deleted account's end-to-end encryption: its devices' identities and key shares, and its key backup, removed. */
+  const forgetUser = async (userId: string, deviceIds: string[]) => {
+    await repo.forgetDevices(deviceIds);
+    await repo.deleteBackup(userId);
+  };
+  return { repos: { e2ee: repo }, keyDirectory, roomKeys, uploads, forgetUser };
 }
 export type E2eeArea = ReturnType<typeof e2eeArea>;
 

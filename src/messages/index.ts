@@ -33,7 +33,12 @@ export function messagesArea(
   });
   // A new member starts with the room's history read: their unread count counts from their joining.
   p.domainEvents.on('room.member-joined', ({ roomId, userId }) => activity.startMember(roomId, userId, p.clock()));
-  return { repos: { messages: messagesRepo }, activity, messages, policy };
+  /** What a deleted account wrote, erased where it stands (asked for at deletion), and the chat lists' previews of it. */
+  const forgetAuthor = async (userId: string) => {
+    await messagesRepo.eraseByAuthor(userId, p.clock());
+    await activity.eraseLastBy(userId);
+  };
+  return { repos: { messages: messagesRepo }, activity, messages, policy, forgetAuthor };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

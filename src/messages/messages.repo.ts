@@ -28,6 +28,8 @@ export interface MessageDoc {
   /** A card posted by an app (its author is `app:<appId>`, the text empty). */
   appId?: string;
   card?: Card;
+  /** Set when its author deleted their account and asked for what they wrote to be erased. */
+  erasedAt?: Date | null;
   createdAt: Date;
 }
 
@@ -79,5 +81,17 @@ export class MessagesRepo {
     const field: `translations.${string}` = `translations.${language}`;
     const update: UpdateFilter<MessageDoc> = text === null ? { $unset: { [field]: true } } : { $set: { [field]: text } };
     return this.collection.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+  }
+
+  /**
+   * What a deleted account wrote, erased where it stands (asked for at deletion): the text, its
+   * translations, place and attachments gone; the message stays in its room's timeline, emptied.
+   */
+  async eraseByAuthor(userId: string, at: Date): Promise<string[]> {
+    const erased = await this.collection.find({ userId, erasedAt: null }, { projection: { _id: 1 } }).toArray();
+    if (erased.length > 0) {
+      await this.collection.updateMany({ userId, erasedAt: null }, { $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], erasedAt: at }, $unset: { card: '' } });
+    }
+    return erased.map((message) => message._id);
   }
 }

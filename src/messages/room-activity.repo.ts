@@ -163,4 +163,9 @@ export class RoomActivityRepo {
     const docs = await findByIds(this.reads, roomIds.map((roomId) => `${roomId}:${userId}`));
     return new Map(docs.map((doc) => [doc._id.slice(0, doc._id.lastIndexOf(':')), doc.seq]));
   }
+
+  /** The chat lists' preview of a room whose newest message is a deleted account's erased one: emptied. */
+  async eraseLastBy(userId: string): Promise<void> {
+    await this.activity.updateMany({ 'last.userId': userId }, { $set: { 'last.message': '', 'last.attachmentCount': 0 } });
+  }
 }

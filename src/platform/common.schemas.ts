@@ -75,4 +75,11 @@ export const avatarFields = {
 };
 
 /** Another user as every area shows them (the users area makes it; device events carry it too). */
-export const UserDtoSchema = z.object({ id: z.string(), displayName: z.string().nullable(), ...avatarFields }).meta({ id: 'UserDto' });
+export const UserDtoSchema = z
+  .object({
+    id: z.string(),
+    deleted: z.boolean().describe('The user deleted their account: no name or picture is shown (their messages stay, shown as a deleted account\'s)'),
+    displayName: z.string().nullable(),
+    ...avatarFields,
+  })
+  .meta({ id: 'UserDto' });

@@ -54,7 +54,7 @@ const EnvSchema = z
       .string()
       .default('')
       .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
-      .pipe(z.array(z.enum(['app-payment.changed']))),
+      .pipe(z.array(z.enum(['app-payment.changed', 'account.erase-step']))),
     // Whether the api's public port serves /metrics too (off: metrics belong on OPS_PORT).
     METRICS_ON_PUBLIC_PORT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Sockets that stop reading (docs/operators/operations.md, "Slow sockets"): past this many unsent bytes a socket's device

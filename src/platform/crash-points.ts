@@ -6,7 +6,9 @@
  */
 export type CrashPoint =
   /** A payment has just changed (completed or declined) and carries the event it owes; the event's delivery is not recorded yet. */
-  'app-payment.changed';
+  | 'app-payment.changed'
+  /** A step of erasing a deleted account is done and recorded; the next has not started. */
+  | 'account.erase-step';
 
 export type CrashAt = (point: CrashPoint) => void;
 

@@ -60,6 +60,11 @@ export function keyspace(prefix: string) {
       keyCalls: (deviceId: string) => `${prefix}rl:e2ee-keys:${deviceId}`,
       uploads: (deviceId: string) => `${prefix}rl:e2ee-uploads:${deviceId}`,
     },
+    accounts: {
+      /** The hash of the code texted to confirm an account's deletion (one at a time), and its wrong entries. */
+      deletionCode: (userId: string) => `${prefix}account:deletion-code:${userId}`,
+      deletionWrong: (userId: string) => `${prefix}rl:account-deletion-wrong:${userId}`,
+    },
     biometric: {
       nonce: (nonce: string) => `${prefix}bio:nonce:${nonce}`,
       code: (deviceId: string) => `${prefix}bio:code:${deviceId}`,

@@ -19,6 +19,10 @@ export interface CallTimeoutJob {
 export interface MediaJob {
   attachmentId: string;
 }
+export interface AccountEraseJob {
+  userId: string;
+}
+
 export interface SummaryJob {
   requestId: string;
   userId: string;
@@ -103,6 +107,9 @@ export const QUEUES = {
   media: defineQueue<MediaJob>({ queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` }),
   // Invitations by SMS or e-mail, sent from their stored record: retried for about an hour and a half.
   invitations: defineQueue<InvitationJob>({ queue: 'invitations', job: 'send-invitation', attempts: 10, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 5, jobId: (data) => `invite-${data.requestId}-${data.round}` }),
+  // Erasing a deleted account, step by step; and the sweep that finishes one a dead process left midway.
+  accountErase: defineQueue<AccountEraseJob>({ queue: 'account-erase', job: 'erase-account', attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `erase-${data.userId}` }),
+  accountEraseSweep: defineQueue<CleanupJob>({ queue: 'account-erase-sweep', job: 'sweep-account-erasures', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   summaries: defineQueue<SummaryJob>({ queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId }),
 } as const;
 

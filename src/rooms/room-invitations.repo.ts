@@ -88,4 +88,9 @@ export class RoomInvitationsRepo {
       { $set: { status: 'CANCELLED', answeredAt: now } },
     );
   }
+
+  /** Every pending invitation to or from a user cancelled (their account was deleted). */
+  async cancelAllOf(userId: string, now: Date): Promise<void> {
+    await this.collection.updateMany({ status: 'PENDING', $or: [{ inviterId: userId }, { inviteeId: userId }] }, { $set: { status: 'CANCELLED', answeredAt: now } });
+  }
 }

@@ -54,7 +54,7 @@ export class RoomInvitationsService {
    * setting refuses the adder). The answer to a block does not say who blocked whom.
    */
   async admissions(adderId: string, roomType: RoomType, userIds: string[]): Promise<Map<string, Admission>> {
-    const users = await this.deps.users.findManyByIds(userIds);
+    const users = (await this.deps.users.findManyByIds(userIds)).filter((user) => !user.deletedAt);
     if (users.length !== userIds.length) throw UsersErrors.USER_NOT_FOUND({ message: 'A member id is not a user' });
     const connected = await this.deps.connections.connectedAmong(adderId, userIds);
     const admissions = new Map<string, Admission>();
@@ -187,6 +187,11 @@ export class RoomInvitationsService {
         },
       ];
     });
+  }
+
+  /** Every pending invitation to or from a user cancelled (their account was deleted). */
+  cancelAllOf(userId: string): Promise<void> {
+    return this.deps.invitations.cancelAllOf(userId, this.deps.clock());
   }
 }
 

@@ -135,4 +135,9 @@ export class RoomMembersRepo {
     const roomsOf = await this.roomIdsOfUsers(others);
     return new Set([...roomsOf].filter(([, roomIds]) => roomIds.some((roomId) => rooms.has(roomId))).map(([userId]) => userId));
   }
+
+  /** A room's active members, longest-standing first. */
+  activeMembersOf(roomId: string): Promise<RoomMemberDoc[]> {
+    return this.collection.find({ roomId, active: true }).sort({ joinedAt: 1, _id: 1 }).toArray();
+  }
 }

@@ -10,7 +10,7 @@ import type { RoomDoc, RoomsRepo } from './rooms.repo.js';
 export const isManager = (room: RoomDoc, userId: string) => room.creatorId === userId || room.admins.includes(userId);
 
 /** Rooms anyone may read and resolve by link: public groups and visible broadcast rooms. */
-export const isOpenRoom = (room: RoomDoc) => room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible);
+export const isOpenRoom = (room: RoomDoc) => !room.closedAt && (room.type === 'PUBLIC_GROUP' || (room.type === 'BROADCAST' && room.visible));
 
 /** An active member that no admin disabled. */
 export const isEnabledMember = (member: RoomMemberDoc | null): member is RoomMemberDoc => member !== null && member.active && member.enabled;

@@ -27,6 +27,8 @@ export interface RoomDoc {
   language?: string;
   /** Other language versions of a broadcast room's name and description. */
   translations?: Record<string, { name: string; description: string | null }>;
+  /** Set when its last member left by deleting their account: nobody can find or join it any more. */
+  closedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -131,6 +133,7 @@ export class RoomsRepo {
   async searchPublic(words: string[], skip: number, limit: number): Promise<{ items: RoomDoc[]; total: number }> {
     const filter = {
       type: 'PUBLIC_GROUP' as const,
+      closedAt: null,
       ...(words.length > 0 ? { $and: words.map((word) => ({ nameWords: { $regex: `^${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}` } })) } : {}),
     };
     const [items, total] = await Promise.all([
@@ -138,6 +141,11 @@ export class RoomsRepo {
       this.collection.countDocuments(filter),
     ]);
     return { items, total };
+  }
+
+  /** The rooms a user created. */
+  createdBy(userId: string): Promise<RoomDoc[]> {
+    return this.collection.find({ creatorId: userId }).toArray();
   }
 }
 
@@ -151,4 +159,3 @@ export function linkOf(name: string): string {
     .replace(/^-+|-+$/g, '');
   return slug.length > 0 ? slug : `room`;
 }
-

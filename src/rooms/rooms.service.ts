@@ -289,6 +289,27 @@ export class RoomsService {
     return this.deps.members.sharingARoom(userId, others);
   }
 
+  /**
+   * A deleted account leaves every room. A room it created passes to its longest-standing admin, else
+   * its longest-standing member; a room left with nobody is closed. Its pending invitations, to it or
+   * from it, are cancelled. Each step may repeat.
+   */
+  async forgetMember(userId: string): Promise<void> {
+    const { rooms, members, membership, invitations, clock } = this.deps;
+    for (const roomId of await members.activeRoomIds(userId)) {
+      const room = await rooms.findById(roomId);
+      if (!room) continue;
+      await membership.part(room, userId, false);
+      if (room.admins.includes(userId)) await rooms.setAdmin(room._id, userId, false);
+    }
+    for (const room of await rooms.createdBy(userId)) {
+      const remaining = await members.activeMembersOf(room._id);
+      const successor = remaining.find((member) => room.admins.includes(member.userId)) ?? remaining[0];
+      await rooms.update(room._id, successor ? { creatorId: successor.userId, admins: room.admins.filter((id) => id !== userId) } : { closedAt: room.closedAt ?? clock(), admins: [] });
+    }
+    await invitations.cancelAllOf(userId);
+  }
+
   /** The rooms a user is an active member of: their sockets join these rooms' broadcasts. */
   chatRoomIdsOf(userId: string): Promise<string[]> {
     return this.deps.members.activeRoomIds(userId);

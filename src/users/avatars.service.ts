@@ -118,4 +118,10 @@ export class AvatarsService {
     const storage = this.deps.storage();
     await Promise.all(AVATAR_SIZES.map((size) => storage.delete(keyOf(userId, avatar.version, size)).catch(() => undefined)));
   }
+
+  /** A deleted account's picture removed, its files with it. */
+  async removeOf(userId: string): Promise<void> {
+    const before = await this.deps.users.setAvatar(userId, null);
+    if (before?.avatar) await this.removeFiles(userId, before.avatar);
+  }
 }

@@ -34,6 +34,12 @@ export interface UserDoc {
   avatar?: AvatarRef | null;
   /** Absent: `everyone`. */
   roomInvites?: RoomInvitesSetting;
+  /**
+   * Set when the user deleted their account: the phone number is freed at once (it reads
+   * `deleted:<id>`), the profile is erased by the deletion's steps, and everywhere the user appears
+   * they read as a deleted account.
+   */
+  deletedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -148,5 +154,22 @@ export class UsersRepo {
   async claimTotpStep(id: string, step: number): Promise<boolean> {
     const result = await this.collection.updateOne({ _id: id, 'twoFactor.lastStep': { $lt: step } }, { $set: { 'twoFactor.lastStep': step } });
     return result.modifiedCount === 1;
+  }
+
+  /**
+   * The account deleted, at once: its phone number and e-mail address free (a new sign-in with the
+   * number makes a new account), the user shown as a deleted account. Once: false when already deleted.
+   */
+  async markDeleted(userId: string, at: Date): Promise<boolean> {
+    const marked = await this.collection.updateOne({ _id: userId, deletedAt: null }, { $set: { deletedAt: at, phone: `deleted:${userId}`, updatedAt: at }, $unset: { email: '' } });
+    return marked.modifiedCount === 1;
+  }
+
+  /** What was personal in a deleted account's record: its name, picture, settings and two-factor secret. */
+  async eraseProfile(userId: string, at: Date): Promise<void> {
+    await this.collection.updateOne(
+      { _id: userId, deletedAt: { $ne: null } },
+      { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, updatedAt: at }, $unset: { roomInvites: '', email: '' } },
+    );
   }
 }

@@ -135,9 +135,25 @@ export class UsersService {
     const disabled = await this.users.disableTwoFactor(user._id, secret, newTotpSecret(), this.clock());
     return disabled ?? (await this.me(principal));
   }
+
+  /**
+   * Checks an authenticator code for an action of the account's own (its deletion): once per code,
+   * counted like two-factor changes; throws the same codes. Nothing to check when two-factor is off.
+   */
+  async confirmWithTwoFactor(userId: string, code: string | undefined): Promise<void> {
+    const user = await this.users.findById(userId);
+    const secret = user?.twoFactor.enabled ? user.twoFactor.secret : null;
+    if (!user || !secret) return;
+    await this.assertTriesLeft(userId);
+    if (!code) throw UsersErrors.TWO_FACTOR_CODE_INVALID({ message: 'Two-factor authentication is on: give the authenticator code' });
+    const step = await matchTotpStep(secret, code, this.clock());
+    if (step === null || !(await this.users.claimTotpStep(userId, step))) throw await this.wrongCode(userId);
+  }
 }
 
 /** A user as others see them (UserDto): never the phone number. `user` undefined: a user that is gone. */
-export function userSummary(baseUrl: string, user: Pick<UserDoc, '_id' | 'displayName' | 'avatar'> | null | undefined, id: string): UserSummaryView {
-  return { id, displayName: user?.displayName ?? null, ...avatarUrls(baseUrl, user) };
+export function userSummary(baseUrl: string, user: Pick<UserDoc, '_id' | 'displayName' | 'avatar' | 'deletedAt'> | null | undefined, id: string): UserSummaryView {
+  // A deleted account shows no name or picture, even before its profile is erased.
+  if (user?.deletedAt) return { id, deleted: true, displayName: null, avatarUrl: null, avatarThumbnailUrl: null };
+  return { id, deleted: false, displayName: user?.displayName ?? null, ...avatarUrls(baseUrl, user) };
 }

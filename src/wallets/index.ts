@@ -8,6 +8,7 @@ import { LedgerRepo } from './ledger.repo.js';
 import { StaticPriceSource, guarded, type PriceSource } from './prices.js';
 import { CoinGeckoPriceSource } from './coingecko.prices.js';
 import { Reconciler } from './reconciler.js';
+import { WalletClosing } from './wallet-closing.js';
 import { TransfersService } from './transfers.service.js';
 import { WalletsService } from './wallets.service.js';
 import { WithdrawalsService } from './withdrawals.service.js';
@@ -94,6 +95,8 @@ export function walletsArea(
     wallets,
     withdrawals,
     transfers: new TransfersService({ repo, ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events }),
+    /** Closing a member's wallets when they delete their account. */
+    closing: new WalletClosing({ repo, withdrawals: withdrawalsRepo, swaps: swapsRepo, clock: p.clock }),
     reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: LEDGER_GRACE_MS }),
     /** What an account has available (the apps area reads an app's balance). */
     balances: { availableOf: (accountId: string) => repo.availableOf(accountId) },
@@ -106,6 +109,6 @@ export type WalletsArea = ReturnType<typeof walletsArea>;
 export { InsufficientFunds } from './ledger.js';
 export { hasMoved } from './ledger.repo.js';
 export type { Ledger } from './ledger.js';
-export { formatAmount, fromStored, parseAmount, toStored } from './money.js';
+export { CURRENCIES, formatAmount, fromStored, parseAmount, toStored } from './money.js';
 export type { Currency } from './money.js';
 export type { WalletsService } from './wallets.service.js';

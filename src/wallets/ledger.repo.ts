@@ -37,6 +37,12 @@ export interface AccountDoc {
   /** Wallets: where deposits arrive (HD-derived at `depositIndex`). Absent on system accounts, so the sparse unique index leaves them out. */
   depositIndex?: number;
   depositAddress?: string;
+  /**
+   * Set when its owner deleted their account (the wallet was empty and idle then): nothing is
+   * credited to it any more (the ledger refuses such an entry and gives the debit back), and it is
+   * nobody's wallet for a transfer. Its entries stay in the journal.
+   */
+  closedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -172,9 +178,28 @@ export class LedgerRepo {
     return this.accounts.find({ userId, kind: 'WALLET' }).sort({ createdAt: 1, _id: 1 }).toArray();
   }
 
-  /** A member's oldest wallet of a currency. */
+  /** A member's oldest open wallet of a currency. */
   firstWalletOf(userId: string, currency: Currency): Promise<AccountDoc | null> {
-    return this.accounts.find({ userId, kind: 'WALLET', currency }).sort({ createdAt: 1, _id: 1 }).limit(1).next();
+    return this.accounts.find({ userId, kind: 'WALLET', currency, closedAt: null }).sort({ createdAt: 1, _id: 1 }).limit(1).next();
+  }
+
+  /** Whether an account was closed (its owner deleted their account). */
+  async isClosed(accountId: string): Promise<boolean> {
+    return (await this.accounts.countDocuments({ _id: accountId, closedAt: { $ne: null } }, { limit: 1 })) > 0;
+  }
+
+  /**
+   * Closes a wallet as it was read: only if nothing moved since (its balance and `updatedAt` as read),
+   * so money that arrived in between keeps it open. True when it closed.
+   */
+  async closeIfUnchanged(wallet: Pick<AccountDoc, '_id' | 'available' | 'updatedAt'>, at: Date): Promise<boolean> {
+    const closed = await this.accounts.updateOne({ _id: wallet._id, available: wallet.available, updatedAt: wallet.updatedAt, closedAt: null }, { $set: { closedAt: at } });
+    return closed.modifiedCount === 1;
+  }
+
+  /** Opens again wallets closed by a deletion that was then refused. */
+  async reopenWalletsOf(userId: string): Promise<void> {
+    await this.accounts.updateMany({ userId, kind: 'WALLET' }, { $set: { closedAt: null } });
   }
 
   rename(accountId: string, name: string, at: Date): Promise<AccountDoc | null> {
@@ -220,7 +245,7 @@ export class LedgerRepo {
   /** The entry's credit, once (its mark); true when this call applied it. */
   async applyCredit(entry: JournalDoc, at: Date): Promise<boolean> {
     const applied = await this.accounts.updateOne(
-      { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
+      { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id }, closedAt: null },
       { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: at } },
     );
     return applied.modifiedCount === 1;
@@ -250,7 +275,7 @@ export class LedgerRepo {
     const result = await this.accounts.bulkWrite(
       entries.map((entry) => ({
         updateOne: {
-          filter: { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id } },
+          filter: { _id: entry.credit, currency: entry.currency, pending: { $ne: entry._id }, closedAt: null },
           update: { $inc: { available: entry.amount }, $push: { pending: entry._id }, $set: { updatedAt: at } },
         },
       })),

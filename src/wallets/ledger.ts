@@ -22,6 +22,12 @@ export interface EntryRequest {
 /** An entry the debited account could not pay for: recorded as FAILED, nothing moved. */
 export class InsufficientFunds extends Error {}
 
+/** The credited wallet was closed (its owner deleted their account): the entry is FAILED and its debit given back. */
+export class AccountClosed extends Error {}
+
+/** The failure of an entry refused for a closed credited account. */
+const ACCOUNT_CLOSED = 'ACCOUNT_CLOSED';
+
 /**
  * How long an entry may stay between steps before the reconciler finishes it (it takes entries whose
  * `updatedAt` is older). A step applied within a third of this after the entry was written or last
@@ -139,8 +145,10 @@ export class Ledger {
     if (slow()) return this.finishOneByOne(fresh);
     const credited = credits === debited.length ? debited : await this.carrying(debited, (entry) => entry.credit);
     for (const { waiting, entry } of debited.filter((one) => !credited.includes(one))) {
+      const closedOut = await this.refuseForClosedCredit(entry);
+      if (closedOut) settle(waiting, closedOut);
       // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
-      waiting.reject(new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`));
+      else waiting.reject(new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`));
     }
     const failedAt = clock();
     if (refused.length > 0) {
@@ -251,7 +259,8 @@ export class Ledger {
         const failed = await repo.setState(current._id, ['PENDING'], 'FAILED', this.deps.clock(), { failure: 'INSUFFICIENT_FUNDS' });
         return failed ?? must(await repo.findEntry(current._id), 'the entry being applied');
       }
-      await this.applyCredit(current);
+      const refused = await this.applyCredit(current);
+      if (refused) return refused;
       current = (await repo.setState(current._id, ['PENDING', 'APPLIED'], 'APPLIED', this.deps.clock())) ?? current;
     }
     if (current.state === 'APPLIED') {
@@ -269,16 +278,31 @@ export class Ledger {
     return repo.hasMark(entry.debit, entry._id);
   }
 
-  private async applyCredit(entry: JournalDoc): Promise<void> {
+  /** The credit, once; the entry as FAILED when the credited wallet is closed (its debit given back). */
+  private async applyCredit(entry: JournalDoc): Promise<JournalDoc | null> {
     const { repo } = this.deps;
     if (await repo.applyCredit(entry, this.deps.clock())) {
       await this.undoIfFinished(entry, entry.credit, -fromStored(entry.amount));
-      return;
+      return null;
     }
-    if (!(await repo.hasMark(entry.credit, entry._id))) {
-      // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
-      throw new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`);
-    }
+    if (await repo.hasMark(entry.credit, entry._id)) return null;
+    const refused = await this.refuseForClosedCredit(entry);
+    if (refused) return refused;
+    // The credited account is gone or of another currency: the entry stays PENDING and the reconciler reports it.
+    throw new Error(`ledger: cannot credit ${entry.credit} for ${entry._id}`);
+  }
+
+  /**
+   * An entry whose credit cannot apply because the credited wallet was closed (a deletion raced the
+   * transfer): its debit is given back (conditional on its mark, so once) and the entry is FAILED.
+   * Null when the account is not closed.
+   */
+  private async refuseForClosedCredit(entry: JournalDoc): Promise<JournalDoc | null> {
+    const { repo, clock } = this.deps;
+    if (!(await repo.isClosed(entry.credit))) return null;
+    await repo.reverseMarked(entry.debit, entry._id, fromStored(entry.amount));
+    const failed = await repo.setState(entry._id, ['PENDING'], 'FAILED', clock(), { failure: ACCOUNT_CLOSED });
+    return failed ?? must(await repo.findEntry(entry._id), 'the refused entry');
   }
 
   /**
@@ -362,7 +386,7 @@ interface Pending {
 
 /** Answers the one waiting for an entry with its outcome: a FAILED entry is InsufficientFunds, as `post` throws it. */
 function settle(waiting: Waiting, entry: JournalDoc): void {
-  if (entry.state === 'FAILED') waiting.reject(new InsufficientFunds(entry.failure ?? 'insufficient funds'));
+  if (entry.state === 'FAILED') waiting.reject(entry.failure === ACCOUNT_CLOSED ? new AccountClosed(entry.failure) : new InsufficientFunds(entry.failure ?? 'insufficient funds'));
   else waiting.resolve(entry);
 }
 

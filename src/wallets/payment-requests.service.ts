@@ -6,7 +6,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { UserReads } from '../users/index.js';
-import { InsufficientFunds, type Ledger } from './ledger.js';
+import { AccountClosed, InsufficientFunds, type Ledger } from './ledger.js';
 import { hasMoved, type JournalDoc } from './ledger.repo.js';
 import { formatAmount, fromStored, parseAmount, toStored } from './money.js';
 import type { PaymentRequestCreateSchema, PaymentRequestDtoSchema } from './wallets.schemas.js';
@@ -66,7 +66,7 @@ export class PaymentRequestsService {
     const wallet = await this.deps.wallets.owned(principal, input.walletId);
     const recipients = input.items.map((item) => item.recipientId);
     if (new Set(recipients).size !== recipients.length || recipients.includes(principal.userId)) throw WalletsErrors.PAYMENT_RECIPIENT_INVALID();
-    if ((await this.deps.users.findManyByIds(recipients)).length !== recipients.length) throw WalletsErrors.PAYMENT_RECIPIENT_INVALID({ message: 'A recipient is not a member' });
+    if ((await this.deps.users.findManyByIds(recipients)).filter((user) => !user.deletedAt).length !== recipients.length) throw WalletsErrors.PAYMENT_RECIPIENT_INVALID({ message: 'A recipient is not a member' });
     const items: PaymentRequestDoc['items'] = {};
     for (const item of input.items) {
       const units = parseAmount(item.amount, wallet.currency);
@@ -151,6 +151,7 @@ export class PaymentRequestsService {
     } catch (error) {
       await this.release(id, principal.userId);
       if (error instanceof InsufficientFunds) throw WalletsErrors.INSUFFICIENT_FUNDS();
+      if (error instanceof AccountClosed) throw WalletsErrors.PAYMENT_REQUEST_NOT_FOUND({ message: 'The requester deleted their account' });
       throw error;
     }
     const paid = await this.markPaid(id, principal.userId, entry.createdAt);

@@ -91,4 +91,9 @@ export class SwapsRepo {
     ]);
     return { items, total };
   }
+
+  /** Ids of the member's swaps still waiting for the house (PENDING). */
+  async unfinishedOf(userId: string): Promise<string[]> {
+    return (await this.swaps.find({ userId, status: 'PENDING' }, { projection: { _id: 1 } }).toArray()).map((swap) => swap._id);
+  }
 }

@@ -6,7 +6,7 @@ import { AppError } from '../platform/errors.js';
 import type { Principal } from '../platform/principal.js';
 import type { UserReads } from '../users/index.js';
 import { UsersErrors } from '../users/users.errors.js';
-import { InsufficientFunds, type EntryRequest, type Ledger } from './ledger.js';
+import { AccountClosed, InsufficientFunds, type EntryRequest, type Ledger } from './ledger.js';
 import { hasMoved, type JournalDoc, type LedgerRepo } from './ledger.repo.js';
 import { must } from '../platform/must.js';
 import { formatAmount, fromStored, parseAmount } from './money.js';
@@ -110,7 +110,10 @@ export class TransfersService {
     if (amount === null) throw WalletsErrors.AMOUNT_INVALID();
     if (item.toUserId === principal.userId) throw WalletsErrors.TRANSFER_TO_SELF();
     const to = parties.primaryWallet(item.toUserId, from.currency);
-    if (!to) throw (await this.deps.users.findById(item.toUserId)) ? WalletsErrors.RECIPIENT_HAS_NO_WALLET() : UsersErrors.USER_NOT_FOUND();
+    if (!to) {
+      const recipient = await this.deps.users.findById(item.toUserId);
+      throw recipient && !recipient.deletedAt ? WalletsErrors.RECIPIENT_HAS_NO_WALLET() : UsersErrors.USER_NOT_FOUND();
+    }
     return { item, entryId, earlier: null, move: { from, to, amount } };
   }
 
@@ -119,14 +122,14 @@ export class TransfersService {
     const base = { requestId: item.requestId, fromWalletId: item.fromWalletId, toUserId: item.toUserId, amount: item.amount, note: item.note ?? null };
     try {
       if (earlier) {
-        if (earlier.state === 'FAILED') throw WalletsErrors.INSUFFICIENT_FUNDS();
-        const settled = await this.deps.ledger.awaitEnd(earlier);
-        if (settled.state === 'FAILED') throw WalletsErrors.INSUFFICIENT_FUNDS();
+        const settled = earlier.state === 'FAILED' ? earlier : await this.deps.ledger.awaitEnd(earlier);
+        if (settled.state === 'FAILED') throw settled.failure === 'ACCOUNT_CLOSED' ? UsersErrors.USER_NOT_FOUND() : WalletsErrors.INSUFFICIENT_FUNDS();
         return this.completed(base, settled);
       }
       const { from, to, amount } = must(move, 'the checked transfer');
       const outcome = await must(posted, 'the posted transfer');
-      if ('error' in outcome) throw outcome.error instanceof InsufficientFunds ? WalletsErrors.INSUFFICIENT_FUNDS() : outcome.error;
+      // A recipient who deleted their account while the transfer was on its way: refused, the money back.
+      if ('error' in outcome) throw outcome.error instanceof InsufficientFunds ? WalletsErrors.INSUFFICIENT_FUNDS() : outcome.error instanceof AccountClosed ? UsersErrors.USER_NOT_FOUND() : outcome.error;
       const { entry } = outcome;
       await this.deps.events.toUsers([item.toUserId], 'wallet.transfer-received', {
         entryId: entry._id,

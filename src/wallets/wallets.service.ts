@@ -124,7 +124,8 @@ export class WalletsService {
     const cached = known();
     if (cached) return cached;
     const accounts = await this.deps.repo.walletsOrOwnersAmong(walletIds, recipientIds);
-    const primaryWallet = (userId: string, currency: Currency) => accounts.filter((account) => account.kind === 'WALLET' && account.userId === userId && account.currency === currency).sort(oldestFirst)[0] ?? null;
+    const primaryWallet = (userId: string, currency: Currency) =>
+      accounts.filter((account) => account.kind === 'WALLET' && account.userId === userId && account.currency === currency && !account.closedAt).sort(oldestFirst)[0] ?? null;
     for (const account of accounts) {
       this.walletFacts.set(account._id, factsOf(account));
       if (account.kind === 'WALLET' && account.userId !== null && recipientIds.includes(account.userId)) {

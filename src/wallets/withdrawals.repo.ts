@@ -91,4 +91,9 @@ export class WithdrawalsRepo {
   setStatus(withdrawalId: string, from: WithdrawalStatus[], to: WithdrawalStatus, at: Date, extra: Partial<WithdrawalDoc> = {}): Promise<WithdrawalDoc | null> {
     return this.withdrawals.findOneAndUpdate({ _id: withdrawalId, status: { $in: from } }, { $set: { status: to, updatedAt: at, ...extra } }, { returnDocument: 'after' });
   }
+
+  /** Ids of the member's withdrawals not finished yet (pending or sent). */
+  async unfinishedOf(userId: string): Promise<string[]> {
+    return (await this.withdrawals.find({ userId, status: { $in: ['pending', 'sent'] } }, { projection: { _id: 1 } }).toArray()).map((w) => w._id);
+  }
 }

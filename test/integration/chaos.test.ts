@@ -228,7 +228,7 @@ describe('chaos: a worker killed (SIGKILL) in the middle of a media job', () => 
     // While no worker runs, a device event for an offline phone queues its push.
     const offline = await makeUser(t);
     await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(offline.accessToken), payload: { token: `fcm-chaos-${offline.deviceId}`, provider: 'FCM' } });
-    await t.ctx.events.toDevice(offline.deviceId, 'contact.request', { requestId: 'chaos-1', sender: { id: owner.userId, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: 'hello' });
+    await t.ctx.events.toDevice(offline.deviceId, 'contact.request', { requestId: 'chaos-1', sender: { id: owner.userId, deleted: false, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: 'hello' });
 
     await spawnWorker();
     const done = Date.now() + 60_000;
@@ -322,7 +322,7 @@ describe('chaos: Redis restarted mid-load', () => {
 
     while (events < 15) await sleep(10);
     // A push queued just before the restart, for a phone that is offline.
-    await t.ctx.events.toDevice(offline.deviceId, 'contact.request', { requestId: 'restart-1', sender: { id: poster.userId, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: 'hi' });
+    await t.ctx.events.toDevice(offline.deviceId, 'contact.request', { requestId: 'restart-1', sender: { id: poster.userId, deleted: false, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: 'hi' });
     await redis.shutdown();
     await sleep(1_000);
     redis = await ownRedis({ persistent: true, port: redis.port, dir: redis.dir });

@@ -105,6 +105,11 @@ export class AppPaymentsRepo {
   async giveBackRefundable(paymentId: string, amount: bigint): Promise<void> {
     await this.payments.updateOne({ _id: paymentId }, { $inc: { refundable: toStored(amount) } });
   }
+
+  /** Ids of a member's payments being paid (PAYING): money on its way. */
+  async payingOf(userId: string): Promise<string[]> {
+    return (await this.payments.find({ userId, status: 'PAYING' }, { projection: { _id: 1 } }).toArray()).map((payment) => payment._id);
+  }
 }
 
 /** A refund or a payout the app asked for, under its idempotency key (`_id` `<appId>:<kind>:<key>`). */

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Workers } from '../../workers/main.js';
+import { bearer, freshPhone, lastCode, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { deviceKeys, identityRequest } from '../helpers/e2ee.js';
+import { connect, httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
+import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { spawnRole } from '../helpers/processes.js';
+import { walletWith } from '../helpers/wallets.js';
+import { until } from '../helpers/wait.js';
+import { totp } from '../helpers/totp.js';
+import { startAppServer, type AppServer } from '../helpers/app-server.js';
+
+/** What a phone does to delete its account: ask for the code, read it from the SMS, send it. */
+async function deleteAccount(t: TestApp, s: Session, phone: string, body: Record<string, unknown> = {}) {
+  const api = httpAs(() => t);
+  const sent = await api(s, 'POST', '/api/users/me/deletion/code');
+  assert.equal(sent.statusCode, 204, sent.body);
+  return api(s, 'DELETE', '/api/users/me', { code: await lastCode(t.outbox, phone), ...body });
+}
+
+const deletionOf = (t: TestApp, userId: string) => t.db.collection<{ _id: string; state: string; done: string[] }>('account_deletions').findOne({ _id: userId });
+
+describe('deleting an account (issue 46, item 1)', () => {
+  let t: TestApp;
+  let workers: Workers;
+  let hub: HubProcess;
+  const api = httpAs(() => t);
+  const clients: DeviceClient[] = [];
+  const servers: AppServer[] = [];
+
+  before(async () => {
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    workers = await startTestWorkers(t);
+    hub = await spawnHub(t.config);
+  });
+  after(async () => {
+    for (const client of clients) client.close();
+    await Promise.all(servers.map((server) => server.close()));
+    await hub?.kill();
+    await workers?.close();
+    await t?.close();
+  });
+
+  it('signs out every device at once, frees the number, shows a deleted author, and erases the rest in the background', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const second = await signIn(t, phone, { name: 'Tablet', platform: 'ANDROID' });
+    const [friend, stranger, blocked] = await Promise.all([makeUser(t), makeUser(t), makeUser(t)]);
+    await connect(t, user, friend);
+    assert.equal((await api(user, 'POST', `/api/users/connection-requests?recipientId=${stranger.userId}`)).statusCode, 204);
+    assert.equal((await api(user, 'POST', `/api/users/blocks?blockedUserId=${blocked.userId}`)).statusCode, 200);
+    const room = await makeRoom(t, user, { members: [friend] });
+    const messageId = await postMessage(t, user, room.id, 'Hello from an account about to go');
+    const keys = deviceKeys();
+    assert.equal((await api(user, 'PUT', '/api/e2ee/identity', identityRequest(user.deviceId, keys))).statusCode, 204);
+    const wallet = await api(user, 'POST', '/api/wallets', { currency: 'USDT' });
+    assert.equal(wallet.statusCode, 200, wallet.body);
+    const appServer = await startAppServer((_call, res) => void res.writeHead(204).end());
+    servers.push(appServer);
+    const app = await api(user, 'POST', '/api/apps', { name: 'Soon gone', webhookUrl: appServer.url });
+    assert.equal(app.statusCode, 200, app.body);
+    const appId = app.json().id as string;
+    await api(user, 'PUT', '/api/devices/push-token', { token: `fcm-deleting-${user.deviceId}`, provider: 'FCM' });
+
+    const phones = [new DeviceClient(user.accessToken), new DeviceClient(second.accessToken)];
+    clients.push(...phones);
+    await Promise.all(phones.map((phoneSocket) => phoneSocket.connect(hub.port)));
+    const closed = phones.map((phoneSocket) => phoneSocket.disconnected());
+
+    const started = Date.now();
+    const res = await deleteAccount(t, user, phone);
+    assert.equal(res.statusCode, 204, res.body);
+    // At once: both sockets closed, both devices' tokens refused, the number free.
+    assert.deepEqual(await Promise.all(closed), ['io server disconnect', 'io server disconnect']);
+    assert.ok(Date.now() - started < 1_000 + 500, `the sockets closed ${Date.now() - started} ms after the answer`);
+    for (const session of [user, second]) assert.equal((await t.app.inject({ url: '/api/users/me', headers: bearer(session.accessToken) })).statusCode, 401);
+    const refreshed = await t.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: user.refreshToken } });
+    assert.equal(refreshed.statusCode, 401);
+
+    // The others see a deleted account, its message still in the room.
+    const seen = (await api(friend, 'GET', `/api/users/${user.userId}`)).json();
+    assert.deepEqual(seen, { id: user.userId, deleted: true, displayName: null, avatarUrl: null, avatarThumbnailUrl: null });
+    const messages = (await api(friend, 'GET', `/api/messages/${room.id}`)).json() as { items: { id: string; userId: string; message: string }[] };
+    const kept = messages.items.find((m) => m.id === messageId);
+    assert.equal(kept?.userId, user.userId);
+    assert.equal(kept?.message, 'Hello from an account about to go');
+    // Nobody can reach it: a connection request or a call to it is to an unknown user.
+    assert.equal((await api(stranger, 'POST', `/api/users/connection-requests?recipientId=${user.userId}`)).statusCode, 401);
+
+    // The background erasure finishes.
+    await until(async () => (await deletionOf(t, user.userId))?.state === 'ERASED', 'the account erased', 15_000);
+    const friendConnections = (await api(friend, 'GET', '/api/users/connections')).json() as { items: { user: { id: string } }[] };
+    assert.ok(!friendConnections.items.some((c) => c.user.id === user.userId), 'the connection stayed');
+    assert.equal(await t.db.collection('connection_requests').countDocuments({ $or: [{ senderId: user.userId }, { recipientId: user.userId }] }), 0);
+    assert.equal(await t.db.collection('blocks').countDocuments({ blockerId: user.userId }), 0);
+    const roomNow = (await api(friend, 'GET', '/api/rooms')).json() as { items: { id: string; creatorId?: string }[] };
+    assert.ok(roomNow.items.some((r) => r.id === room.id), 'the room stays for the friend');
+    assert.equal((await t.db.collection('rooms').findOne({ _id: room.id as never }))?.creatorId, friend.userId, 'the room passed to its longest-standing member');
+    assert.equal(await t.db.collection('room_members').countDocuments({ userId: user.userId, active: true }), 0);
+    assert.equal((await t.db.collection('e2ee_identities').findOne({ _id: user.deviceId as never }))?.revoked, true);
+    const appDoc = await t.db.collection('apps').findOne({ _id: appId as never });
+    assert.ok(appDoc?.removedAt, 'the app was not removed');
+    assert.ok((await t.db.collection('ledger_accounts').findOne({ _id: wallet.json().id }))?.closedAt, 'the wallet was not closed');
+    const userDoc = await t.db.collection('users').findOne({ _id: user.userId as never });
+    assert.equal(userDoc?.displayName, null);
+    assert.equal(userDoc?.phone, `deleted:${user.userId}`);
+    assert.equal(await t.db.collection('devices').countDocuments({ userId: user.userId, pushToken: { $ne: null } }), 0);
+
+    // The number makes a new, empty account.
+    const again = await signIn(t, phone);
+    assert.notEqual(again.userId, user.userId);
+    assert.deepEqual((await api(again, 'GET', '/api/rooms')).json().items, []);
+    assert.deepEqual((await api(again, 'GET', '/api/users/connections')).json().items, []);
+    assert.deepEqual((await api(again, 'GET', '/api/wallets')).json(), []);
+  });
+
+  it('is refused while a wallet holds money, naming it, and changes nothing', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const walletId = await walletWith(t, user, 'USDT', 2_500_000n);
+    const refused = await deleteAccount(t, user, phone);
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().code, 'ACCOUNT_HOLDS_MONEY');
+    assert.match(refused.json().message, new RegExp(`wallet ${walletId} holds 2.5 USDT`));
+    assert.equal((await api(user, 'GET', '/api/users/me')).statusCode, 200);
+    assert.equal((await t.db.collection('ledger_accounts').findOne({ _id: walletId as never }))?.closedAt ?? null, null);
+    assert.equal(await deletionOf(t, user.userId), null);
+  });
+
+  it('takes the texted code once and, with two-factor on, the authenticator code; a wrong one changes nothing', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const wrong = await api(user, 'DELETE', '/api/users/me', { code: '000000' });
+    assert.equal(wrong.statusCode, 400);
+    assert.equal(wrong.json().code, 'DELETION_CODE_INVALID');
+    const setup = (await api(user, 'POST', '/api/users/2fa/setup')).json() as { secret: string };
+    assert.equal((await api(user, 'POST', `/api/users/2fa/enable?code=${totp(setup.secret, Date.now())}`)).statusCode, 200);
+    const withoutTotp = await deleteAccount(t, user, phone);
+    assert.equal(withoutTotp.statusCode, 400);
+    assert.equal(withoutTotp.json().code, 'TWO_FACTOR_CODE_INVALID');
+    assert.equal((await api(user, 'GET', '/api/users/me')).statusCode, 200, 'still signed in');
+    // The code was used by the refused try: a new one, with the authenticator's next code.
+    const next = totp(setup.secret, Date.now() + 30_000);
+    const done = await deleteAccount(t, user, phone, { twoFactorCode: next });
+    assert.equal(done.statusCode, 204, done.body);
+  });
+
+  it('with eraseMessages, what the account wrote is emptied where it stands', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const friend = await makeUser(t);
+    const room = await makeRoom(t, user, { members: [friend] });
+    const messageId = await postMessage(t, user, room.id, 'Erase me');
+    const friendsOwn = await postMessage(t, friend, room.id, 'Keep me');
+    assert.equal((await deleteAccount(t, user, phone, { eraseMessages: true })).statusCode, 204);
+    await until(async () => (await deletionOf(t, user.userId))?.state === 'ERASED', 'the account erased', 15_000);
+    const items = (await api(friend, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; message: string }[];
+    assert.equal(items.find((m) => m.id === messageId)?.message, '');
+    assert.equal(items.find((m) => m.id === friendsOwn)?.message, 'Keep me');
+  });
+});
+
+describe('deleting an account: a worker killed midway', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t?.close());
+
+  it('leaves the deletion ERASING at a step; the sweep finishes it, every step once', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const friend = await makeUser(t);
+    await connect(t, user, friend);
+    await makeRoom(t, user, { members: [friend] });
+    // A worker that dies right after the first background step it finishes.
+    const worker = await spawnRole('worker', t.config, { CRASH_AT: 'account.erase-step' }, (output) => output.includes('"msg":"workers running"'));
+    try {
+      assert.equal((await deleteAccount(t, user, phone)).statusCode, 204);
+      await until(() => worker.child.exitCode !== null || worker.child.signalCode !== null, 'the worker to die at the crash point', 15_000);
+    } finally {
+      await worker.kill('SIGKILL');
+    }
+    const stopped = await deletionOf(t, user.userId);
+    assert.equal(stopped?.state, 'ERASING');
+    assert.deepEqual(stopped?.done, ['account', 'devices', 'contacts'], 'the worker died after the contacts step');
+    assert.equal((await httpAs(() => t)(friend, 'GET', '/api/users/connections')).json().items.length, 0);
+
+    // The sweep (the worker's schedule, every minute) takes a deletion left alone for a minute.
+    t.clock.advance(120_000);
+    try {
+      assert.equal(await t.ctx.services.accounts.sweep(), 1);
+    } finally {
+      t.clock.advance(-120_000);
+    }
+    const finished = await deletionOf(t, user.userId);
+    assert.equal(finished?.state, 'ERASED');
+    assert.deepEqual(finished?.done, ['account', 'devices', 'contacts', 'rooms', 'e2ee', 'apps', 'messages', 'profile']);
+    assert.equal(await t.db.collection('room_members').countDocuments({ userId: user.userId, active: true }), 0);
+    assert.equal(await t.ctx.services.accounts.sweep(), 0, 'nothing left to sweep');
+  });
+});
