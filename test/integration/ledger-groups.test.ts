@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
 import { countRoundTrips } from '../helpers/round-trips.js';
 import { ledgerOf, walletWith } from '../helpers/wallets.js';
-import { InsufficientFunds, type EntryRequest } from '../../src/wallets/ledger.js';
+import { AccountClosed, InsufficientFunds, type EntryRequest } from '../../src/wallets/ledger.js';
 import { nextTurn } from '../../src/platform/after-answer.js';
 import { hasMoved, type AccountDoc, type JournalDoc } from '../../src/wallets/ledger.repo.js';
 import { fromStored, toStored } from '../../src/wallets/money.js';
@@ -52,6 +52,34 @@ describe('ledger entries posted together (group commit)', () => {
       assert.equal(history.total, account === from ? 33 : 32, 'the 32 entries, and the deposit that funded the sender');
       assert.ok(requests.every((r) => history.items.some((entry) => entry._id === r.id)), 'every entry is in both histories');
     }
+    assert.deepEqual((await accounts().findOne({ _id: from }))?.pending, []);
+    assert.deepEqual((await accounts().findOne({ _id: to }))?.pending, []);
+  });
+
+  it('refuses an entry whose credited wallet was closed (its owner deleted their account): FAILED, the debit given back, in a group and when the reconciler advances one', async () => {
+    const { from, to } = await twoWallets(100n);
+    assert.ok(await t.ctx.repos.ledger.closeIfUnchanged(must(await accounts().findOne({ _id: to })), new Date()));
+    const ledger = ledgerOf(t);
+    const grouped = transfer(from, to, 40n);
+    await assert.rejects(ledger.post(grouped), AccountClosed);
+    assert.deepEqual(await journal().findOne({ _id: grouped.id }, { projection: { state: 1, failure: 1 } }), { _id: grouped.id, state: 'FAILED', failure: 'ACCOUNT_CLOSED' });
+    assert.equal(await available(from), 100n, 'the debit given back');
+    assert.equal(await available(to), 0n);
+
+    // An entry a crash left PENDING after its debit: the reconciler's path gives the debit back too.
+    const stranded = transfer(from, to, 30n);
+    const now = new Date();
+    const entry: JournalDoc = { _id: stranded.id, kind: 'TRANSFER', currency: 'USDT', amount: toStored(30n), debit: from, credit: to, state: 'PENDING', fingerprint: stranded.fingerprint, memo: {}, failure: null, createdAt: now, updatedAt: now };
+    await journal().insertOne(entry);
+    assert.ok(await t.ctx.repos.ledger.applyDebit(entry, now));
+    assert.equal(await available(from), 70n);
+    const advanced = await ledger.advance(entry);
+    assert.equal(advanced.state, 'FAILED');
+    assert.equal(advanced.failure, 'ACCOUNT_CLOSED');
+    assert.equal(await available(from), 100n);
+    // Advancing it again changes nothing: the debit is given back once.
+    await ledger.advance(advanced);
+    assert.equal(await available(from), 100n);
     assert.deepEqual((await accounts().findOne({ _id: from }))?.pending, []);
     assert.deepEqual((await accounts().findOne({ _id: to }))?.pending, []);
   });
