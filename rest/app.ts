@@ -47,6 +47,7 @@ import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
 import { accountsRoutes } from './routes/accounts.routes.js';
+import { moderationRoutes } from './routes/moderation.routes.js';
 import { utilitiesRoutes } from './routes/utilities.routes.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
 import { AppError } from '../src/platform/errors.js';
@@ -160,6 +161,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
     await authed.register(sessionRoutes, routeOptions);
     await authed.register(usersRoutes, routeOptions);
     await authed.register(accountsRoutes, routeOptions);
+    await authed.register(moderationRoutes, routeOptions);
     await authed.register(avatarRoutes, routeOptions);
     await authed.register(devicesRoutes, routeOptions);
     await authed.register(presenceRoutes, routeOptions);

@@ -10,6 +10,7 @@ import { biometricArea, devicesArea } from './devices/index.js';
 import { inboxArea } from './inbox/index.js';
 import { maintenanceArea } from './maintenance/index.js';
 import { accountsArea } from './accounts/index.js';
+import { moderationArea } from './moderation/index.js';
 import { messagesArea } from './messages/index.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
@@ -67,9 +68,10 @@ async function composeAreas(p: Platform) {
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments });
+  const moderation = moderationArea(p, { users, devices, messages, attachments, rooms, apps, blocks: contacts.blocks, events });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations });
 
-  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos };
+  const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos, ...moderation.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
   return {
     services: {
@@ -122,6 +124,7 @@ async function composeAreas(p: Platform) {
       messagePush: push.messagePush,
       maintenance: maintenance.maintenance,
       accounts: accounts.accounts,
+      moderation: moderation.moderation,
     },
     repos,
     events,

@@ -18,6 +18,7 @@ import './wallets/wallets.errors.js';
 import './e2ee/e2ee.errors.js';
 import './apps/apps.errors.js';
 import './accounts/accounts.errors.js';
+import './moderation/moderation.errors.js';
 
 export { errorCatalogue, type CodedError } from './platform/errors.js';
 

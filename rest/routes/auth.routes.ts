@@ -38,7 +38,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       summary: 'Sign in with the SMS code; registers a new device',
       description: 'A first sign-in with an unknown number creates the user. When two-factor is on, the answer is a challenge for POST /api/auth/2fa.',
       body: LoginRequestSchema,
-      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.BUSY, ...BODY_ERRORS) },
+      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, UsersErrors.ACCOUNT_SUSPENDED, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.BUSY, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.login(request.body, { ip: request.ip }),
   });

@@ -1,6 +1,7 @@
 import { defineErrors } from '../platform/errors.js';
 
 export const AppsErrors = defineErrors('apps', {
+  APP_UNLISTED: { status: 400, message: 'The service\'s administrators took this app out of the directory: it cannot be listed again' },
   APP_NOT_FOUND: { status: 400, message: 'No such app of yours' },
   WEBHOOK_URL_INVALID: { status: 400, message: 'The webhook URL must be https:// to a public address' },
   MANIFEST_INVALID: { status: 400, message: 'The manifest breaks its own declarations' },

@@ -33,6 +33,8 @@ export interface AppDoc {
   lastUsedAt: Date | null;
   /** Set when its owner deleted their account: the app is gone for everyone (unlisted, uninstalled, its keys revoked, nothing delivered). */
   removedAt?: Date | null;
+  /** Set when a site administrator took the app out of the directory: its owner cannot list it again. */
+  unlistedAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -406,5 +408,10 @@ export class AppsRepo {
   /** A member's apps, removed ones included (what an account deletion takes down). */
   allAppsOf(ownerId: string): Promise<AppDoc[]> {
     return this.apps.find({ ownerId }).toArray();
+  }
+
+  /** Out of the directory, by a site administrator; false when there is no such app. */
+  async unlist(appId: string, at: Date): Promise<boolean> {
+    return (await this.updateApp(appId, { $set: { public: false, unlistedAt: at, updatedAt: at } })) !== null;
   }
 }

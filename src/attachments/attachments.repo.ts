@@ -101,4 +101,9 @@ export class AttachmentsRepo {
   async remove(attachmentId: string): Promise<void> {
     await this.collection.deleteOne({ _id: attachmentId });
   }
+
+  /** The attachments a message carries. */
+  ofMessage(messageId: string): Promise<AttachmentDoc[]> {
+    return this.collection.find({ messageId }).toArray();
+  }
 }

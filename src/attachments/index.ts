@@ -5,7 +5,7 @@ import type { Platform } from '../platform/platform.js';
 import type { RoomsPolicy } from '../rooms/index.js';
 import { QUEUES } from '../platform/queues.js';
 import { publicBaseUrl } from '../platform/config.js';
-import { AttachmentsRepo } from './attachments.repo.js';
+import { AttachmentsRepo, type AttachmentDoc } from './attachments.repo.js';
 import { AttachmentsService } from './attachments.service.js';
 import { MediaService } from './media.service.js';
 import { EncryptedUploadClaims } from './encrypted-claims.js';
@@ -40,16 +40,26 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     publicBaseUrl: publicBaseUrl(config),
     clock: p.clock,
   });
-  /** The files a deleted account uploaded, and their thumbnails, posters and MP4s, removed with their records. */
-  const forgetUploader = async (uploaderId: string) => {
-    for (const attachment of await repo.ofUploader(uploaderId)) {
+  /** Attachments removed with their stored files: the upload, its thumbnail, poster and MP4. A ticket for one stops opening it. */
+  const removeAll = async (attachments: AttachmentDoc[]) => {
+    for (const attachment of attachments) {
       const keys = [attachment.storageKey, attachment.thumbnailKey, attachment.convertedKey, attachment.posterKey].filter((key): key is string => typeof key === 'string' && key.length > 0);
       await Promise.all(keys.map((key) => p.storage.delete(key).catch(() => undefined)));
       await repo.remove(attachment._id);
     }
   };
-  return { repos: { attachments: repo }, attachments, media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }), forgetUploader };
+  return {
+    repos: { attachments: repo },
+    attachments,
+    media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }),
+    /** What a deleted account uploaded. */
+    forgetUploader: async (uploaderId: string) => removeAll(await repo.ofUploader(uploaderId)),
+    /** What a removed message carried. */
+    forgetMessageFiles: async (messageId: string) => removeAll(await repo.ofMessage(messageId)),
+  };
 }
+
+export type AttachmentsArea = ReturnType<typeof attachmentsArea>;
 
 // What other areas use of this one (they import only this file).
 export type { AttachmentDoc } from './attachments.repo.js';

@@ -149,6 +149,8 @@ export class AuthService {
     }
 
     const user = await users.findOrCreateByPhone(phone, this.now());
+    // A suspended account is told why, with a code a phone can show; nothing is signed in.
+    if (user.suspension) throw UsersErrors.ACCOUNT_SUSPENDED({ message: `This account is suspended: ${user.suspension.reason}` });
     if (user.twoFactor.enabled) {
       const twoFactorToken = await tokens.signTwoFactor({ userId: user._id, phone, device: input.device, attemptId: randomUUID() });
       return { twoFactorRequired: true, twoFactorToken };

@@ -94,4 +94,10 @@ export class MessagesRepo {
     }
     return erased.map((message) => message._id);
   }
+
+  /** One message emptied where it stands (a site administrator removed it); false when there is no such message. */
+  async eraseOne(messageId: string, at: Date): Promise<boolean> {
+    const erased = await this.collection.updateOne({ _id: messageId }, { $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], erasedAt: at }, $unset: { card: '' } });
+    return erased.matchedCount === 1;
+  }
 }

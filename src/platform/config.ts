@@ -214,6 +214,8 @@ const EnvSchema = z
     WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Cards one room bot token may post per minute (/bot-api/v1).
     BOT_CARDS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+    // Reports one member may make per hour (docs/clients/moderation.md).
+    REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),
     // A DNS server (host:port) webhooks' names are resolved with, instead of the system's resolver.
     WEBHOOK_DNS_SERVER: z.string().regex(/^[\w.:-]+:\d+$/, 'expected host:port').optional(),
     // Seconds a form (a dynamic flow under way) may wait for its next step before it expires.

@@ -111,6 +111,14 @@ export const DEVICE_EVENTS = {
   'e2ee.rotation-due': z
     .object({ roomId: z.string(), reason: z.enum(['MEMBER_LEFT', 'DEVICE_REVOKED', 'DEVICE_ADDED']) })
     .describe('The set of devices that may hold the room\'s key changed: the next message should go under a new key version'),
+  'report.decided': z
+    .object({
+      reportId: z.string(),
+      targetType: z.enum(['MESSAGE', 'USER', 'ROOM', 'APP']),
+      targetId: z.string(),
+      outcome: z.enum(['DISMISSED', 'MESSAGE_REMOVED', 'USER_SUSPENDED', 'APP_UNLISTED']),
+    })
+    .describe('A site administrator decided a report the user made: what was done'),
   'inbox.resync-required': z
     .object({ lastSeq: z.number().int(), reason: z.enum(['INBOX_BOUND', 'INBOX_RESET']) })
     .describe('The device fell past the inbox bound (INBOX_BOUND), or its lastSeq is past the inbox\'s end (INBOX_RESET): refetch state over REST, then continue from `seq`'),

@@ -60,6 +60,10 @@ export function keyspace(prefix: string) {
       keyCalls: (deviceId: string) => `${prefix}rl:e2ee-keys:${deviceId}`,
       uploads: (deviceId: string) => `${prefix}rl:e2ee-uploads:${deviceId}`,
     },
+    moderation: {
+      /** Reports a member made this hour. */
+      reports: (userId: string) => `${prefix}rl:reports:${userId}`,
+    },
     accounts: {
       /** The hash of the code texted to confirm an account's deletion (one at a time), and its wrong entries. */
       deletionCode: (userId: string) => `${prefix}account:deletion-code:${userId}`,

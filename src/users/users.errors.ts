@@ -11,5 +11,6 @@ export const UsersErrors = defineErrors('users', {
   AVATAR_TOO_MANY_PIXELS: { status: 400, message: 'The picture has more than 40 megapixels' },
   AVATAR_NOT_FOUND: { status: 404, message: 'No such picture' },
   TOO_MANY_ATTEMPTS: { status: 429, message: 'Too many wrong codes for this sign-in; sign in again' },
+  ACCOUNT_SUSPENDED: { status: 403, message: 'This account is suspended by the service\'s administrators' },
   TWO_FACTOR_CODE_INVALID: { status: 400, message: 'The authenticator code is wrong or was already used' },
 });

@@ -40,6 +40,8 @@ export interface UserDoc {
    * they read as a deleted account.
    */
   deletedAt?: Date | null;
+  /** Set while a site administrator has suspended the account: sign-in is refused with the reason. */
+  suspension?: { reason: string; by: string; at: Date } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -171,5 +173,11 @@ export class UsersRepo {
       { _id: userId, deletedAt: { $ne: null } },
       { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, updatedAt: at }, $unset: { roomInvites: '', email: '' } },
     );
+  }
+
+  /** Suspends the account (a site administrator's decision), or lifts the suspension (null). */
+  async setSuspension(userId: string, suspension: UserDoc['suspension'], at: Date): Promise<boolean> {
+    const changed = await this.collection.updateOne({ _id: userId, deletedAt: null }, { $set: { suspension: suspension ?? null, updatedAt: at } });
+    return changed.matchedCount === 1;
   }
 }

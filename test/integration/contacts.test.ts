@@ -48,7 +48,7 @@ describe('connection requests, connections and blocks', () => {
     assert.equal((await send(alice, { recipientId: bob.userId, customMessage: 'Hi Bob' })).statusCode, 204);
     await bobPhone.until((r) => r.some((e) => e.event === 'contact.request'));
     const notice = bobPhone.received.find((e) => e.event === 'contact.request')!;
-    assert.deepEqual(notice.data.sender, { id: alice.userId, displayName: 'Alice', avatarUrl: null, avatarThumbnailUrl: null });
+    assert.deepEqual(notice.data.sender, { id: alice.userId, deleted: false, displayName: 'Alice', avatarUrl: null, avatarThumbnailUrl: null });
     assert.equal(notice.data.customMessage, 'Hi Bob');
 
     const incoming = await list(bob);
@@ -59,7 +59,7 @@ describe('connection requests, connections and blocks', () => {
 
     const accepted = await answer(bob, String(notice.data.requestId), { accept: 'true' });
     assert.equal(accepted.statusCode, 200);
-    assert.deepEqual(accepted.json(), { id: alice.userId, displayName: 'Alice', avatarUrl: null, avatarThumbnailUrl: null });
+    assert.deepEqual(accepted.json(), { id: alice.userId, deleted: false, displayName: 'Alice', avatarUrl: null, avatarThumbnailUrl: null });
     await alicePhone.until((r) => r.some((e) => e.event === 'contact.accepted'));
     const connections = await t.app.inject({ url: '/api/users/connections', headers: bearer(alice.accessToken) });
     assert.deepEqual(connections.json().items.map((c: { user: { id: string } }) => c.user.id), [bob.userId]);

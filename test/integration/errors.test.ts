@@ -31,7 +31,7 @@ describe('error model', () => {
   it('a method a path does not take: 405 naming the methods it has', async () => {
     const trace = await t.app.inject({ method: 'TRACE', url: '/api/users/me', headers: bearer(session.accessToken) });
     assert.equal(trace.statusCode, 405);
-    assert.equal(trace.headers.allow, 'GET, HEAD, PATCH');
+    assert.equal(trace.headers.allow, 'GET, HEAD, PATCH, DELETE');
     assertErrorBody(trace.json(), 405, 'METHOD_NOT_ALLOWED', '/api/users/me');
     const withId = await t.app.inject({ method: 'PUT', url: `/api/rooms/${'a'.repeat(24)}/leave`, headers: bearer(session.accessToken) });
     assert.equal(withId.statusCode, 405);

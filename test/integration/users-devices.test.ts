@@ -33,7 +33,7 @@ describe('users and devices', () => {
     await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(other.accessToken), payload: { displayName: 'Grace' } });
     const res = await t.app.inject({ url: `/api/users/${other.userId}`, headers: bearer(session.accessToken) });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { id: other.userId, displayName: 'Grace', avatarUrl: null, avatarThumbnailUrl: null });
+    assert.deepEqual(res.json(), { id: other.userId, deleted: false, displayName: 'Grace', avatarUrl: null, avatarThumbnailUrl: null });
   });
 
   it('stores push and VoIP tokens on the token\'s own device only, and clears them with null', async () => {

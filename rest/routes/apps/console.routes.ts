@@ -47,7 +47,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       summary: 'Rename an app or set its webhook URL',
       params: appParam,
       body: AppUpdateSchema,
-      response: { 200: AppDtoSchema, ...authedErrors(notFound, AppsErrors.WEBHOOK_URL_INVALID, ...BODY_ERRORS) },
+      response: { 200: AppDtoSchema, ...authedErrors(notFound, AppsErrors.WEBHOOK_URL_INVALID, AppsErrors.APP_UNLISTED, ...BODY_ERRORS) },
     },
     handler: async (request) => apps.update(principalOf(request), request.params.appId, request.body),
   });

@@ -110,7 +110,8 @@ export class AppsService {
   }
 
   async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined }): Promise<AppView> {
-    await this.owned(principal, appId);
+    const app = await this.owned(principal, appId);
+    if (input.public === true && app.unlistedAt) throw AppsErrors.APP_UNLISTED();
     if (input.webhookUrl !== undefined) this.assertUrl(input.webhookUrl);
     const set: Partial<AppDoc> = { updatedAt: this.deps.clock() };
     if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOf(input.name) });

@@ -1,0 +1,60 @@
+import type { AppsArea } from '../apps/index.js';
+import type { AttachmentsArea } from '../attachments/index.js';
+import type { BlockWrites } from '../contacts/index.js';
+import type { DevicesArea } from '../devices/index.js';
+import type { MessagesArea } from '../messages/index.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import type { Platform } from '../platform/platform.js';
+import type { RoomsArea } from '../rooms/index.js';
+import type { UsersArea } from '../users/index.js';
+import { ModerationRepo } from './moderation.repo.js';
+import { ModerationService } from './moderation.service.js';
+
+/** Reports and moderation: members report what they can see; site administrators decide, in an audit log. */
+export function moderationArea(
+  p: Platform,
+  deps: {
+    users: UsersArea;
+    devices: DevicesArea;
+    messages: Pick<MessagesArea, 'policy' | 'repos' | 'activity'>;
+    attachments: Pick<AttachmentsArea, 'forgetMessageFiles'>;
+    rooms: Pick<RoomsArea, 'rooms'>;
+    apps: Pick<AppsArea, 'repos' | 'installs'>;
+    blocks: BlockWrites;
+    events: DeviceEvents;
+  },
+) {
+  const repo = new ModerationRepo(p.db);
+  const moderation = new ModerationService({
+    repo,
+    users: deps.users.repos.users,
+    isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId),
+    revokeAllDevices: (userId) => deps.devices.devices.revokeAllOf(userId),
+    readableMessage: async (principal, messageId) => {
+      const { message } = await deps.messages.policy.forReader(principal, messageId);
+      return { authorId: message.userId, encrypted: message.encrypted };
+    },
+    visibleRoom: async (principal, roomId) => Boolean(await deps.rooms.rooms.get(principal, roomId)),
+    visibleApp: async (principal, appId) => {
+      const app = await deps.apps.repos.apps.findApp(appId);
+      if (!app) return false;
+      return app.public || app.ownerId === principal.userId || (await deps.apps.repos.appInstalls.findInstall(appId, principal.userId)) !== null;
+    },
+    removeMessage: async (messageId) => {
+      if (!(await deps.messages.repos.messages.eraseOne(messageId, p.clock()))) return false;
+      await deps.attachments.forgetMessageFiles(messageId);
+      return true;
+    },
+    unlistApp: (appId) => deps.apps.repos.apps.unlist(appId, p.clock()),
+    block: (blockerId, blockedId, reason) => deps.blocks.blockFor(blockerId, blockedId, reason, p.clock()),
+    events: deps.events,
+    ephemeral: p.ephemeral,
+    reportsKey: p.keys.moderation.reports,
+    reportsPerHour: p.config.REPORTS_PER_HOUR,
+    clock: p.clock,
+  });
+  return { repos: { moderation: repo }, moderation };
+}
+
+// What other areas use of this one (they import only this file).
+export type { ModerationService } from './moderation.service.js';
