@@ -39,9 +39,9 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       description:
         'A direct chat takes exactly one other member and is unique per pair: creating it again returns the existing one. Other kinds need a name of 3 to 50 characters; public groups and broadcast rooms get a readable link from it (400 ROOM_LINK_TAKEN when another room uses it). ' +
         'Of `memberIds`, the caller\'s connections become members at once; anyone else gets an invitation (`room.invitation`; for a direct chat, a message request) and is a member only once they accept. ' +
-        '400 ROOM_INVITES_REFUSED when a user\'s `roomInvites` setting refuses the caller, 400 BLOCKED when a block stands either way: then nothing is made.',
+        '400 ROOM_INVITES_REFUSED when a user\'s `roomInvites` setting refuses the caller, 400 BLOCKED when a block stands either way, 429 TOO_MANY_INVITATIONS (with Retry-After) past the invitations to strangers allowed per hour, or when one has too many waiting: then nothing is made.',
       body: RoomCreateSchema,
-      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NAME_INVALID, RoomsErrors.DIRECT_NEEDS_ONE_MEMBER, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.ROOM_LINK_TAKEN, RoomsErrors.ROOM_NOT_FOUND, ...BODY_ERRORS) },
+      response: { 200: RoomDtoSchema, ...authedErrors(RoomsErrors.ROOM_NAME_INVALID, RoomsErrors.DIRECT_NEEDS_ONE_MEMBER, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.ROOM_LINK_TAKEN, RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.TOO_MANY_INVITATIONS, ...BODY_ERRORS) },
     },
     handler: async (request) => rooms.create(principalOf(request), request.body),
   });
@@ -210,12 +210,12 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       tags,
       security,
       summary: 'Add a member (creator or admin)',
-      description: 'A connection of the caller (or a member already) is a member at once: 204. Anyone else is invited (`room.invitation`) and becomes a member when they accept: 202 with the invitation. 400 ROOM_INVITES_REFUSED when the user\'s `roomInvites` setting refuses the caller, BLOCKED when a block stands either way, INVITATION_DECLINED when the user declined this room before.',
+      description: 'A connection of the caller (or a member already) is a member at once: 204. Anyone else is invited (`room.invitation`) and becomes a member when they accept: 202 with the invitation. 400 ROOM_INVITES_REFUSED when the user\'s `roomInvites` setting refuses the caller, BLOCKED when a block stands either way, INVITATION_DECLINED when the user declined this room before; 429 TOO_MANY_INVITATIONS past the invitations to strangers allowed per hour, or when the user has too many waiting.',
       params: member,
       response: {
         202: RoomInvitationDtoSchema,
         204: NoContentSchema,
-        ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.INVITATION_DECLINED),
+        ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.ROOM_NOT_ALLOWED, UsersErrors.USER_NOT_FOUND, ContactsErrors.BLOCKED, RoomsErrors.ROOM_INVITES_REFUSED, RoomsErrors.INVITATION_DECLINED, RoomsErrors.TOO_MANY_INVITATIONS),
       },
     },
     handler: async (request, reply) => {

@@ -9,6 +9,9 @@ import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import { ModerationRepo } from './moderation.repo.js';
 import { ModerationService } from './moderation.service.js';
+import { REPORT_REASONS } from './moderation.schemas.js';
+
+const isReason = (value: string): value is (typeof REPORT_REASONS)[number] => (REPORT_REASONS as readonly string[]).includes(value);
 
 /** Reports and moderation: members report what they can see; site administrators decide, in an audit log. */
 export function moderationArea(
@@ -53,6 +56,10 @@ export function moderationArea(
     reportsPerHour: p.config.REPORTS_PER_HOUR,
     clock: p.clock,
   });
+  // Declining a room invitation may report the inviter in the same step.
+  p.domainEvents.on('room.invitation-reported', ({ inviteeId, inviterId, reason, roomId }) =>
+    moderation.reportUser(inviteeId, inviterId, isReason(reason) ? reason : 'UNKNOWN', `Reported while declining an invitation into room ${roomId}`),
+  );
   return { repos: { moderation: repo }, moderation };
 }
 

@@ -176,6 +176,14 @@ export class ModerationService {
       hasMore: entries.length > pageSize,
     };
   }
+
+  /** A report of a user made in another step (declining their room invitation): counted like any report. */
+  async reportUser(reporterId: string, userId: string, reason: ReportReason, comment: string | null): Promise<void> {
+    const { deps } = this;
+    const limit = await deps.ephemeral.hit(deps.reportsKey(reporterId), deps.reportsPerHour, 3_600);
+    if (!limit.allowed) return;
+    await deps.repo.open({ reporterId, targetType: 'USER', targetId: userId, reason, comment, decryptedText: null, createdAt: deps.clock() });
+  }
 }
 
 function presentReport(report: ReportDoc): ReportView {

@@ -107,20 +107,23 @@ export class DeviceEvents {
     this.emitter = new Emitter<ServerToClientEvents>(deps.redis, { key: deps.keys.socketIo });
   }
 
-  /** Sends one event to one device; resolves once it is stored (and so will be delivered). */
-  async toDevice<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K]): Promise<number> {
+  /**
+   * Sends one event to one device; resolves once it is stored (and so will be delivered). `push:
+   * false` leaves out the push an offline device would get for it (the user was pushed about it already).
+   */
+  async toDevice<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K], options: { push?: boolean } = {}): Promise<number> {
     const seq = await this.deps.inbox.append(deviceId, event, data);
     await this.deps.redis.publish(this.deps.keys.inboxPoke, deviceId);
-    const kind = PUSH_KIND[event];
+    const kind = options.push === false ? undefined : PUSH_KIND[event];
     // Job data holds ids only; the worker reads the event from the inbox.
     if (kind && !(await this.deps.presence.isOnline(deviceId))) await this.deps.queues.add(QUEUES.push, { deviceId, seq, kind });
     return seq;
   }
 
   /** Sends one event to every active device of each user, optionally sparing one device. */
-  async toUsers<K extends DeviceEventName>(userIds: string[], event: K, data: DeviceEventMap[K], options: { exceptDeviceId?: string } = {}): Promise<void> {
+  async toUsers<K extends DeviceEventName>(userIds: string[], event: K, data: DeviceEventMap[K], options: { exceptDeviceId?: string; push?: boolean } = {}): Promise<void> {
     const deviceIds = (await Promise.all([...new Set(userIds)].map((userId) => this.deps.activeDeviceIds(userId)))).flat();
-    await Promise.all(deviceIds.filter((id) => id !== options.exceptDeviceId).map((id) => this.toDevice(id, event, data)));
+    await Promise.all(deviceIds.filter((id) => id !== options.exceptDeviceId).map((id) => this.toDevice(id, event, data, { push: options.push })));
   }
 
   /** Replaces an event still waiting in a device's inbox (see DeviceInbox.replace); live sockets are not told again. */

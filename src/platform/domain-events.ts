@@ -15,6 +15,8 @@ export interface DomainEventMap {
   'room.member-left': { roomId: string; userId: string; byAdmin: boolean };
   /** One user blocked another: what was pending between them (room invitations) is cancelled. */
   'user.blocked': { blockerId: string; blockedId: string };
+  /** An invitee declined a room invitation and reported the inviter in the same step. */
+  'room.invitation-reported': { roomId: string; inviteeId: string; inviterId: string; reason: string };
 }
 
 export type DomainEventName = keyof DomainEventMap;
@@ -27,7 +29,7 @@ type Handlers = { [K in DomainEventName]: Handler<K>[] };
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [] };
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [], 'room.invitation-reported': [] };
 
   constructor(private readonly logger: Logger) {}
 

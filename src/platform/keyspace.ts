@@ -60,6 +60,10 @@ export function keyspace(prefix: string) {
       keyCalls: (deviceId: string) => `${prefix}rl:e2ee-keys:${deviceId}`,
       uploads: (deviceId: string) => `${prefix}rl:e2ee-uploads:${deviceId}`,
     },
+    rooms: {
+      /** Invitations a member sent this hour to people they are not connected to (every room counts). */
+      invitesBy: (inviterId: string) => `${prefix}rl:room-invites:${inviterId}`,
+    },
     moderation: {
       /** Reports a member made this hour. */
       reports: (userId: string) => `${prefix}rl:reports:${userId}`,

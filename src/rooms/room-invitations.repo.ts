@@ -93,4 +93,14 @@ export class RoomInvitationsRepo {
   async cancelAllOf(userId: string, now: Date): Promise<void> {
     await this.collection.updateMany({ status: 'PENDING', $or: [{ inviterId: userId }, { inviteeId: userId }] }, { $set: { status: 'CANCELLED', answeredAt: now } });
   }
+
+  /** How many invitations wait for a user (all are from people they are not connected to). */
+  countPendingFor(inviteeId: string): Promise<number> {
+    return this.collection.countDocuments({ inviteeId, status: 'PENDING' });
+  }
+
+  /** How many invitations of one inviter wait for one invitee, across rooms. */
+  countPendingBetween(inviterId: string, inviteeId: string): Promise<number> {
+    return this.collection.countDocuments({ inviterId, inviteeId, status: 'PENDING' });
+  }
 }

@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import type { Clock } from '../platform/clock.js';
 import type { Principal } from '../platform/principal.js';
 import type { DeviceEvents } from '../platform/device-events.js';
+import type { DomainEvents } from '../platform/domain-events.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { BlockReads, BlockReason, BlockWrites, ConnectionReads } from '../contacts/index.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
 import { userSummary, type UserDoc, type UserReads } from '../users/index.js';
@@ -43,7 +45,10 @@ export class RoomInvitationsService {
       blocks: BlockReads;
       blocker: BlockWrites;
       events: DeviceEvents;
+      domainEvents: DomainEvents;
       publicBaseUrl: string;
+      /** Invitations to strangers: per inviter and hour, and how many may wait for one invitee. */
+      limits: { perHour: number; waiting: number; ephemeral: EphemeralStore; key: (inviterId: string) => string };
       clock: Clock;
     },
   ) {}
@@ -62,7 +67,23 @@ export class RoomInvitationsService {
       await this.assertNoBlock(adderId, user._id);
       admissions.set(user._id, admissionOf(user, connected.has(user._id), roomType));
     }
+    await this.assertInvitationsAllowed(adderId, [...admissions].filter(([, admission]) => admission === 'INVITE').map(([userId]) => userId));
     return admissions;
+  }
+
+  /**
+   * Invitations to strangers are bounded, before anything is made: per inviter and hour across all
+   * rooms (each invitation counts), and per invitee (how many may wait). 429 with Retry-After.
+   */
+  private async assertInvitationsAllowed(inviterId: string, inviteeIds: string[]): Promise<void> {
+    const { perHour, waiting, ephemeral, key } = this.deps.limits;
+    for (const inviteeId of inviteeIds) {
+      if ((await this.deps.invitations.countPendingFor(inviteeId)) >= waiting) {
+        throw RoomsErrors.TOO_MANY_INVITATIONS({ message: 'This person has too many invitations waiting from people they are not connected to', retryAfter: 3_600 });
+      }
+      const hit = await ephemeral.hit(key(inviterId), perHour, 3_600);
+      if (!hit.allowed) throw RoomsErrors.TOO_MANY_INVITATIONS({ retryAfter: hit.retryAfter });
+    }
   }
 
   /** 400 when either of two users blocked the other; the answer does not say which. */
@@ -87,12 +108,14 @@ export class RoomInvitationsService {
     const result = await this.deps.invitations.invite(room._id, inviteeId, inviterId, this.deps.clock());
     if (!result.created) return result.invitation?.status === 'DECLINED' ? 'DECLINED' : 'ALREADY_INVITED';
     const inviter = await this.deps.users.findById(inviterId);
-    await this.deps.events.toUsers([inviteeId], 'room.invitation', {
-      roomId: room._id,
-      roomType: room.type,
-      roomName: room.name,
-      inviter: { id: inviterId, displayName: inviter?.displayName ?? null },
-    });
+    // One stranger's invitations are pushed once: a second one waiting is told to live sockets only.
+    const alreadyPushed = (await this.deps.invitations.countPendingBetween(inviterId, inviteeId)) > 1;
+    await this.deps.events.toUsers(
+      [inviteeId],
+      'room.invitation',
+      { roomId: room._id, roomType: room.type, roomName: room.name, inviter: { id: inviterId, displayName: inviter?.displayName ?? null } },
+      { push: !alreadyPushed },
+    );
     return 'INVITED';
   }
 
@@ -120,8 +143,8 @@ export class RoomInvitationsService {
    * Accepting makes the caller a member (the inviter is told); declining may carry a reason, and with
    * `block` also blocks the inviter, as declining a connection request does.
    */
-  async answer(principal: Principal, roomId: string, input: { accept: boolean; reason?: BlockReason; block: boolean }): Promise<RoomInvitationView> {
-    if (input.accept && input.block) throw ContactsErrors.ACCEPT_WITH_BLOCK();
+  async answer(principal: Principal, roomId: string, input: { accept: boolean; reason?: BlockReason; block: boolean; report: boolean }): Promise<RoomInvitationView> {
+    if (input.accept && (input.block || input.report)) throw ContactsErrors.ACCEPT_WITH_BLOCK({ message: 'An invitation accepted cannot also block or report the inviter' });
     const now = this.deps.clock();
     const room = await this.deps.rooms.findById(roomId);
     if (!room) throw RoomsErrors.INVITATION_NOT_FOUND();
@@ -135,6 +158,8 @@ export class RoomInvitationsService {
     if (input.block) {
       await this.deps.blocker.blockFor(principal.userId, closed.inviterId, input.reason ?? 'UNKNOWN', now);
     }
+    // The moderation area files the report (it reacts on the domain-event bus).
+    if (input.report) await this.deps.domainEvents.emit('room.invitation-reported', { roomId, inviteeId: principal.userId, inviterId: closed.inviterId, reason: input.reason ?? 'UNKNOWN' });
     return must1(await this.present([closed]));
   }
 

@@ -79,4 +79,5 @@ export const AnswerInvitationQuerySchema = z.object({
   accept: bool.describe('true accepts (the caller becomes a member), false declines'),
   reason: BlockReasonSchema.optional().describe('Why the invitation is declined (and the inviter blocked)'),
   block: bool.default(false).describe('With accept=false: also block the inviter'),
+  report: bool.default(false).describe('With accept=false: also report the inviter to the service\'s moderators (the reason is the report\'s)'),
 });
