@@ -46,7 +46,7 @@ import { opsRoutes } from './routes/ops.routes.js';
 import { presenceRoutes } from './routes/presence.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { usersRoutes } from './routes/users.routes.js';
-import { accountsRoutes } from './routes/accounts.routes.js';
+import { accountsRoutes, exportFileRoutes } from './routes/accounts.routes.js';
 import { moderationRoutes } from './routes/moderation.routes.js';
 import { utilitiesRoutes } from './routes/utilities.routes.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
@@ -147,6 +147,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
   await app.register(opsRoutes, { ...routeOptions, metrics });
   await app.register(authRoutes, routeOptions);
   await app.register(mediaRoutes, routeOptions);
+  await app.register(exportFileRoutes, routeOptions);
   await app.register(avatarFileRoutes, routeOptions);
   await app.register(appKeysRoutes, routeOptions);
   await app.register(botApiRoutes, routeOptions);

@@ -93,7 +93,11 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     media: await start(QUEUES.media, mediaProcessor(services.media)),
     summaries: await start(QUEUES.summaries, summaryProcessor(services.summaries)),
     accountErase: await start(QUEUES.accountErase, async (job) => services.accounts.erase(job.data.userId)),
-    accountEraseSweep: await start(QUEUES.accountEraseSweep, async () => void (await services.accounts.sweep())),
+    accountEraseSweep: await start(QUEUES.accountEraseSweep, async () => {
+      await services.accounts.sweep();
+      await services.accountExports.sweep();
+    }),
+    accountExport: await start(QUEUES.accountExport, async (job) => services.accountExports.build(job.data.exportId)),
     invitations: await start(QUEUES.invitations, invitationProcessor(services.contacts)),
   } satisfies Record<QueueName, RunningWorker>;
   const workers: RunningWorker[] = Object.values(started);

@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RouteOptions } from '../route-options.js';
-import { AccountDeletionSchema } from '../../src/accounts/accounts.schemas.js';
+import { AccountDeletionSchema, AccountExportDtoSchema } from '../../src/accounts/accounts.schemas.js';
+import type { AccountExportDoc } from '../../src/accounts/accounts.repo.js';
+import { IdParam } from '../../src/platform/common.schemas.js';
+import { z } from 'zod';
 import { AccountsErrors } from '../../src/accounts/accounts.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { NoContentSchema } from '../../src/platform/common.schemas.js';
@@ -9,8 +12,19 @@ import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 
 /** Deleting one's own account from the app (docs/clients/people.md, "Deleting an account"). */
+const KEPT_MS = 7 * 24 * 3_600_000;
+const presentExport = (doc: AccountExportDoc, link: { url: string; expiresAt: string } | null) => ({
+  id: doc._id,
+  status: doc.state,
+  createdAt: doc.createdAt.toISOString(),
+  readyAt: doc.readyAt?.toISOString() ?? null,
+  deletedAfter: new Date(doc.createdAt.getTime() + KEPT_MS).toISOString(),
+  url: link?.url ?? null,
+  urlExpiresAt: link?.expiresAt ?? null,
+});
+
 export const accountsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { accounts } = services;
+  const { accounts, accountExports } = services;
   const tags = ['Users'];
   const security = [{ bearerAuth: [] }];
 
@@ -44,6 +58,48 @@ export const accountsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
     handler: async (request, reply) => {
       await accounts.delete(principalOf(request), request.body);
       return reply.code(204).send();
+    },
+  });
+
+  app.post('/api/users/me/export', {
+    schema: {
+      tags,
+      security,
+      summary: 'Ask for a copy of your data: a ZIP of JSON files',
+      description:
+        'One a day (429 EXPORT_TOO_SOON with Retry-After before 24 hours have passed). The worker builds it; the caller\'s devices get `account.export-ready` with a link that opens the archive for a few minutes (a fresh one: GET /api/users/me/exports/{exportId}). Archives are deleted after 7 days. What each file holds: docs/clients/people.md.',
+      response: { 202: AccountExportDtoSchema, ...authedErrors(AccountsErrors.EXPORT_TOO_SOON) },
+    },
+    handler: async (request, reply) => reply.code(202).send(presentExport(await accountExports.request(principalOf(request)), null)),
+  });
+
+  app.get('/api/users/me/exports/:exportId', {
+    schema: {
+      tags,
+      security,
+      summary: 'One of your data exports, with a fresh link while it is ready',
+      params: z.object({ exportId: IdParam }),
+      response: { 200: AccountExportDtoSchema, ...authedErrors(AccountsErrors.EXPORT_NOT_FOUND) },
+    },
+    handler: async (request) => {
+      const { doc, link } = await accountExports.get(principalOf(request), request.params.exportId);
+      return presentExport(doc, link);
+    },
+  });
+};
+
+/** The archive a data export link opens: no Authorization header, the ticket in the path is the credential. */
+export const exportFileRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+  app.get('/exports/:ticket', {
+    schema: { hide: true, params: z.object({ ticket: z.string().min(10).max(2048) }) },
+    handler: async (request, reply) => {
+      const file = await services.accountExports.open(request.params.ticket);
+      return reply
+        .header('content-type', 'application/zip')
+        .header('content-length', String(file.size))
+        .header('cache-control', 'no-store')
+        .header('content-disposition', `attachment; filename="${file.filename}"`)
+        .send(file.body);
     },
   });
 };

@@ -47,3 +47,63 @@ export class AccountDeletionsRepo {
     return this.collection.find({ state: 'ERASING', updatedAt: { $lt: before } }).limit(limit).toArray();
   }
 }
+
+/** One data export (`account_exports`): asked for, built by the worker into an archive, deleted after 7 days. */
+export interface AccountExportDoc {
+  _id: string;
+  userId: string;
+  state: 'QUEUED' | 'READY' | 'FAILED';
+  storageKey: string | null;
+  size: number | null;
+  createdAt: Date;
+  readyAt: Date | null;
+}
+
+export class AccountExportsRepo {
+  private readonly collection: Collection<AccountExportDoc>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<AccountExportDoc>('account_exports');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { userId: 1, createdAt: -1 }, name: 'user_exports' },
+      { key: { createdAt: 1 }, name: 'by_age' },
+    ]);
+  }
+
+  async insert(doc: AccountExportDoc): Promise<void> {
+    await this.collection.insertOne(doc);
+  }
+
+  /** The user's newest export. */
+  latestOf(userId: string): Promise<AccountExportDoc | null> {
+    return this.collection.find({ userId }).sort({ createdAt: -1 }).limit(1).next();
+  }
+
+  find(exportId: string): Promise<AccountExportDoc | null> {
+    return this.collection.findOne({ _id: exportId });
+  }
+
+  async ready(exportId: string, storageKey: string, size: number, at: Date): Promise<boolean> {
+    const done = await this.collection.updateOne({ _id: exportId, state: 'QUEUED' }, { $set: { state: 'READY', storageKey, size, readyAt: at } });
+    return done.modifiedCount === 1;
+  }
+
+  async fail(exportId: string): Promise<void> {
+    await this.collection.updateOne({ _id: exportId, state: 'QUEUED' }, { $set: { state: 'FAILED' } });
+  }
+
+  olderThan(before: Date, limit: number): Promise<AccountExportDoc[]> {
+    return this.collection.find({ createdAt: { $lt: before } }).limit(limit).toArray();
+  }
+
+  ofUser(userId: string): Promise<AccountExportDoc[]> {
+    return this.collection.find({ userId }).toArray();
+  }
+
+  async remove(exportId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: exportId });
+  }
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IsoDateTime } from '../platform/common.schemas.js';
 
 export const AccountDeletionSchema = z
   .object({
@@ -8,3 +9,15 @@ export const AccountDeletionSchema = z
   })
   .strict()
   .meta({ id: 'AccountDeletionRequest' });
+
+export const AccountExportDtoSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(['QUEUED', 'READY', 'FAILED']),
+    createdAt: IsoDateTime,
+    readyAt: IsoDateTime.nullable(),
+    deletedAfter: IsoDateTime.describe('The archive is deleted then (7 days after it was asked for)'),
+    url: z.string().nullable().describe('While READY: opens the archive without the Authorization header, until urlExpiresAt'),
+    urlExpiresAt: IsoDateTime.nullable(),
+  })
+  .meta({ id: 'AccountExportDto' });

@@ -6,8 +6,13 @@ import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import type { WalletsArea } from '../wallets/index.js';
-import { AccountDeletionsRepo } from './accounts.repo.js';
+import { AccountDeletionsRepo, AccountExportsRepo } from './accounts.repo.js';
 import { AccountsService } from './accounts.service.js';
+import { ExportsService, type ExportedFile } from './exports.service.js';
+import type { TokenService } from '../auth/index.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import { publicBaseUrl } from '../platform/config.js';
+import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 
 /**
  * Accounts: deleting one's account (and, later, exporting one's data). It sits above the areas whose
@@ -18,22 +23,50 @@ export function accountsArea(
   deps: {
     users: UsersArea;
     devices: DevicesArea;
-    contacts: Pick<ContactsArea, 'forgetUser'>;
-    rooms: Pick<RoomsArea, 'rooms'>;
+    contacts: Pick<ContactsArea, 'forgetUser' | 'exportOf'>;
+    rooms: Pick<RoomsArea, 'rooms' | 'exportOf'>;
     e2ee: { forgetUser(userId: string, deviceIds: string[]): Promise<void> };
     apps: Pick<AppsArea, 'accounts'>;
-    wallets: Pick<WalletsArea, 'closing'>;
-    messages: { forgetAuthor(userId: string): Promise<void> };
-    attachments: { forgetUploader(userId: string): Promise<void> };
+    wallets: Pick<WalletsArea, 'closing' | 'exportOf'>;
+    messages: { forgetAuthor(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown> };
+    attachments: { forgetUploader(userId: string): Promise<void>; exportOf(userId: string): Promise<ExportedFile[]> };
+    tokens: TokenService;
+    events: DeviceEvents;
   },
 ) {
   const repo = new AccountDeletionsRepo(p.db);
+  const exportsRepo = new AccountExportsRepo(p.db);
   const { config } = p;
+  const exports = new ExportsService({
+    repo: exportsRepo,
+    parts: {
+      'profile.json': deps.users.exportOf,
+      'devices.json': deps.devices.exportOf,
+      'contacts.json': deps.contacts.exportOf,
+      'rooms.json': deps.rooms.exportOf,
+      'messages.json': deps.messages.exportOf,
+      'wallets.json': deps.wallets.exportOf,
+      'apps.json': (userId) => deps.apps.accounts.exportOf(userId),
+    },
+    files: deps.attachments.exportOf,
+    storage: () => p.storage,
+    tickets: { sign: (exportId, ttl) => deps.tokens.signTicket(exportId, ttl, 'export'), verify: (ticket) => deps.tokens.verifyExportTicket(ticket) },
+    ticketTtlSeconds: config.TICKET_TTL,
+    publicBaseUrl: publicBaseUrl(config),
+    stagingDir: uploadStagingDir(config),
+    enqueue: (exportId) => p.queues.add(QUEUES.accountExport, { exportId }),
+    events: deps.events,
+    clock: p.clock,
+    logger: p.logger,
+  });
   const accounts = new AccountsService({
     repo,
     users: deps.users.repos.users,
     confirmWithTwoFactor: (userId, code) => deps.users.users.confirmWithTwoFactor(userId, code),
-    removeAvatarOf: (userId) => deps.users.avatars.removeOf(userId),
+    removeAvatarOf: async (userId) => {
+      await deps.users.avatars.removeOf(userId);
+      await exports.forgetUser(userId);
+    },
     devices: { revokeAllOf: (userId) => deps.devices.devices.revokeAllOf(userId), allIdsOf: (userId) => deps.devices.repos.devices.allIdsOf(userId) },
     forgetContacts: deps.contacts.forgetUser,
     forgetMemberships: (userId) => deps.rooms.rooms.forgetMember(userId),
@@ -54,7 +87,7 @@ export function accountsArea(
     clock: p.clock,
     logger: p.logger,
   });
-  return { repos: { accountDeletions: repo }, accounts };
+  return { repos: { accountDeletions: repo, accountExports: exportsRepo }, accounts, exports };
 }
 export type AccountsArea = ReturnType<typeof accountsArea>;
 

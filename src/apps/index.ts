@@ -96,6 +96,13 @@ export function appsArea(
       for (const id of await payments.repo.payingOf(userId)) found.push(`payment ${id} is not finished`);
       return found;
     },
+    /** Their apps (never a secret) and their installs, for their data export. */
+    async exportOf(userId: string) {
+      return {
+        owned: (await repo.allAppsOf(userId)).map((app) => ({ id: app._id, name: app.name, webhookUrl: app.webhookUrl, public: app.public, manifestVersion: app.manifestVersion, createdAt: app.createdAt.toISOString(), removedAt: app.removedAt?.toISOString() ?? null })),
+        installed: (await installs.installs.installsOf(userId)).map((install) => ({ appId: install.appId, manifestVersion: install.manifestVersion, installedAt: install.installedAt.toISOString() })),
+      };
+    },
     /** Their apps removed for everyone, and the apps they installed uninstalled and their ids there forgotten. */
     async forget(userId: string): Promise<void> {
       const at = p.clock();

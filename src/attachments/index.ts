@@ -54,6 +54,9 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }),
     /** What a deleted account uploaded. */
     forgetUploader: async (uploaderId: string) => removeAll(await repo.ofUploader(uploaderId)),
+    /** The files a user uploaded, for their data export: each one's record and where its bytes are. */
+    exportOf: async (uploaderId: string) =>
+      (await repo.ofUploader(uploaderId)).map((a) => ({ id: a._id, messageId: a.messageId, roomId: a.roomId, filename: a.filename, contentType: a.contentType, size: a.size, encrypted: a.encrypted === true, createdAt: a.createdAt.toISOString(), storageKey: a.storageKey })),
     /** What a removed message carried. */
     forgetMessageFiles: async (messageId: string) => removeAll(await repo.ofMessage(messageId)),
   };

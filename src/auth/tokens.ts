@@ -7,6 +7,7 @@ const ISSUER = 'chat-platform';
 const ACCESS_AUDIENCE = 'api';
 const TWO_FACTOR_AUDIENCE = 'auth-2fa';
 const TICKET_AUDIENCE = 'media-ticket';
+const EXPORT_TICKET_AUDIENCE = 'export-ticket';
 
 export interface AccessClaims {
   userId: string;
@@ -102,13 +103,16 @@ export class TokenService {
     return { userId: payload.sub, phone: payload.phone, device, attemptId: payload.jti, expiresAt: payload.exp };
   }
 
-  /** A short-lived link credential for one attachment (spec, rule 7): not an access token. */
-  async signTicket(attachmentId: string, ttlSeconds: number): Promise<string> {
+  /**
+   * A short-lived link credential for one attachment (spec, rule 7), or with `audience` 'export' for
+   * one data export archive: not an access token, and a ticket of one kind opens nothing of the other.
+   */
+  async signTicket(subject: string, ttlSeconds: number, audience: 'media' | 'export' = 'media'): Promise<string> {
     return new SignJWT({})
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setSubject(attachmentId)
+      .setSubject(subject)
       .setIssuer(ISSUER)
-      .setAudience(TICKET_AUDIENCE)
+      .setAudience(audience === 'media' ? TICKET_AUDIENCE : EXPORT_TICKET_AUDIENCE)
       .setIssuedAt(this.seconds())
       .setExpirationTime(this.seconds() + ttlSeconds)
       .sign(await this.key);
@@ -118,6 +122,13 @@ export class TokenService {
     const payload = await this.verify(token, TICKET_AUDIENCE);
     if (typeof payload.sub !== 'string') throw new InvalidTokenError(false);
     return { attachmentId: payload.sub };
+  }
+
+  /** The export a data export link opens. */
+  async verifyExportTicket(token: string): Promise<{ exportId: string }> {
+    const payload = await this.verify(token, EXPORT_TICKET_AUDIENCE);
+    if (typeof payload.sub !== 'string') throw new InvalidTokenError(false);
+    return { exportId: payload.sub };
   }
 
   private async verify(token: string, audience: string) {

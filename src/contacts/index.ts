@@ -33,7 +33,25 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
   const forgetUser = async (userId: string) => {
     await Promise.all([repos.connections.removeAllOf(userId), repos.connectionRequests.removeAllOf(userId), repos.blocks.removeByBlocker(userId)]);
   };
-  return { repos, contacts, blocks, forgetUser };
+  /** The user's connections, requests and blocks for their data export: other people by id only. */
+  const exportOf = async (userId: string) => {
+    const all = 1_000_000;
+    const [connections, requests, blocked] = await Promise.all([repos.connections.pageForUser(userId, 0, all), repos.connectionRequests.pageForUser(userId, 0, all), repos.blocks.pageForBlocker(userId, 0, all)]);
+    return {
+      connections: connections.items.map((c) => ({ userId: c.userIds.find((id) => id !== userId) ?? userId, since: c.createdAt.toISOString(), incomingCallsDisabled: c.incomingCallsDisabledBy.includes(userId) })),
+      requests: requests.items.map((r) => ({
+        id: r._id,
+        direction: r.senderId === userId ? 'SENT' : 'RECEIVED',
+        otherUserId: r.senderId === userId ? r.recipientId : r.senderId,
+        customMessage: r.customMessage,
+        status: r.status,
+        createdAt: r.createdAt.toISOString(),
+        answeredAt: r.answeredAt?.toISOString() ?? null,
+      })),
+      blocks: blocked.items.map((b) => ({ userId: b.blockedId, reason: b.reason, createdAt: b.createdAt.toISOString() })),
+    };
+  };
+  return { repos, contacts, blocks, forgetUser, exportOf };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;
 

@@ -173,4 +173,9 @@ export class DevicesRepo {
   async dropPushTokensOf(userId: string): Promise<void> {
     await this.collection.updateMany({ userId }, { $set: { pushToken: null, voipPushToken: null } });
   }
+
+  /** Every device of a user, revoked ones included, oldest first. */
+  allOf(userId: string): Promise<DeviceDoc[]> {
+    return this.collection.find({ userId }).sort({ createdAt: 1 }).toArray();
+  }
 }

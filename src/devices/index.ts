@@ -8,7 +8,19 @@ import { DevicesService } from './devices.service.js';
 /** Devices: the sessions of an account, their push tokens, and revocation (told on the domain-event bus). */
 export function devicesArea(p: Platform) {
   const repo = new DevicesRepo(p.db, p.cache);
-  return { repos: { devices: repo }, devices: new DevicesService(repo, p.domainEvents, p.clock) };
+  /** The user's devices for their data export: names and times, never a token. */
+  const exportOf = async (userId: string) =>
+    (await repo.allOf(userId)).map((device) => ({
+      id: device._id,
+      name: device.name,
+      platform: device.platform,
+      createdAt: device.createdAt.toISOString(),
+      lastSeenAt: device.lastSeenAt.toISOString(),
+      revokedAt: device.revokedAt?.toISOString() ?? null,
+      pushEnabled: device.pushToken !== null,
+      biometricKeyEnrolled: Boolean(device.biometricKey),
+    }));
+  return { repos: { devices: repo }, devices: new DevicesService(repo, p.domainEvents, p.clock), exportOf };
 }
 export type DevicesArea = ReturnType<typeof devicesArea>;
 

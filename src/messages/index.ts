@@ -38,7 +38,20 @@ export function messagesArea(
     await messagesRepo.eraseByAuthor(userId, p.clock());
     await activity.eraseLastBy(userId);
   };
-  return { repos: { messages: messagesRepo }, activity, messages, policy, forgetAuthor };
+  /** What the user wrote, for their data export (ciphertext stays ciphertext in end-to-end encrypted rooms). */
+  const exportOf = async (userId: string) =>
+    (await messagesRepo.byAuthor(userId)).map((m) => ({
+      id: m._id,
+      roomId: m.roomId,
+      parentId: m.parentId,
+      message: m.message,
+      encrypted: m.encrypted,
+      language: m.language,
+      attachmentIds: m.attachmentIds,
+      geoLocation: m.geoLocation,
+      createdAt: m.createdAt.toISOString(),
+    }));
+  return { repos: { messages: messagesRepo }, activity, messages, policy, forgetAuthor, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

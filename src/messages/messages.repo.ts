@@ -100,4 +100,9 @@ export class MessagesRepo {
     const erased = await this.collection.updateOne({ _id: messageId }, { $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], erasedAt: at }, $unset: { card: '' } });
     return erased.matchedCount === 1;
   }
+
+  /** What a user wrote, oldest first (their data export). */
+  byAuthor(userId: string): Promise<MessageDoc[]> {
+    return this.collection.find({ userId }).sort({ _id: 1 }).toArray();
+  }
 }

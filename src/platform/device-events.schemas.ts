@@ -111,6 +111,9 @@ export const DEVICE_EVENTS = {
   'e2ee.rotation-due': z
     .object({ roomId: z.string(), reason: z.enum(['MEMBER_LEFT', 'DEVICE_REVOKED', 'DEVICE_ADDED']) })
     .describe('The set of devices that may hold the room\'s key changed: the next message should go under a new key version'),
+  'account.export-ready': z
+    .object({ exportId: z.string(), url: z.string().describe('Opens the archive, without the Authorization header, for a few minutes'), expiresAt: IsoDateTime })
+    .describe('The data export asked for with POST /api/users/me/export is ready: a ZIP of JSON files (a fresh link: GET /api/users/me/exports/{exportId})'),
   'report.decided': z
     .object({
       reportId: z.string(),

@@ -23,6 +23,10 @@ export interface AccountEraseJob {
   userId: string;
 }
 
+export interface AccountExportJob {
+  exportId: string;
+}
+
 export interface SummaryJob {
   requestId: string;
   userId: string;
@@ -109,6 +113,7 @@ export const QUEUES = {
   invitations: defineQueue<InvitationJob>({ queue: 'invitations', job: 'send-invitation', attempts: 10, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 5, jobId: (data) => `invite-${data.requestId}-${data.round}` }),
   // Erasing a deleted account, step by step; and the sweep that finishes one a dead process left midway.
   accountErase: defineQueue<AccountEraseJob>({ queue: 'account-erase', job: 'erase-account', attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `erase-${data.userId}` }),
+  accountExport: defineQueue<AccountExportJob>({ queue: 'account-export', job: 'build-export', attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 1, jobId: (data) => `export-${data.exportId}` }),
   accountEraseSweep: defineQueue<CleanupJob>({ queue: 'account-erase-sweep', job: 'sweep-account-erasures', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   summaries: defineQueue<SummaryJob>({ queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId }),
 } as const;

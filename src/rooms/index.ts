@@ -44,7 +44,25 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     clock: p.clock,
   });
-  return { repos, rooms, invitations, policy };
+  /** The user's rooms and memberships for their data export. */
+  const exportOf = async (userId: string) => {
+    const memberships = await repos.roomMembers.allOf(userId);
+    const rooms = new Map((await repos.rooms.findManyByIds(memberships.map((m) => m.roomId))).map((room) => [room._id, room]));
+    return memberships.map((membership) => {
+      const room = rooms.get(membership.roomId);
+      return {
+        roomId: membership.roomId,
+        type: room?.type ?? null,
+        name: room?.name ?? null,
+        role: room?.creatorId === userId ? 'CREATOR' : room?.admins.includes(userId) ? 'ADMIN' : 'MEMBER',
+        active: membership.active,
+        enabled: membership.enabled,
+        muted: membership.muted,
+        joinedAt: membership.joinedAt.toISOString(),
+      };
+    });
+  };
+  return { repos, rooms, invitations, policy, exportOf };
 }
 export type RoomsArea = ReturnType<typeof roomsArea>;
 

@@ -140,4 +140,9 @@ export class RoomMembersRepo {
   activeMembersOf(roomId: string): Promise<RoomMemberDoc[]> {
     return this.collection.find({ roomId, active: true }).sort({ joinedAt: 1, _id: 1 }).toArray();
   }
+
+  /** Every membership of a user, past ones included. */
+  allOf(userId: string): Promise<RoomMemberDoc[]> {
+    return this.collection.find({ userId }).sort({ joinedAt: 1 }).toArray();
+  }
 }

@@ -9,7 +9,24 @@ import { AvatarsService } from './avatars.service.js';
 export function usersArea(p: Platform) {
   const repo = new UsersRepo(p.db);
   const baseUrl = publicBaseUrl(p.config);
+  /** The user's profile and settings for their data export (docs/clients/people.md, "Exporting your data"). */
+  const exportOf = async (userId: string) => {
+    const user = await repo.findById(userId);
+    if (!user) return null;
+    return {
+      id: user._id,
+      phone: user.phone,
+      email: user.email ?? null,
+      displayName: user.displayName,
+      language: user.language,
+      roomInvites: user.roomInvites ?? 'everyone',
+      twoFactorEnabled: user.twoFactor.enabled,
+      profilePicture: user.avatar ? { version: user.avatar.version, updatedAt: user.avatar.updatedAt.toISOString() } : null,
+      createdAt: user.createdAt.toISOString(),
+    };
+  };
   return {
+    exportOf,
     repos: { users: repo },
     publicBaseUrl: baseUrl,
     avatars: new AvatarsService({ users: repo, storage: () => p.storage, stagingDir: uploadStagingDir(p.config), clock: p.clock }),

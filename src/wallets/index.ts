@@ -24,7 +24,7 @@ import { LimitRequestsRepo } from './limits.repo.js';
 import type { DeviceReads } from '../devices/index.js';
 import { RedisLock } from '../platform/lock.js';
 import { QUEUES } from '../platform/queues.js';
-import { parseAmount, type Currency } from './money.js';
+import { formatAmount, fromStored, parseAmount, type Currency } from './money.js';
 import { must } from '../platform/must.js';
 
 /** Custodial wallets over an EVM chain: a double-entry ledger, transfers between members, rates (docs/clients/wallets.md). */
@@ -95,6 +95,29 @@ export function walletsArea(
     wallets,
     withdrawals,
     transfers: new TransfersService({ repo, ledger, wallets, users: deps.users, biometric: deps.biometric, events: deps.events }),
+    /** The member's wallets with their history, for their data export. */
+    exportOf: async (userId: string) =>
+      Promise.all(
+        (await repo.walletsOf(userId)).map(async (wallet) => ({
+          id: wallet._id,
+          currency: wallet.currency,
+          name: wallet.name,
+          available: formatAmount(fromStored(wallet.available), wallet.currency),
+          held: formatAmount(fromStored(wallet.held), wallet.currency),
+          depositAddress: wallet.depositAddress ?? null,
+          createdAt: wallet.createdAt.toISOString(),
+          closedAt: wallet.closedAt?.toISOString() ?? null,
+          history: (await repo.pageOfHistory(wallet._id, 100_000, 0)).items.map((entry) => ({
+            entryId: entry._id,
+            kind: entry.kind,
+            direction: entry.debit === wallet._id ? 'OUT' : 'IN',
+            amount: formatAmount(fromStored(entry.amount), entry.currency),
+            state: entry.state,
+            note: entry.memo.note ?? null,
+            createdAt: entry.createdAt.toISOString(),
+          })),
+        })),
+      ),
     /** Closing a member's wallets when they delete their account. */
     closing: new WalletClosing({ repo, withdrawals: withdrawalsRepo, swaps: swapsRepo, clock: p.clock }),
     reconciler: new Reconciler({ repo, ledger, chain, clock: p.clock, logger: p.logger, graceMs: LEDGER_GRACE_MS }),
