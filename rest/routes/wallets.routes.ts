@@ -286,7 +286,7 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
       security,
       summary: 'Limit requests by status, oldest first (site administrators)',
       querystring: pagingQuery(20, 100).extend({ status: z.enum(['OPEN', 'APPROVED', 'REFUSED']).default('OPEN') }),
-      response: { 200: LimitRequestPageSchema, ...authedErrors(WalletsErrors.NOT_SITE_ADMIN) },
+      response: { 200: LimitRequestPageSchema, ...authedErrors() },
     },
     handler: async (request) => walletLimits.listForAdmin(principalOf(request), request.query.status, request.query.pageSize, request.query.currentPage),
   });
@@ -298,7 +298,7 @@ export const walletsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { 
         security,
         summary: `${approve ? 'Approve' : 'Refuse'} a limit request (site administrators); the member's devices are told`,
         params: z.object({ requestId: IdParam }),
-        response: { 200: LimitRequestDtoSchema, ...authedErrors(WalletsErrors.NOT_SITE_ADMIN, WalletsErrors.LIMIT_REQUEST_NOT_FOUND, WalletsErrors.LIMIT_REQUEST_DECIDED) },
+        response: { 200: LimitRequestDtoSchema, ...authedErrors(WalletsErrors.LIMIT_REQUEST_NOT_FOUND, WalletsErrors.LIMIT_REQUEST_DECIDED) },
       },
       handler: async (request) => walletLimits.decide(principalOf(request), request.params.requestId, approve),
     });

@@ -2,6 +2,7 @@ import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
 import { AppsRepo } from './apps.repo.js';
+import { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import { AppsService } from './console/console.service.js';
 import { WebhooksService } from './delivery/webhooks.service.js';
 import { CallGate } from './delivery/call-gate.js';
@@ -37,7 +38,7 @@ export function appsArea(
     dnsServer: p.config.WEBHOOK_DNS_SERVER,
     clock: p.clock,
   });
-  const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
+  const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, audit: new AdminAuditRepo(p.db), secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
   const installs = new InstallsService(new InstallsRepo(p.db), { repo, rooms: deps.rooms.policy, clock: p.clock });
   const { ledger } = deps.wallets;
   const payments = new AppPaymentsService(new AppPaymentsRepo(p.db), {

@@ -8,6 +8,7 @@ import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import { ModerationRepo } from './moderation.repo.js';
+import { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import { ModerationService } from './moderation.service.js';
 import { REPORT_REASONS } from './moderation.schemas.js';
 
@@ -28,8 +29,10 @@ export function moderationArea(
   },
 ) {
   const repo = new ModerationRepo(p.db);
+  const audit = new AdminAuditRepo(p.db);
   const moderation = new ModerationService({
     repo,
+    audit,
     users: deps.users.repos.users,
     isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId),
     revokeAllDevices: (userId) => deps.devices.devices.revokeAllOf(userId),
@@ -60,7 +63,7 @@ export function moderationArea(
   p.domainEvents.on('room.invitation-reported', ({ inviteeId, inviterId, reason, roomId }) =>
     moderation.reportUser(inviteeId, inviterId, isReason(reason) ? reason : 'UNKNOWN', `Reported while declining an invitation into room ${roomId}`),
   );
-  return { repos: { moderation: repo }, moderation };
+  return { repos: { moderation: repo, adminAudit: audit }, moderation };
 }
 
 // What other areas use of this one (they import only this file).

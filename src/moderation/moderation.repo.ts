@@ -25,27 +25,14 @@ export interface ReportDoc {
   decidedAt: Date | null;
 }
 
-/** One administrator action: who, what, on what, why, when. Never changed or removed. */
-export interface AuditDoc {
-  _id: string;
-  adminId: string;
-  action: ModerationAction | 'LIFT_SUSPENSION';
-  targetType: ReportTarget;
-  targetId: string;
-  reason: string;
-  at: Date;
-}
-
 /** How many open reports the queue reads at most to group them (the oldest first). */
 const QUEUE_WINDOW = 5_000;
 
 export class ModerationRepo {
   private readonly reports: Collection<ReportDoc>;
-  private readonly audit: Collection<AuditDoc>;
 
   constructor(db: Db) {
     this.reports = db.collection<ReportDoc>('reports');
-    this.audit = db.collection<AuditDoc>('admin_audit');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -54,7 +41,6 @@ export class ModerationRepo {
       { key: { status: 1, createdAt: 1 }, name: 'queue' },
       { key: { targetType: 1, targetId: 1, status: 1 }, name: 'by_target' },
     ]);
-    await this.audit.createIndexes([{ key: { at: -1 }, name: 'newest_first' }]);
   }
 
   /** The report, or the open one the reporter made of this target before (a repeat answers the first). */
@@ -88,14 +74,5 @@ export class ModerationRepo {
       if (done.modifiedCount === 1) decided.push(report);
     }
     return decided;
-  }
-
-  async record(entry: Omit<AuditDoc, '_id'>): Promise<void> {
-    await this.audit.insertOne({ ...entry, _id: randomUUID() });
-  }
-
-  /** The audit log, newest first. */
-  async pageOfAudit(skip: number, limit: number): Promise<AuditDoc[]> {
-    return this.audit.find({}).sort({ at: -1, _id: 1 }).skip(skip).limit(limit).toArray();
   }
 }

@@ -8,6 +8,7 @@ import type { Principal } from '../platform/principal.js';
 import type { UsersRepo } from '../users/index.js';
 import { ModerationErrors } from './moderation.errors.js';
 import type { ModerationRepo, ModerationAction, ReportDoc, ReportOutcome, ReportReason, ReportTarget } from './moderation.repo.js';
+import type { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import type { AdminReportSchema, AuditEntrySchema, ReportDtoSchema, ReportedTargetSchema } from './moderation.schemas.js';
 
 type ReportView = z.infer<typeof ReportDtoSchema>;
@@ -25,6 +26,7 @@ const ACTIONS: Record<ModerationAction, { target: ReportTarget | null; outcome: 
 
 export interface ModerationDeps {
   repo: ModerationRepo;
+  audit: AdminAuditRepo;
   users: Pick<UsersRepo, 'findById' | 'setSuspension'>;
   isSiteAdmin: (userId: string) => Promise<boolean>;
   revokeAllDevices: (userId: string) => Promise<void>;
@@ -152,7 +154,7 @@ export class ModerationService {
       case 'DISMISS':
         break;
     }
-    await deps.repo.record({ adminId: principal.userId, action: input.action, targetType: input.targetType, targetId: input.targetId, reason: input.reason, at });
+    await deps.audit.record({ adminId: principal.userId, action: input.action, targetType: input.targetType, targetId: input.targetId, reason: input.reason, at });
     const decided = await deps.repo.decide(open, spec.outcome, at);
     for (const report of decided) {
       await deps.events.toUsers([report.reporterId], 'report.decided', { reportId: report._id, targetType: report.targetType, targetId: report.targetId, outcome: spec.outcome });
@@ -165,12 +167,12 @@ export class ModerationService {
     await this.admin(principal);
     const at = this.deps.clock();
     if (!(await this.deps.users.setSuspension(userId, null, at))) throw ModerationErrors.REPORT_TARGET_NOT_FOUND();
-    await this.deps.repo.record({ adminId: principal.userId, action: 'LIFT_SUSPENSION', targetType: 'USER', targetId: userId, reason, at });
+    await this.deps.audit.record({ adminId: principal.userId, action: 'LIFT_SUSPENSION', targetType: 'USER', targetId: userId, reason, at });
   }
 
   async audit(principal: Principal, pageSize: number, currentPage: number): Promise<{ items: AuditView[]; hasMore: boolean }> {
     await this.admin(principal);
-    const entries = await this.deps.repo.pageOfAudit(currentPage * pageSize, pageSize + 1);
+    const entries = await this.deps.audit.page(currentPage * pageSize, pageSize + 1);
     return {
       items: entries.slice(0, pageSize).map((entry) => ({ id: entry._id, adminId: entry.adminId, action: entry.action, targetType: entry.targetType, targetId: entry.targetId, reason: entry.reason, at: entry.at.toISOString() })),
       hasMore: entries.length > pageSize,

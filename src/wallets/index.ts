@@ -23,6 +23,7 @@ import { LimitsService } from './limits.service.js';
 import { LimitRequestsRepo } from './limits.repo.js';
 import type { DeviceReads } from '../devices/index.js';
 import { RedisLock } from '../platform/lock.js';
+import { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import { QUEUES } from '../platform/queues.js';
 import { formatAmount, fromStored, parseAmount, type Currency } from './money.js';
 import { must } from '../platform/must.js';
@@ -54,6 +55,7 @@ export function walletsArea(
     biometric: deps.biometric,
     events: deps.events,
     isSiteAdmin: deps.isSiteAdmin,
+    audit: new AdminAuditRepo(p.db),
     baseLimits: { ETH: units(p.config.WALLET_DAILY_LIMIT_ETH, 'ETH'), USDT: units(p.config.WALLET_DAILY_LIMIT_USDT, 'USDT') },
     deviceWaitSeconds: p.config.LIMIT_REQUEST_DEVICE_WAIT,
     clock: p.clock,

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
 import type { BiometricService } from '../devices/index.js';
 import type { DeviceReads } from '../devices/index.js';
+import type { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import type { Clock } from '../platform/clock.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import { page, type Page } from '../platform/paging.js';
@@ -10,6 +11,7 @@ import { isDuplicateKey } from '../platform/mongo.js';
 import type { Currency } from './money.js';
 import type { LIMIT_TIERS, LimitRequestCreateSchema, LimitRequestDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
+import { CommonErrors } from '../platform/common.errors.js';
 import type { LimitRequestDoc, LimitRequestsRepo } from './limits.repo.js';
 import { must } from '../platform/must.js';
 
@@ -56,6 +58,8 @@ export class LimitsService {
       biometric: BiometricService;
       events: DeviceEvents;
       isSiteAdmin: (userId: string) => Promise<boolean>;
+      /** The administrators' audit log: every decision goes there. */
+      audit: Pick<AdminAuditRepo, 'record'>;
       baseLimits: Record<Currency, bigint>;
       deviceWaitSeconds: number;
       clock: Clock;
@@ -96,7 +100,8 @@ export class LimitsService {
   }
 
   private async assertAdmin(principal: Principal): Promise<void> {
-    if (!(await this.deps.isSiteAdmin(principal.userId))) throw WalletsErrors.NOT_SITE_ADMIN();
+    // A member gets the same 401 as for any route they may not use (docs/clients/moderation.md).
+    if (!(await this.deps.isSiteAdmin(principal.userId))) throw CommonErrors.UNAUTHORIZED();
   }
 
   async listForAdmin(principal: Principal, status: LimitRequestView['status'], pageSize: number, currentPage: number): Promise<Page<LimitRequestView>> {
@@ -113,6 +118,7 @@ export class LimitsService {
     const days = existing.duration === 'DAYS_7' ? 7 : existing.duration === 'DAYS_30' ? 30 : null;
     const decided = await this.repo.decide(requestId, { approve, decidedBy: principal.userId, at: now, effectiveUntil: approve && days ? new Date(now.getTime() + days * DAY_MS) : null });
     if (!decided) throw WalletsErrors.LIMIT_REQUEST_DECIDED();
+    await this.deps.audit.record({ adminId: principal.userId, action: approve ? 'APPROVE_LIMIT_REQUEST' : 'REFUSE_LIMIT_REQUEST', targetType: 'LIMIT_REQUEST', targetId: requestId, reason: '', at: now });
     await this.deps.events.toUsers([decided.userId], 'wallet.limit-request-decided', {
       requestId: decided._id,
       status: approve ? 'APPROVED' : 'REFUSED',

@@ -28,7 +28,6 @@ export const WalletsErrors = defineErrors('wallets', {
   LIMIT_REFUSED_RECENTLY: { status: 400, message: 'A limit request was refused less than 7 days ago' },
   LIMIT_REQUEST_NOT_FOUND: { status: 400, message: 'No such limit request' },
   LIMIT_REQUEST_DECIDED: { status: 400, message: 'The limit request was already decided' },
-  NOT_SITE_ADMIN: { status: 403, message: 'Only site administrators decide limit requests' },
   PRICES_UNAVAILABLE: { status: 503, message: 'Prices are not available right now; try again shortly' },
   REQUEST_ID_REUSED: { status: 400, message: 'This requestId was used with other fields' },
 });

@@ -44,7 +44,7 @@ describe('sending limits', () => {
     assert.equal((await ask(m, { noLimit: true, duration: 'UNTIL_CHANGED' })).json().code, 'LIMIT_REQUEST_OPEN');
 
     // Members cannot decide; administrators list and approve.
-    assert.equal((await api(m.s, 'POST', `/api/admin/wallet-limit-requests/${asked.json().id}/approve`)).statusCode, 403);
+    assert.equal((await api(m.s, 'POST', `/api/admin/wallet-limit-requests/${asked.json().id}/approve`)).statusCode, 401);
     const open = (await api(admin, 'GET', '/api/admin/wallet-limit-requests')).json();
     assert.ok(open.items.some((r: { id: string }) => r.id === asked.json().id));
     const approved = await api(admin, 'POST', `/api/admin/wallet-limit-requests/${asked.json().id}/approve`);

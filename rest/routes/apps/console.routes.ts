@@ -178,7 +178,7 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       summary: 'Site administrators: how long an app may take to reply (1 to 120 seconds; 5 by default)',
       params: appParam,
       body: ReplyTimeoutSchema,
-      response: { 200: AppDtoSchema, ...authedErrors(AppsErrors.APP_TIMEOUT_ADMIN_ONLY, AppsErrors.APP_NOT_FOUND, ...BODY_ERRORS) },
+      response: { 200: AppDtoSchema, ...authedErrors(AppsErrors.APP_NOT_FOUND, ...BODY_ERRORS) },
     },
     handler: async (request) => apps.grantReplyTime(principalOf(request), request.params.appId, request.body.seconds),
   });

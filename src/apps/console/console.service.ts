@@ -3,9 +3,11 @@ import type { z } from 'zod';
 import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import { page, type Page } from '../../platform/paging.js';
+import type { AdminAuditRepo } from '../../platform/admin-audit.repo.js';
 import type { Principal } from '../../platform/principal.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
 import { AppsErrors } from '../apps.errors.js';
+import { CommonErrors } from '../../platform/common.errors.js';
 import type { AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
 import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from '../apps.schemas.js';
 import { manifestHash, parseManifest } from '../shared/manifest.js';
@@ -46,6 +48,8 @@ export class AppsService {
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
       isSiteAdmin: (userId: string) => Promise<boolean>;
+      /** The administrators' audit log. */
+      audit: Pick<AdminAuditRepo, 'record'>;
       secretKey: Buffer;
       allowPrivate: boolean;
       clock: Clock;
@@ -198,9 +202,12 @@ export class AppsService {
 
   /** A site administrator grants an app up to 120 s to reply (5 s otherwise; spec, "Limits"). */
   async grantReplyTime(principal: Principal, appId: string, seconds: number): Promise<AppView> {
-    if (!(await this.deps.isSiteAdmin(principal.userId))) throw AppsErrors.APP_TIMEOUT_ADMIN_ONLY();
-    const app = await this.deps.repo.updateApp(appId, { $set: { timeoutMs: seconds * 1000, updatedAt: this.deps.clock() } });
+    // A member gets the same 401 as for any route they may not use (docs/clients/moderation.md).
+    if (!(await this.deps.isSiteAdmin(principal.userId))) throw CommonErrors.UNAUTHORIZED();
+    const at = this.deps.clock();
+    const app = await this.deps.repo.updateApp(appId, { $set: { timeoutMs: seconds * 1000, updatedAt: at } });
     if (!app) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    await this.deps.audit.record({ adminId: principal.userId, action: 'GRANT_REPLY_TIME', targetType: 'APP', targetId: appId, reason: `${seconds} s to reply`, at });
     return this.present(app);
   }
 
