@@ -277,7 +277,7 @@ export function ensureNodeModules(root) {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(path.join(root, 'package-lock.json')).mtimeMs) return;
   const started = Date.now();
-  log('installing the npm packages (npm ci; first run on a machine, about 6 minutes: re2 builds from source; later runs skip it)');
+  log('installing the npm packages (npm ci; first run on a machine, about 3 minutes: re2 builds from source; later runs skip it)');
   // mediasoup's own install step would fetch a prebuilt worker from GitHub (unreachable here) or build
   // it with downloaded dependencies; scripts/mediasoup-worker.mjs builds it instead, so skip that step.
   // re2 (linear-time patterns for apps' inputs) is built from its source with node-gyp against the
