@@ -40,7 +40,7 @@ async function composeAreas(p: Platform) {
   const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, blocker: contacts.blocks, connections: contacts.repos.connections, events });
   // Messages of encrypted rooms claim the encrypted uploads kept by the attachments store.
   const attachmentStore = attachmentsStore(p);
-  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input) });
+  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input), removeFiles: attachmentStore.forgetMessageFiles });
   const attachments = attachmentsArea(p, { store: attachmentStore, messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
@@ -68,7 +68,7 @@ async function composeAreas(p: Platform) {
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments, tokens: auth.tokens, events });
-  const moderation = moderationArea(p, { users, devices, messages, attachments, rooms, apps, blocks: contacts.blocks, events });
+  const moderation = moderationArea(p, { users, devices, messages, rooms, apps, blocks: contacts.blocks, events });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos, ...moderation.repos };

@@ -38,7 +38,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       consumes: ['multipart/form-data'],
       [MULTIPART_FORM]: 'AttachmentsUploadForm',
       params: z.object({ roomId: IdParam }),
-      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, MessagesErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, ...MULTIPART_ERRORS, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
+      response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD, AttachmentsErrors.NO_FILES, AttachmentsErrors.PAYLOAD_INVALID, MessagesErrors.ROOM_ID_MISMATCH, MessagesErrors.ATTACHMENT_NOT_FOUND, MessagesErrors.MESSAGE_TOO_LONG, MessagesErrors.REPLY_TO_NOT_FOUND, AttachmentsErrors.LIMIT_FILE_SIZE, AttachmentsErrors.LIMIT_FILE_SIZE_IMAGE, AttachmentsErrors.LIMIT_FILE_SIZE_VIDEO, AttachmentsErrors.LIMIT_FILE_SIZE_AUDIO, AttachmentsErrors.LIMIT_FILE_SIZE_OTHER, ...MULTIPART_ERRORS, AttachmentsErrors.LIMIT_FILES_IN_PROCESSING, AttachmentsErrors.MEDIA_QUEUE_FULL) },
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);

@@ -1,8 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../route-options.js';
-import { IdParam, LanguageParam } from '../../src/platform/common.schemas.js';
-import { CommentSchema, MessageDtoSchema, MessagesPageSchema, MessagesQuerySchema, PostTranslationsSchema, TldrRequestedSchema } from '../../src/messages/messages.schemas.js';
+import { IdParam, LanguageParam, NoContentSchema } from '../../src/platform/common.schemas.js';
+import {
+  CommentSchema,
+  DeleteMessageQuerySchema,
+  EditMessageSchema,
+  MessageDtoSchema,
+  MessageEditsSchema,
+  MessagesPageSchema,
+  MessagesQuerySchema,
+  PostTranslationsSchema,
+  TldrRequestedSchema,
+} from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { MessagesErrors } from '../../src/messages/messages.errors.js';
@@ -69,5 +79,50 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       response: { 200: MessagesPageSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.CURSOR_CONFLICT) },
     },
     handler: async (request) => messages.readComments(principalOf(request), request.params.messageId, request.query),
+  });
+
+  app.patch('/api/messages/:messageId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Edit your message',
+      description:
+        'Its author, while an enabled member, within MESSAGE_EDIT_WINDOW (48 hours) of posting. Cleaned as a post is; ciphertext in an end-to-end encrypted room. The text before is kept (GET …/edits); a broadcast post\'s translations are dropped (they translated the old text). Members\' sockets get `message.edited`; nothing is pushed.',
+      params: message,
+      body: EditMessageSchema,
+      response: {
+        200: MessageDtoSchema,
+        ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.EDIT_NOT_ALLOWED, MessagesErrors.EDIT_WINDOW_PASSED, MessagesErrors.MESSAGE_DELETED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS),
+      },
+    },
+    handler: async (request) => messages.edit(principalOf(request), request.params.messageId, request.body),
+  });
+
+  app.get('/api/messages/:messageId/edits', {
+    schema: {
+      tags,
+      security,
+      summary: 'A message\'s versions, oldest first (the last is its text now)',
+      params: message,
+      response: { 200: MessageEditsSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND) },
+    },
+    handler: async (request) => messages.versions(principalOf(request), request.params.messageId),
+  });
+
+  app.delete('/api/messages/:messageId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Delete a message for everyone, or hide it for yourself',
+      description:
+        'For everyone: its author within MESSAGE_DELETE_WINDOW (48 hours), the room\'s creator or an admin, or a site administrator, at any time. A tombstone stays (`deleted: true`): text, translations, card, attachments and their files go, and a ticket for one stops opening it. Members\' sockets get `message.deleted`. `scope=me` hides it for the caller only.',
+      params: message,
+      querystring: DeleteMessageQuerySchema,
+      response: { 204: NoContentSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.DELETE_NOT_ALLOWED, MessagesErrors.MESSAGE_DELETED) },
+    },
+    handler: async (request, reply) => {
+      await messages.delete(principalOf(request), request.params.messageId, request.query.scope);
+      return reply.code(204).send();
+    },
   });
 };

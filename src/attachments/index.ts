@@ -16,7 +16,22 @@ import { EncryptedUploadClaims } from './encrypted-claims.js';
  */
 export function attachmentsStore(p: Platform) {
   const repo = new AttachmentsRepo(p.db);
-  return { repo, encryptedClaims: new EncryptedUploadClaims(repo) };
+  /** Attachments removed with their stored files: the upload, its thumbnail, poster and MP4. A ticket for one stops opening it. */
+  const removeAll = async (attachments: AttachmentDoc[]) => {
+    for (const attachment of attachments) {
+      const keys = [attachment.storageKey, attachment.thumbnailKey, attachment.convertedKey, attachment.posterKey].filter((key): key is string => typeof key === 'string' && key.length > 0);
+      await Promise.all(keys.map((key) => p.storage.delete(key).catch(() => undefined)));
+      await repo.remove(attachment._id);
+    }
+  };
+  return {
+    repo,
+    encryptedClaims: new EncryptedUploadClaims(repo),
+    /** What a deleted message carried. */
+    forgetMessageFiles: async (messageId: string) => removeAll(await repo.ofMessage(messageId)),
+    /** What a deleted account uploaded. */
+    forgetUploader: async (uploaderId: string) => removeAll(await repo.ofUploader(uploaderId)),
+  };
 }
 export type AttachmentsStore = ReturnType<typeof attachmentsStore>;
 
@@ -40,25 +55,14 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     publicBaseUrl: publicBaseUrl(config),
     clock: p.clock,
   });
-  /** Attachments removed with their stored files: the upload, its thumbnail, poster and MP4. A ticket for one stops opening it. */
-  const removeAll = async (attachments: AttachmentDoc[]) => {
-    for (const attachment of attachments) {
-      const keys = [attachment.storageKey, attachment.thumbnailKey, attachment.convertedKey, attachment.posterKey].filter((key): key is string => typeof key === 'string' && key.length > 0);
-      await Promise.all(keys.map((key) => p.storage.delete(key).catch(() => undefined)));
-      await repo.remove(attachment._id);
-    }
-  };
   return {
     repos: { attachments: repo },
     attachments,
     media: new MediaService({ attachments: repo, storage: p.storage, events: deps.events }),
-    /** What a deleted account uploaded. */
-    forgetUploader: async (uploaderId: string) => removeAll(await repo.ofUploader(uploaderId)),
+    forgetUploader: deps.store.forgetUploader,
     /** The files a user uploaded, for their data export: each one's record and where its bytes are. */
     exportOf: async (uploaderId: string) =>
       (await repo.ofUploader(uploaderId)).map((a) => ({ id: a._id, messageId: a.messageId, roomId: a.roomId, filename: a.filename, contentType: a.contentType, size: a.size, encrypted: a.encrypted === true, createdAt: a.createdAt.toISOString(), storageKey: a.storageKey })),
-    /** What a removed message carried. */
-    forgetMessageFiles: async (messageId: string) => removeAll(await repo.ofMessage(messageId)),
   };
 }
 

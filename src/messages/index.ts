@@ -4,16 +4,17 @@ import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import { RoomActivityRepo } from './room-activity.repo.js';
 import { QUEUES } from '../platform/queues.js';
-import { MessagesRepo } from './messages.repo.js';
+import { MessageEditsRepo, MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
 import { MessagesService, type ClaimUploads } from './messages.service.js';
 
 /** Posting and reading messages, comments and translations of broadcast posts. */
 export function messagesArea(
   p: Platform,
-  deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents; claimUploads: ClaimUploads },
+  deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents; claimUploads: ClaimUploads; removeFiles: (messageId: string) => Promise<void> },
 ) {
   const messagesRepo = new MessagesRepo(p.db);
+  const edits = new MessageEditsRepo(p.db);
   const activity = new RoomActivityRepo(p.db);
   const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
   const messages = new MessagesService({
@@ -26,6 +27,9 @@ export function messagesArea(
     users: deps.users.repos.users,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     claimUploads: deps.claimUploads,
+    edits,
+    removeFiles: deps.removeFiles,
+    windows: { editMs: p.config.MESSAGE_EDIT_WINDOW * 1000, deleteMs: p.config.MESSAGE_DELETE_WINDOW * 1000 },
     // Members who did not get a post live are pushed from one worker job per post.
     enqueuePush: (messageId) => p.queues.add(QUEUES.messagePush, { messageId }),
     clock: p.clock,
@@ -51,7 +55,7 @@ export function messagesArea(
       geoLocation: m.geoLocation,
       createdAt: m.createdAt.toISOString(),
     }));
-  return { repos: { messages: messagesRepo }, activity, messages, policy, forgetAuthor, exportOf };
+  return { repos: { messages: messagesRepo, messageEdits: edits }, activity, messages, policy, forgetAuthor, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

@@ -2,6 +2,11 @@ import { defineErrors } from '../platform/errors.js';
 
 export const MessagesErrors = defineErrors('messages', {
   ATTACHMENT_NOT_FOUND: { status: 400, message: 'No such attachment' },
+  EDIT_NOT_ALLOWED: { status: 400, message: 'Only its author edits a message, and not an app\'s card' },
+  EDIT_WINDOW_PASSED: { status: 400, message: 'The message is too old to edit' },
+  DELETE_NOT_ALLOWED: { status: 400, message: 'Only its author (for a while), the room\'s creator or an admin, or a site administrator deletes a message for everyone' },
+  MESSAGE_DELETED: { status: 400, message: 'The message was deleted' },
+  REPLY_TO_NOT_FOUND: { status: 400, message: 'No such message in this room to reply to' },
   MESSAGE_NOT_FOUND: { status: 400, message: 'No such message' },
   ROOM_ID_MISMATCH: { status: 400, message: 'The body\'s roomId must equal the path\'s' },
   PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },

@@ -28,9 +28,66 @@ export interface MessageDoc {
   /** A card posted by an app (its author is `app:<appId>`, the text empty). */
   appId?: string;
   card?: Card;
-  /** Set when its author deleted their account and asked for what they wrote to be erased. */
-  erasedAt?: Date | null;
+  /** The reply's excerpt of the message it answers, kept true when that one is edited or deleted. */
+  replyTo?: ReplyExcerpt | null;
+  /** When its author last edited it (earlier versions are in `message_edits`). */
+  editedAt?: Date | null;
+  /**
+   * Deleted for everyone (by its author, the room's managers, a site administrator, or its author's
+   * account deletion): a tombstone, its text, translations, card and attachments gone.
+   */
+  deletedAt?: Date | null;
+  /** Members who hid it for themselves only (`DELETE …?scope=me`). */
+  hiddenFor?: string[];
   createdAt: Date;
+}
+
+/** What a reply shows of the message it answers (`kind` says what the excerpt is). */
+export interface ReplyExcerpt {
+  id: string;
+  userId: string;
+  /** Up to 100 characters of its text; null for the other kinds. */
+  excerpt: string | null;
+  kind: 'TEXT' | 'ENCRYPTED' | 'DELETED' | 'ATTACHMENTS' | 'CARD';
+}
+
+/** What stays of a message deleted for everyone: its id, room, author, time and place in the timeline. */
+const TOMBSTONE = (at: Date): UpdateFilter<MessageDoc> => ({ $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], deletedAt: at }, $unset: { card: '', replyTo: '' } });
+
+/** Earlier versions of edited messages (`message_edits`): each text as it was, and when it was replaced. */
+export interface MessageEditDoc {
+  _id: string;
+  messageId: string;
+  message: string;
+  /** When the text was first the message's (its post, or the edit before). */
+  since: Date;
+  replacedAt: Date;
+}
+
+export class MessageEditsRepo {
+  private readonly collection: Collection<MessageEditDoc>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<MessageEditDoc>('message_edits');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { messageId: 1, replacedAt: 1 }, name: 'versions' }]);
+  }
+
+  async insert(edit: MessageEditDoc): Promise<void> {
+    await this.collection.insertOne(edit);
+  }
+
+  /** A message's earlier versions, oldest first. */
+  of(messageId: string): Promise<MessageEditDoc[]> {
+    return this.collection.find({ messageId }).sort({ replacedAt: 1 }).toArray();
+  }
+
+  /** A deleted message's earlier versions removed with it. */
+  async removeOf(messageId: string): Promise<void> {
+    await this.collection.deleteMany({ messageId });
+  }
 }
 
 export class MessagesRepo {
@@ -66,14 +123,14 @@ export class MessagesRepo {
   }
 
   /** Up to `limit` messages of a timeline (the room's, or one message's comments) before a cursor, newest first. */
-  before(roomId: string, parentId: string | null, cursor: string | null, limit: number): Promise<MessageDoc[]> {
-    const filter = cursor ? { roomId, parentId, _id: { $lt: cursor } } : { roomId, parentId };
+  before(roomId: string, parentId: string | null, cursor: string | null, limit: number, viewerId?: string): Promise<MessageDoc[]> {
+    const filter = { roomId, parentId, ...(cursor ? { _id: { $lt: cursor } } : {}), ...(viewerId ? { hiddenFor: { $ne: viewerId } } : {}) };
     return this.collection.find(filter).sort({ _id: -1 }).limit(limit).toArray();
   }
 
   /** The `limit` messages of a timeline right after (newer than) a cursor, oldest first. */
-  after(roomId: string, parentId: string | null, cursor: string, limit: number): Promise<MessageDoc[]> {
-    return this.collection.find({ roomId, parentId, _id: { $gt: cursor } }).sort({ _id: 1 }).limit(limit).toArray();
+  after(roomId: string, parentId: string | null, cursor: string, limit: number, viewerId?: string): Promise<MessageDoc[]> {
+    return this.collection.find({ roomId, parentId, _id: { $gt: cursor }, ...(viewerId ? { hiddenFor: { $ne: viewerId } } : {}) }).sort({ _id: 1 }).limit(limit).toArray();
   }
 
   /** Sets (text) or removes (null) one language version; the message as it is afterwards. */
@@ -88,17 +145,29 @@ export class MessagesRepo {
    * translations, place and attachments gone; the message stays in its room's timeline, emptied.
    */
   async eraseByAuthor(userId: string, at: Date): Promise<string[]> {
-    const erased = await this.collection.find({ userId, erasedAt: null }, { projection: { _id: 1 } }).toArray();
-    if (erased.length > 0) {
-      await this.collection.updateMany({ userId, erasedAt: null }, { $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], erasedAt: at }, $unset: { card: '' } });
-    }
+    const erased = await this.collection.find({ userId, deletedAt: null }, { projection: { _id: 1 } }).toArray();
+    if (erased.length > 0) await this.collection.updateMany({ userId, deletedAt: null }, TOMBSTONE(at));
     return erased.map((message) => message._id);
   }
 
-  /** One message emptied where it stands (a site administrator removed it); false when there is no such message. */
-  async eraseOne(messageId: string, at: Date): Promise<boolean> {
-    const erased = await this.collection.updateOne({ _id: messageId }, { $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], erasedAt: at }, $unset: { card: '' } });
-    return erased.matchedCount === 1;
+  /** One message deleted for everyone, a tombstone where it stood; the message before, or null when there is none (or it was deleted before). */
+  tombstone(messageId: string, at: Date): Promise<MessageDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, TOMBSTONE(at), { returnDocument: 'before' });
+  }
+
+  /** A new text for a message not deleted (its translations dropped: they translated the old one); the message before, or null. */
+  edit(messageId: string, text: string, at: Date): Promise<MessageDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, { $set: { message: text, editedAt: at, translations: {} } }, { returnDocument: 'before' });
+  }
+
+  /** Hidden for one member only. */
+  async hideFor(messageId: string, userId: string): Promise<void> {
+    await this.collection.updateOne({ _id: messageId }, { $addToSet: { hiddenFor: userId } });
+  }
+
+  /** The excerpt every reply to a message carries, made anew (the message was edited or deleted). */
+  async updateReplies(messageId: string, excerpt: ReplyExcerpt): Promise<void> {
+    await this.collection.updateMany({ 'replyTo.id': messageId }, { $set: { replyTo: excerpt } });
   }
 
   /** What a user wrote, oldest first (their data export). */

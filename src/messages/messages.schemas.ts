@@ -25,8 +25,18 @@ export const ChatMessageSchema = z
       .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _ . : -')
       .nullish()
       .describe('Made by the phone when the user taps send (a UUID): posting again with it returns the first message\'s id instead of a second message; unique per author and room'),
+    replyToId: IdParam.nullish().describe('A message of the same room the author may read: this one answers it'),
   })
   .meta({ id: 'ChatMessage' });
+
+export const ReplyExcerptSchema = z
+  .object({
+    id: z.string().describe('The message replied to'),
+    userId: z.string(),
+    excerpt: z.string().nullable().describe('Up to 100 characters of its text (TEXT); null for the other kinds'),
+    kind: z.enum(['TEXT', 'ENCRYPTED', 'DELETED', 'ATTACHMENTS', 'CARD']).describe('ENCRYPTED: an end-to-end encrypted message (ids only); DELETED: deleted since; ATTACHMENTS: files only; CARD: an app\'s card'),
+  })
+  .meta({ id: 'ReplyExcerpt' });
 
 export const MessageDtoSchema = z
   .object({
@@ -41,9 +51,25 @@ export const MessageDtoSchema = z
     language: z.string().describe('Language the post was written in'),
     appId: z.string().nullable().describe('Set when an app posted the message (its userId is then app:<appId>)'),
     card: CardSchema.nullable().describe('The card an app posted'),
+    replyTo: ReplyExcerptSchema.nullable().describe('The message this one answers, as it stands now'),
+    editedAt: IsoDateTime.nullable().describe('When its author last edited it (earlier versions: GET /api/messages/{messageId}/edits)'),
+    deleted: z.boolean().describe('Deleted for everyone: a tombstone (no text, translations, card or attachments)'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'MessageDto' });
+
+export const EditMessageSchema = z.object({ message: z.string().max(200_000).describe('The new text; in an end-to-end encrypted room, base64 of the ciphertext') }).strict().meta({ id: 'EditMessageRequest' });
+
+export const MessageEditsSchema = z
+  .object({
+    messageId: z.string(),
+    versions: z.array(z.object({ message: z.string(), since: IsoDateTime, replacedAt: IsoDateTime.nullable().describe('Null for the current version') })).describe('Oldest first; the last is the current text'),
+  })
+  .meta({ id: 'MessageEdits' });
+
+export const DeleteMessageQuerySchema = z.object({
+  scope: z.enum(['everyone', 'me']).default('everyone').describe('everyone: a tombstone for every member; me: hidden for the caller only'),
+});
 
 export const CommentSchema = z.object({ message: z.string().max(200_000) }).strict().meta({ id: 'CommentRequest' });
 

@@ -10,7 +10,8 @@ import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
-import type { GeoLocation, MessageDoc, MessagesRepo } from './messages.repo.js';
+import { randomUUID } from 'node:crypto';
+import type { GeoLocation, MessageDoc, MessageEditsRepo, MessagesRepo, ReplyExcerpt } from './messages.repo.js';
 import type { RoomActivityRepo } from './room-activity.repo.js';
 import type { RoomDoc } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
@@ -33,6 +34,8 @@ export interface PostMessageInput {
   attachmentIds?: string[] | null;
   /** The phone's id for this message: a resend returns the first one (see store). */
   clientMessageId?: string | null;
+  /** A message of the same room this one answers. */
+  replyToId?: string | null;
 }
 
 /** Who posts, as the request tells: its address (for the message's place), and where work that follows the answer goes. */
@@ -58,8 +61,21 @@ export function presentMessage(message: MessageDoc): MessageView {
     language: message.language,
     appId: message.appId ?? null,
     card: message.card ?? null,
+    replyTo: message.replyTo ?? null,
+    editedAt: message.editedAt?.toISOString() ?? null,
+    deleted: Boolean(message.deletedAt),
     createdAt: message.createdAt.toISOString(),
   };
+}
+
+/** What a reply shows of the message it answers, as that message stands. */
+export function excerptOf(message: MessageDoc): ReplyExcerpt {
+  const base = { id: message._id, userId: message.userId };
+  if (message.deletedAt) return { ...base, excerpt: null, kind: 'DELETED' };
+  if (message.encrypted) return { ...base, excerpt: null, kind: 'ENCRYPTED' };
+  if (message.card) return { ...base, excerpt: null, kind: 'CARD' };
+  if (message.message.length === 0) return { ...base, excerpt: null, kind: 'ATTACHMENTS' };
+  return { ...base, excerpt: [...message.message].slice(0, 100).join(''), kind: 'TEXT' };
 }
 
 /**
@@ -99,6 +115,11 @@ export class MessagesService {
       users: UserReads;
       supportedLanguages: string[];
       claimUploads: ClaimUploads;
+      /** Earlier versions of edited messages. */
+      edits: MessageEditsRepo;
+      /** A deleted message's files (and thumbnails) removed: a ticket for one stops opening it. */
+      removeFiles: (messageId: string) => Promise<void>;
+      windows: { editMs: number; deleteMs: number };
       /** Queues the push of a new message to the members who did not get it live (one job per post). */
       enqueuePush: (messageId: string) => Promise<void>;
       clock: Clock;
@@ -177,6 +198,7 @@ export class MessagesService {
     // A resend (the phone never heard the answer) meets the first send in the unique index (see below).
     const clientKey = input.clientMessageId && parentId === null && !claimUploads ? `${room._id}:${principal.userId}:${input.clientMessageId}` : undefined;
 
+    const replyTo = input.replyToId ? await this.replyExcerpt(room._id, input.replyToId, principal.userId) : null;
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const doc: MessageDoc = {
       _id: new ObjectId().toHexString(),
@@ -191,6 +213,7 @@ export class MessagesService {
       language,
       translations: {},
       ...(clientKey ? { clientKey } : {}),
+      ...(replyTo ? { replyTo } : {}),
       createdAt: this.deps.clock(),
     };
     if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });
@@ -296,22 +319,97 @@ export class MessagesService {
    */
   async read(principal: Principal, roomId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     await this.deps.rooms.mayRead(principal, roomId);
-    return this.page(roomId, null, input);
+    return this.page(roomId, null, input, principal.userId);
   }
 
   /** A message's comments, newest first, with the same cursors as the room timeline. */
   async readComments(principal: Principal, messageId: string, input: { before?: string; after?: string; limit: number }): Promise<{ items: MessageView[]; hasMore: boolean }> {
     const { message: parent, room } = await this.deps.policy.forReader(principal, messageId);
-    return this.page(room._id, parent._id, input);
+    return this.page(room._id, parent._id, input, principal.userId);
   }
 
-  private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }) {
+  private async page(roomId: string, parentId: string | null, input: { before?: string; after?: string; limit: number }, viewerId: string) {
     if (input.before && input.after) throw MessagesErrors.CURSOR_CONFLICT();
     const rows = input.after
-      ? (await this.deps.messages.after(roomId, parentId, input.after, input.limit + 1)).reverse()
-      : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1);
+      ? (await this.deps.messages.after(roomId, parentId, input.after, input.limit + 1, viewerId)).reverse()
+      : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1, viewerId);
     const hasMore = rows.length > input.limit;
     const items = input.after ? rows.slice(rows.length - Math.min(rows.length, input.limit)) : rows.slice(0, input.limit);
     return { items: items.map(presentMessage), hasMore };
+  }
+
+  /** The excerpt a reply carries: a message of the same room the author may read (not hidden for them), else 400. */
+  private async replyExcerpt(roomId: string, replyToId: string, authorId: string): Promise<ReplyExcerpt> {
+    const original = await this.deps.messages.findById(replyToId);
+    if (!original || original.roomId !== roomId || original.hiddenFor?.includes(authorId)) throw MessagesErrors.REPLY_TO_NOT_FOUND();
+    return excerptOf(original);
+  }
+
+  /**
+   * The author edits their message within MESSAGE_EDIT_WINDOW: cleaned as a post is (ciphertext in an
+   * end-to-end encrypted room), the text before kept as an earlier version, the translations of a
+   * broadcast post dropped (they translated the old text: the managers translate again), the replies'
+   * excerpts and the chat list's preview made anew. Members' sockets get `message.edited`; nothing is pushed.
+   */
+  async edit(principal: Principal, messageId: string, input: { message: string }): Promise<MessageView> {
+    const { message, room } = await this.deps.policy.forEnabledMember(principal, messageId);
+    if (message.userId !== principal.userId || message.appId) throw MessagesErrors.EDIT_NOT_ALLOWED();
+    if (message.deletedAt) throw MessagesErrors.MESSAGE_DELETED();
+    const now = this.deps.clock();
+    if (now.getTime() - message.createdAt.getTime() > this.deps.windows.editMs) throw MessagesErrors.EDIT_WINDOW_PASSED();
+    const encrypted = room.type === 'E2EE';
+    const text = encrypted ? input.message : cleanText(input.message);
+    if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
+    if (text.length === 0 && message.attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
+    if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+    const before = await this.deps.messages.edit(messageId, text, now);
+    if (!before) throw MessagesErrors.MESSAGE_DELETED();
+    await this.deps.edits.insert({ _id: randomUUID(), messageId, message: before.message, since: before.editedAt ?? before.createdAt, replacedAt: now });
+    const edited: MessageDoc = { ...before, message: text, editedAt: now, translations: {} };
+    await this.deps.messages.updateReplies(messageId, excerptOf(edited));
+    if (message.parentId === null) await this.deps.activity.replaceLast(room._id, messageId, text);
+    this.deps.events.toRoom(room._id, 'message.edited', { roomId: room._id, messageId, message: text, editedAt: now.toISOString() });
+    return presentMessage(edited);
+  }
+
+  /** A message's versions, oldest first, for those who may read it. */
+  async versions(principal: Principal, messageId: string): Promise<{ messageId: string; versions: { message: string; since: string; replacedAt: string | null }[] }> {
+    const { message } = await this.deps.policy.forReader(principal, messageId);
+    const earlier = message.deletedAt ? [] : await this.deps.edits.of(messageId);
+    return {
+      messageId,
+      versions: [
+        ...earlier.map((v) => ({ message: v.message, since: v.since.toISOString(), replacedAt: v.replacedAt.toISOString() })),
+        { message: message.message, since: (message.editedAt ?? message.createdAt).toISOString(), replacedAt: null },
+      ],
+    };
+  }
+
+  /**
+   * Deletes a message for everyone: its author within MESSAGE_DELETE_WINDOW, the room's creator or an
+   * admin, or a site administrator, at any time. Or, with `scope` me, hides it for the caller only.
+   */
+  async delete(principal: Principal, messageId: string, scope: 'everyone' | 'me'): Promise<void> {
+    const { message, room } = await this.deps.policy.forReader(principal, messageId);
+    if (scope === 'me') return this.deps.messages.hideFor(messageId, principal.userId);
+    const own = message.userId === principal.userId && this.deps.clock().getTime() - message.createdAt.getTime() <= this.deps.windows.deleteMs;
+    if (!own && !(await this.deps.rooms.mayRemoveMessages(principal, room))) throw MessagesErrors.DELETE_NOT_ALLOWED();
+    if (!(await this.removeForEveryone(messageId))) throw MessagesErrors.MESSAGE_DELETED();
+  }
+
+  /**
+   * The one way a message is deleted for everyone (its author, a manager, moderation): a tombstone,
+   * its files and earlier versions gone, replies' excerpts and the chat list's preview made anew, the
+   * members' sockets told `message.deleted`. False when there was nothing to delete.
+   */
+  async removeForEveryone(messageId: string): Promise<boolean> {
+    const before = await this.deps.messages.tombstone(messageId, this.deps.clock());
+    if (!before) return false;
+    await this.deps.removeFiles(messageId);
+    await this.deps.edits.removeOf(messageId);
+    await this.deps.messages.updateReplies(messageId, { id: messageId, userId: before.userId, excerpt: null, kind: 'DELETED' });
+    if (before.parentId === null) await this.deps.activity.replaceLast(before.roomId, messageId, '');
+    this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
+    return true;
   }
 }

@@ -168,4 +168,9 @@ export class RoomActivityRepo {
   async eraseLastBy(userId: string): Promise<void> {
     await this.activity.updateMany({ 'last.userId': userId }, { $set: { 'last.message': '', 'last.attachmentCount': 0 } });
   }
+
+  /** The chat list's preview of a room whose newest message was edited or deleted: its text as it is now. */
+  async replaceLast(roomId: string, messageId: string, text: string): Promise<void> {
+    await this.activity.updateOne({ _id: roomId, 'last.id': messageId }, { $set: { 'last.message': text } });
+  }
 }

@@ -1,5 +1,4 @@
 import type { AppsArea } from '../apps/index.js';
-import type { AttachmentsArea } from '../attachments/index.js';
 import type { BlockWrites } from '../contacts/index.js';
 import type { DevicesArea } from '../devices/index.js';
 import type { MessagesArea } from '../messages/index.js';
@@ -20,8 +19,7 @@ export function moderationArea(
   deps: {
     users: UsersArea;
     devices: DevicesArea;
-    messages: Pick<MessagesArea, 'policy' | 'repos' | 'activity'>;
-    attachments: Pick<AttachmentsArea, 'forgetMessageFiles'>;
+    messages: Pick<MessagesArea, 'policy' | 'messages'>;
     rooms: Pick<RoomsArea, 'rooms'>;
     apps: Pick<AppsArea, 'repos' | 'installs'>;
     blocks: BlockWrites;
@@ -46,11 +44,7 @@ export function moderationArea(
       if (!app) return false;
       return app.public || app.ownerId === principal.userId || (await deps.apps.repos.appInstalls.findInstall(appId, principal.userId)) !== null;
     },
-    removeMessage: async (messageId) => {
-      if (!(await deps.messages.repos.messages.eraseOne(messageId, p.clock()))) return false;
-      await deps.attachments.forgetMessageFiles(messageId);
-      return true;
-    },
+    removeMessage: (messageId) => deps.messages.messages.removeForEveryone(messageId),
     unlistApp: (appId) => deps.apps.repos.apps.unlist(appId, p.clock()),
     block: (blockerId, blockedId, reason) => deps.blocks.blockFor(blockerId, blockedId, reason, p.clock()),
     events: deps.events,

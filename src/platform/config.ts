@@ -214,6 +214,9 @@ const EnvSchema = z
     WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Cards one room bot token may post per minute (/bot-api/v1).
     BOT_CARDS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+    // How long after posting its author may edit a message, and delete it for everyone (seconds).
+    MESSAGE_EDIT_WINDOW: duration.default(172_800),
+    MESSAGE_DELETE_WINDOW: duration.default(172_800),
     // Invitations into rooms (and message requests) a member may send per hour to people they are not
     // connected to, and how many strangers' invitations may wait for one member (docs/clients/rooms-and-messages.md).
     ROOM_INVITATIONS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(40),

@@ -134,6 +134,10 @@ export const DEVICE_EVENTS = {
  */
 export const ROOM_EVENTS = {
   'message.new': z.looseObject({ roomId: z.string(), messageId: z.string() }).describe('A message was posted in one of the user\'s rooms (also comments, with `parentId`)'),
+  'message.edited': z
+    .object({ roomId: z.string(), messageId: z.string(), message: z.string().describe('The new text (ciphertext in an end-to-end encrypted room)'), editedAt: IsoDateTime })
+    .describe('A message of the room was edited by its author (nothing is pushed)'),
+  'message.deleted': z.object({ roomId: z.string(), messageId: z.string() }).describe('A message of the room was deleted for everyone: show a tombstone'),
   'typing.start': z.object({ roomId: z.string(), userId: z.string() }).describe('A member started typing in the room (relayed by the hub, rate-limited, never stored)'),
   'typing.stop': z.object({ roomId: z.string(), userId: z.string() }).describe('A member stopped typing in the room'),
 } as const;

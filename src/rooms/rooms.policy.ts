@@ -122,4 +122,9 @@ export class RoomsPolicy {
   async mayTranslate(principal: Principal, room: RoomDoc): Promise<boolean> {
     return isManager(room, principal.userId) || this.deps.isSiteAdmin(principal.userId);
   }
+
+  /** Who may delete anyone's message in a room at any time: its creator or an admin, or a site administrator. */
+  async mayRemoveMessages(principal: Principal, room: RoomDoc): Promise<boolean> {
+    return isManager(room, principal.userId) || this.deps.isSiteAdmin(principal.userId);
+  }
 }

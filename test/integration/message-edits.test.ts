@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
+import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { multipart } from '../helpers/multipart.js';
+import { until } from '../helpers/wait.js';
+
+describe('editing, deleting and replying to messages (issue 42, items 1-3)', () => {
+  let t: TestApp;
+  const hubs: HubProcess[] = [];
+  const clients: DeviceClient[] = [];
+  const api = httpAs(() => t);
+
+  before(async () => {
+    t = await startTestApp();
+    hubs.push(await spawnHub(t.config), await spawnHub(t.config));
+  });
+  after(async () => {
+    for (const client of clients) client.close();
+    await Promise.all(hubs.map((hub) => hub.kill()));
+    await t?.close();
+  });
+
+  /** A member's socket on a hub, recording the room broadcasts about messages in order. */
+  async function listen(s: Session, hub: HubProcess) {
+    const client = new DeviceClient(s.accessToken);
+    clients.push(client);
+    await client.connect(hub.port);
+    const seen: [string, string][] = [];
+    client.socket!.onAny((event: string, payload: { messageId?: string }) => {
+      if (event.startsWith('message.') && payload.messageId) seen.push([event, payload.messageId]);
+    });
+    return seen;
+  }
+
+  it('an edit and a delete reach every member\'s socket once, in order, after the message itself, on both hubs', async () => {
+    const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member] });
+    const [onAuthor, onMember] = [await listen(author, hubs[0]!), await listen(member, hubs[1]!)];
+    const messageId = await postMessage(t, author, room.id, 'Helo');
+    const edited = await api(author, 'PATCH', `/api/messages/${messageId}`, { message: '  Hello  ' });
+    assert.equal(edited.statusCode, 200, edited.body);
+    assert.equal(edited.json().message, 'Hello', 'cleaned as a post is');
+    assert.ok(edited.json().editedAt);
+    assert.equal((await api(author, 'DELETE', `/api/messages/${messageId}`)).statusCode, 204);
+    const expected = [['message.new', messageId], ['message.edited', messageId], ['message.deleted', messageId]];
+    await until(() => onAuthor.length >= 3 && onMember.length >= 3, 'three broadcasts on both sockets');
+    // A later message shows nothing more of this one came.
+    const later = await postMessage(t, author, room.id, 'After');
+    await until(() => onMember.some(([, id]) => id === later), 'the later message');
+    assert.deepEqual(onMember.filter(([, id]) => id === messageId), expected);
+    assert.deepEqual(onAuthor.filter(([, id]) => id === messageId), expected);
+    const versions = (await api(member, 'GET', `/api/messages/${messageId}/edits`)).json();
+    assert.deepEqual(versions.versions.map((v: { message: string }) => v.message), [''], 'a deleted message keeps no versions');
+  });
+
+  it('edits: the author only, within the window; earlier versions readable by members; the chat list\'s preview follows', async () => {
+    const [author, member, stranger] = await Promise.all([makeUser(t), makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member] });
+    const messageId = await postMessage(t, author, room.id, 'First');
+    assert.equal((await api(author, 'PATCH', `/api/messages/${messageId}`, { message: 'Second' })).statusCode, 200);
+    const versions = (await api(member, 'GET', `/api/messages/${messageId}/edits`)).json() as { versions: { message: string; replacedAt: string | null }[] };
+    assert.deepEqual(versions.versions.map((v) => v.message), ['First', 'Second']);
+    assert.equal(versions.versions.at(-1)!.replacedAt, null);
+    assert.equal((await t.db.collection('room_activity').findOne({ _id: room.id as never }))?.last?.message, 'Second');
+    assert.equal((await api(member, 'PATCH', `/api/messages/${messageId}`, { message: 'Not mine' })).json().code, 'EDIT_NOT_ALLOWED');
+    assert.equal((await api(stranger, 'PATCH', `/api/messages/${messageId}`, { message: 'Nope' })).statusCode, 400);
+    assert.equal((await api(stranger, 'GET', `/api/messages/${messageId}/edits`)).statusCode, 400);
+    assert.equal((await api(author, 'PATCH', `/api/messages/${messageId}`, { message: '   ' })).json().code, 'MESSAGE_EMPTY');
+    // Messages posted 49 hours ago (their time moved back; tokens stay valid): past both windows.
+    const postedLongAgo = (id: string) => t.db.collection('messages').updateOne({ _id: id as never }, { $set: { createdAt: new Date(Date.now() - 49 * 3_600_000) } });
+    await postedLongAgo(messageId);
+    assert.equal((await api(author, 'PATCH', `/api/messages/${messageId}`, { message: 'Too late' })).json().code, 'EDIT_WINDOW_PASSED');
+    // Past the author's window, the author may no longer delete it; the room's creator still may.
+    const other = await postMessage(t, member, room.id, 'Old words');
+    await postedLongAgo(other);
+    assert.equal((await api(member, 'DELETE', `/api/messages/${other}`)).json().code, 'DELETE_NOT_ALLOWED');
+    assert.equal((await api(author, 'DELETE', `/api/messages/${other}`)).statusCode, 204);
+  });
+
+  it('deletes for everyone leave a tombstone and take the files (their ticket stops opening); scope=me hides for the caller only', async () => {
+    const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member] });
+    const body = multipart([{ filename: 'note.bin', content: Buffer.from('file bytes'), contentType: 'application/octet-stream' }], { payload: JSON.stringify({ roomId: room.id, message: 'With a file' }) });
+    const uploaded = await t.app.inject({ method: 'POST', url: `/api/messages/${room.id}/attachments`, headers: { authorization: `Bearer ${author.accessToken}`, ...body.headers }, payload: body.payload });
+    assert.equal(uploaded.statusCode, 204, uploaded.body);
+    const page = (await api(member, 'GET', `/api/messages/${room.id}`)).json() as { items: { id: string; attachmentIds: string[] }[] };
+    const withFile = page.items.find((m) => m.attachmentIds.length === 1)!;
+    const ticket = (await api(member, 'POST', `/api/messages/${withFile.id}/attachments/${withFile.attachmentIds[0]}/ticket`)).json() as { url: string };
+    const path = new URL(ticket.url).pathname;
+    assert.equal((await t.app.inject({ url: path })).statusCode, 200);
+    assert.equal((await api(member, 'DELETE', `/api/messages/${withFile.id}`)).json().code, 'DELETE_NOT_ALLOWED', 'a member deletes only their own');
+    assert.equal((await api(author, 'DELETE', `/api/messages/${withFile.id}`)).statusCode, 204);
+    assert.notEqual((await t.app.inject({ url: path })).statusCode, 200, 'the ticket still opens the file');
+    const tombstone = ((await api(member, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; deleted: boolean; message: string; attachmentIds: string[] }[]).find((m) => m.id === withFile.id);
+    assert.deepEqual([tombstone?.deleted, tombstone?.message, tombstone?.attachmentIds], [true, '', []]);
+    assert.equal(await t.db.collection('attachments').countDocuments({ messageId: withFile.id }), 0);
+    assert.equal((await api(author, 'DELETE', `/api/messages/${withFile.id}`)).json().code, 'MESSAGE_DELETED');
+
+    const hidden = await postMessage(t, author, room.id, 'Hide me');
+    assert.equal((await api(member, 'DELETE', `/api/messages/${hidden}?scope=me`)).statusCode, 204);
+    const ids = (s: Session) => api(s, 'GET', `/api/messages/${room.id}`).then((res) => (res.json().items as { id: string }[]).map((m) => m.id));
+    assert.ok(!(await ids(member)).includes(hidden), 'hidden for the member');
+    assert.ok((await ids(author)).includes(hidden), 'still there for the author');
+  });
+
+  it('replies carry an excerpt kept true through edits and deletes; another room\'s message or a stranger\'s is refused; encrypted rooms give ids only', async () => {
+    const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member] });
+    const otherRoom = await makeRoom(t, author);
+    const original = await postMessage(t, author, room.id, 'x'.repeat(150));
+    const elsewhere = await postMessage(t, author, otherRoom.id, 'Elsewhere');
+    const reply = await postMessage(t, member, room.id, 'I agree', { replyToId: original });
+    const read = async (id: string) => ((await api(member, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; replyTo: { id: string; excerpt: string | null; kind: string } | null }[]).find((m) => m.id === id);
+    assert.deepEqual((await read(reply))?.replyTo, { id: original, userId: author.userId, excerpt: 'x'.repeat(100), kind: 'TEXT' });
+    const refused = await api(member, 'PUT', `/api/messages/${room.id}`, { roomId: room.id, message: 'Across rooms', replyToId: elsewhere });
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().code, 'REPLY_TO_NOT_FOUND');
+    assert.equal((await api(author, 'PATCH', `/api/messages/${original}`, { message: 'Shorter now' })).statusCode, 200);
+    assert.equal((await read(reply))?.replyTo?.excerpt, 'Shorter now');
+    assert.equal((await api(author, 'DELETE', `/api/messages/${original}`)).statusCode, 204);
+    assert.deepEqual((await read(reply))?.replyTo, { id: original, userId: author.userId, excerpt: null, kind: 'DELETED' });
+
+    const secret = await makeRoom(t, author, { type: 'E2EE', members: [member] });
+    const cipher = Buffer.alloc(40, 9).toString('base64');
+    const encrypted = await postMessage(t, author, secret.id, cipher);
+    const encryptedReply = await postMessage(t, member, secret.id, Buffer.alloc(40, 3).toString('base64'), { replyToId: encrypted });
+    const items = (await api(member, 'GET', `/api/messages/${secret.id}`)).json().items as { id: string; replyTo: { kind: string; excerpt: string | null } | null }[];
+    assert.deepEqual(items.find((m) => m.id === encryptedReply)?.replyTo, { id: encrypted, userId: author.userId, excerpt: null, kind: 'ENCRYPTED' });
+    assert.equal((await api(author, 'PATCH', `/api/messages/${encrypted}`, { message: 'plain text' })).json().code, 'MESSAGE_NOT_ENCRYPTED');
+    assert.equal((await api(author, 'PATCH', `/api/messages/${encrypted}`, { message: Buffer.alloc(44, 5).toString('base64') })).statusCode, 200);
+  });
+});
