@@ -76,6 +76,12 @@ describe('round trips of the hot paths, within their budgets', () => {
       assert.equal(res.statusCode, 200, res.body);
     });
     await measure(context, 'read a page of messages', async () => assert.equal((await api(member, 'GET', `/api/messages/${room.id}`)).statusCode, 200));
+    await measure(context, 'message reply', () => post(member, {}, { replyToId: messageId })());
+    const edit = (id: string, text: string) => async () => assert.equal((await api(owner, 'PATCH', `/api/messages/${id}`, { message: text })).statusCode, 200);
+    await measure(context, 'message edit', edit(messageId, 'Hello again'), edit(messageId, 'Hello, warm'));
+    const [warmDelete, counted] = [await post(owner)(), await post(owner)()];
+    const remove = (id: string) => async () => assert.equal((await api(owner, 'DELETE', `/api/messages/${id}`)).statusCode, 204);
+    await measure(context, 'message delete', remove(counted), remove(warmDelete));
     await measure(context, 'chat-status page', async () => assert.equal((await api(member, 'GET', '/api/rooms/status')).statusCode, 200));
   });
 
