@@ -46,6 +46,11 @@ export const ROUND_TRIP_BUDGETS = {
     why: 'mongo: the message (room and membership cached), the new text (findAndModify, answering the text before), the earlier version kept, the replies\' excerpts, the chat list\'s preview',
     afterAnswer: { mongo: 0, redis: 1, why: 'redis: the broadcast (sent, not awaited)' },
   },
+  'message reaction': {
+    mongo: 3,
+    redis: 5,
+    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction (one conditional findAndModify: the limit of 3 holds under races) | redis: the counts broadcast; the author\'s device event (inbox append, hub poke), whether that device is online, and its push job (offline here)',
+  },
   'message delete': {
     mongo: 7,
     redis: 0,

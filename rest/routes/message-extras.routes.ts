@@ -11,6 +11,7 @@ import {
   MessagesPageSchema,
   MessagesQuerySchema,
   PostTranslationsSchema,
+  ReactionParamsSchema,
   TldrRequestedSchema,
 } from '../../src/messages/messages.schemas.js';
 import { principalOf } from '../auth.js';
@@ -125,4 +126,33 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       return reply.code(204).send();
     },
   });
+
+  for (const [method, summary] of [
+    ['put', 'React to a message with one emoji'],
+    ['delete', 'Take your reaction back'],
+  ] as const) {
+    app.route({
+      method: method.toUpperCase() as 'PUT' | 'DELETE',
+      url: '/api/messages/:messageId/reactions/:emoji',
+      schema: {
+        tags,
+        security,
+        summary,
+        description:
+          'Members who may read the message (a broadcast room\'s followers too, unless its admins turned reactions off); one emoji (a single grapheme, URL-encoded), at most 3 different ones per member per message. Members\' sockets get `message.reactions` with the new counts; the author gets `message.reaction` (an alert push when offline, collapsed per message; never for their own reaction). Putting one already there, or taking back one that is not, changes nothing.',
+        params: ReactionParamsSchema,
+        response: {
+          204: NoContentSchema,
+          ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.EMOJI_INVALID, MessagesErrors.REACTIONS_DISABLED, MessagesErrors.MESSAGE_DELETED, ...(method === 'put' ? [MessagesErrors.TOO_MANY_REACTIONS] : [])),
+        },
+      },
+      handler: async (request, reply) => {
+        // Cast: the params schema above checked both (the route is declared in a loop, so its types are not inferred).
+        const { messageId, emoji } = request.params as { messageId: string; emoji: string };
+        if (method === 'put') await messages.react(principalOf(request), messageId, emoji);
+        else await messages.unreact(principalOf(request), messageId, emoji);
+        return reply.code(204).send();
+      },
+    });
+  }
 };

@@ -39,6 +39,8 @@ export interface MessageDoc {
   deletedAt?: Date | null;
   /** Members who hid it for themselves only (`DELETE …?scope=me`). */
   hiddenFor?: string[];
+  /** Reactions by member: the emoji each put (at most 3 different ones). */
+  reactions?: Record<string, string[]>;
   createdAt: Date;
 }
 
@@ -52,7 +54,10 @@ export interface ReplyExcerpt {
 }
 
 /** What stays of a message deleted for everyone: its id, room, author, time and place in the timeline. */
-const TOMBSTONE = (at: Date): UpdateFilter<MessageDoc> => ({ $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], deletedAt: at }, $unset: { card: '', replyTo: '' } });
+const TOMBSTONE = (at: Date): UpdateFilter<MessageDoc> => ({ $set: { message: '', translations: {}, geoLocation: null, attachmentIds: [], deletedAt: at }, $unset: { card: '', replyTo: '', reactions: '' } });
+
+/** How many different reactions one member may put on one message. */
+export const MAX_REACTIONS_PER_MEMBER = 3;
 
 /** Earlier versions of edited messages (`message_edits`): each text as it was, and when it was replaced. */
 export interface MessageEditDoc {
@@ -173,5 +178,24 @@ export class MessagesRepo {
   /** What a user wrote, oldest first (their data export). */
   byAuthor(userId: string): Promise<MessageDoc[]> {
     return this.collection.find({ userId }).sort({ _id: 1 }).toArray();
+  }
+
+  /**
+   * A member's reaction added, only while they have fewer than MAX_REACTIONS_PER_MEMBER (one
+   * conditional update: two at once cannot pass the limit). The message after, or null when it was
+   * not added (deleted, or the member's limit reached: the caller tells which).
+   */
+  react(messageId: string, userId: string, emoji: string): Promise<MessageDoc | null> {
+    const mine = `reactions.${userId}`;
+    return this.collection.findOneAndUpdate(
+      { _id: messageId, deletedAt: null, [`${mine}.${MAX_REACTIONS_PER_MEMBER - 1}`]: { $exists: false } },
+      { $addToSet: { [mine]: emoji } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  /** A member's reaction taken back; the message after. */
+  unreact(messageId: string, userId: string, emoji: string): Promise<MessageDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, { $pull: { [`reactions.${userId}`]: emoji } }, { returnDocument: 'after' });
   }
 }

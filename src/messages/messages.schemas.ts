@@ -52,6 +52,7 @@ export const MessageDtoSchema = z
     appId: z.string().nullable().describe('Set when an app posted the message (its userId is then app:<appId>)'),
     card: CardSchema.nullable().describe('The card an app posted'),
     replyTo: ReplyExcerptSchema.nullable().describe('The message this one answers, as it stands now'),
+    reactions: z.array(z.object({ emoji: z.string(), count: z.number().int(), me: z.boolean().describe('The caller is among them') })).describe('Most first'),
     editedAt: IsoDateTime.nullable().describe('When its author last edited it (earlier versions: GET /api/messages/{messageId}/edits)'),
     deleted: z.boolean().describe('Deleted for everyone: a tombstone (no text, translations, card or attachments)'),
     createdAt: IsoDateTime,
@@ -66,6 +67,8 @@ export const MessageEditsSchema = z
     versions: z.array(z.object({ message: z.string(), since: IsoDateTime, replacedAt: IsoDateTime.nullable().describe('Null for the current version') })).describe('Oldest first; the last is the current text'),
   })
   .meta({ id: 'MessageEdits' });
+
+export const ReactionParamsSchema = z.object({ messageId: IdParam, emoji: z.string().min(1).max(32).describe('One emoji (a single grapheme)') });
 
 export const DeleteMessageQuerySchema = z.object({
   scope: z.enum(['everyone', 'me']).default('everyone').describe('everyone: a tombstone for every member; me: hidden for the caller only'),

@@ -48,7 +48,27 @@ export const MAX_MESSAGE_LENGTH = 10_000;
 /** An encrypted message is base64 (or base64url) of at least a 12-byte nonce and a 16-byte tag. */
 const ENCRYPTED = /^[A-Za-z0-9+/_-]{38,}={0,2}$/;
 
-export function presentMessage(message: MessageDoc): MessageView {
+/** A message's reactions as counts, most first, with whether `viewerId` is among them. */
+export function reactionCounts(message: Pick<MessageDoc, 'reactions'>, viewerId?: string): { emoji: string; count: number; me: boolean }[] {
+  const counts = new Map<string, { count: number; me: boolean }>();
+  for (const [userId, emojis] of Object.entries(message.reactions ?? {})) {
+    for (const emoji of emojis) {
+      const entry = counts.get(emoji) ?? { count: 0, me: false };
+      entry.count++;
+      if (userId === viewerId) entry.me = true;
+      counts.set(emoji, entry);
+    }
+  }
+  return [...counts].map(([emoji, entry]) => ({ emoji, ...entry })).sort((a, b) => b.count - a.count || (a.emoji < b.emoji ? -1 : 1));
+}
+
+/** A reaction is one emoji: a single grapheme that is a pictograph (or a flag). */
+export function isOneEmoji(text: string): boolean {
+  const graphemes = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(text)];
+  return graphemes.length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}{2}/u.test(text);
+}
+
+export function presentMessage(message: MessageDoc, viewerId?: string): MessageView {
   return {
     id: message._id,
     roomId: message.roomId,
@@ -62,6 +82,7 @@ export function presentMessage(message: MessageDoc): MessageView {
     appId: message.appId ?? null,
     card: message.card ?? null,
     replyTo: message.replyTo ?? null,
+    reactions: reactionCounts(message, viewerId),
     editedAt: message.editedAt?.toISOString() ?? null,
     deleted: Boolean(message.deletedAt),
     createdAt: message.createdAt.toISOString(),
@@ -335,7 +356,7 @@ export class MessagesService {
       : await this.deps.messages.before(roomId, parentId, input.before ?? null, input.limit + 1, viewerId);
     const hasMore = rows.length > input.limit;
     const items = input.after ? rows.slice(rows.length - Math.min(rows.length, input.limit)) : rows.slice(0, input.limit);
-    return { items: items.map(presentMessage), hasMore };
+    return { items: items.map((item) => presentMessage(item, viewerId)), hasMore };
   }
 
   /** The excerpt a reply carries: a message of the same room the author may read (not hidden for them), else 400. */
@@ -411,5 +432,46 @@ export class MessagesService {
     if (before.parentId === null) await this.deps.activity.replaceLast(before.roomId, messageId, '');
     this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
     return true;
+  }
+
+  /**
+   * A member who may read the message reacts with one emoji (at most 3 different ones per message;
+   * a broadcast room's followers too, unless its admins turned reactions off). Members' sockets get
+   * `message.reactions` with the new counts; the author (not for their own reaction) gets
+   * `message.reaction`, pushed when offline, one push per message (collapsed).
+   */
+  async react(principal: Principal, messageId: string, emoji: string): Promise<void> {
+    const { message, room } = await this.readableForReactions(principal, messageId, emoji);
+    if (message.reactions?.[principal.userId]?.includes(emoji)) return;
+    const after = await this.deps.messages.react(messageId, principal.userId, emoji);
+    if (!after) {
+      const now = await this.deps.messages.findById(messageId);
+      if (!now || now.deletedAt) throw MessagesErrors.MESSAGE_DELETED();
+      if (now.reactions?.[principal.userId]?.includes(emoji)) return;
+      throw MessagesErrors.TOO_MANY_REACTIONS();
+    }
+    this.tellReactions(room._id, after);
+    if (message.userId !== principal.userId && !message.appId) {
+      await this.deps.events.toUsers([message.userId], 'message.reaction', { roomId: room._id, messageId, userId: principal.userId, emoji });
+    }
+  }
+
+  async unreact(principal: Principal, messageId: string, emoji: string): Promise<void> {
+    const { room } = await this.readableForReactions(principal, messageId, emoji);
+    const after = await this.deps.messages.unreact(messageId, principal.userId, emoji);
+    if (!after) throw MessagesErrors.MESSAGE_DELETED();
+    this.tellReactions(room._id, after);
+  }
+
+  private async readableForReactions(principal: Principal, messageId: string, emoji: string): Promise<{ message: MessageDoc; room: RoomDoc }> {
+    if (!isOneEmoji(emoji)) throw MessagesErrors.EMOJI_INVALID();
+    const found = await this.deps.policy.forReader(principal, messageId);
+    if (found.message.deletedAt) throw MessagesErrors.MESSAGE_DELETED();
+    if (found.room.reactionsEnabled === false) throw MessagesErrors.REACTIONS_DISABLED();
+    return found;
+  }
+
+  private tellReactions(roomId: string, message: MessageDoc): void {
+    this.deps.events.toRoom(roomId, 'message.reactions', { roomId, messageId: message._id, reactions: reactionCounts(message).map(({ emoji, count }) => ({ emoji, count })) });
   }
 }

@@ -114,6 +114,9 @@ export const DEVICE_EVENTS = {
   'account.export-ready': z
     .object({ exportId: z.string(), url: z.string().describe('Opens the archive, without the Authorization header, for a few minutes'), expiresAt: IsoDateTime })
     .describe('The data export asked for with POST /api/users/me/export is ready: a ZIP of JSON files (a fresh link: GET /api/users/me/exports/{exportId})'),
+  'message.reaction': z
+    .object({ roomId: z.string(), messageId: z.string(), userId: z.string().describe('Who reacted'), emoji: z.string() })
+    .describe('Someone reacted to the user\'s message (an alert push when offline, one per message: collapsed)'),
   'report.decided': z
     .object({
       reportId: z.string(),
@@ -138,6 +141,9 @@ export const ROOM_EVENTS = {
     .object({ roomId: z.string(), messageId: z.string(), message: z.string().describe('The new text (ciphertext in an end-to-end encrypted room)'), editedAt: IsoDateTime })
     .describe('A message of the room was edited by its author (nothing is pushed)'),
   'message.deleted': z.object({ roomId: z.string(), messageId: z.string() }).describe('A message of the room was deleted for everyone: show a tombstone'),
+  'message.reactions': z
+    .object({ roomId: z.string(), messageId: z.string(), reactions: z.array(z.object({ emoji: z.string(), count: z.number().int() })).describe('Every reaction\'s count now, most first') })
+    .describe('A message\'s reactions changed'),
   'typing.start': z.object({ roomId: z.string(), userId: z.string() }).describe('A member started typing in the room (relayed by the hub, rate-limited, never stored)'),
   'typing.stop': z.object({ roomId: z.string(), userId: z.string() }).describe('A member stopped typing in the room'),
 } as const;

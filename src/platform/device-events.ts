@@ -69,6 +69,7 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'wallet.deposit-received': 'alert',
   'wallet.payment-requested': 'alert',
   'wallet.limit-request-decided': 'alert',
+  'message.reaction': 'alert',
   'call.incoming': 'voip',
   'room-call.incoming': 'voip',
 };

@@ -28,10 +28,12 @@ function render(entry: InboxEntry, kind: PushJob['kind']): PushMessage {
     'wallet.limit-request-decided': { title: 'Sending limit', body: data.status === 'APPROVED' ? 'Your new sending limit is approved' : 'Your sending limit request was refused' },
     'wallet.payment-requested': { title: 'Payment request', body: `You are asked to pay ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },
     'wallet.deposit-received': { title: 'Deposit received', body: `${data.amount ?? ''} ${data.currency ?? ''} arrived in your wallet`.trim() },
+    'message.reaction': { title: 'Reaction', body: `Someone reacted ${data.emoji ?? ''} to your message`.replace('  ', ' ') },
     'wallet.transfer-received': { title: 'Payment received', body: `You received ${data.amount ?? ''} ${data.currency ?? ''}`.trim() },
   };
   const alert = alerts[entry.event] ?? { title: 'Chat', body: 'You have a new notification' };
-  return { kind, alert, data, ttlSeconds: 86_400 };
+  // Reactions to one message replace each other on the phone: one notification per message.
+  return { kind, alert, data, ttlSeconds: 86_400, ...(entry.event === 'message.reaction' ? { collapseId: `reaction-${data.messageId}` } : {}) };
 }
 
 /** Pushes one stored device event to a device that had no live socket when it was emitted. */

@@ -17,6 +17,7 @@ export function presentRoom(room: RoomDoc, language?: string): RoomView {
     creatorId: room.creatorId,
     admins: room.admins,
     commentsEnabled: room.commentsEnabled,
+    reactionsEnabled: room.reactionsEnabled !== false,
     participantPublishEnabled: room.participantPublishEnabled,
     visible: room.visible,
     memberCount: room.memberCount,

@@ -27,6 +27,8 @@ export interface RoomDoc {
   language?: string;
   /** Other language versions of a broadcast room's name and description. */
   translations?: Record<string, { name: string; description: string | null }>;
+  /** Broadcast rooms: whether followers may react to posts (absent: yes). */
+  reactionsEnabled?: boolean;
   /** Set when its last member left by deleting their account: nobody can find or join it any more. */
   closedAt?: Date | null;
   createdAt: Date;

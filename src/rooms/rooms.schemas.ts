@@ -17,6 +17,7 @@ export const RoomDtoSchema = z
     creatorId: z.string(),
     admins: z.array(z.string()),
     commentsEnabled: z.boolean(),
+    reactionsEnabled: z.boolean().describe('Whether members may react to messages (a broadcast room\'s admins may turn it off)'),
     participantPublishEnabled: z.boolean(),
     visible: z.boolean().describe('Broadcast rooms: listed for and joinable by everyone'),
     memberCount: z.number().int(),
@@ -47,6 +48,7 @@ export const RoomUpdateQuerySchema = z.object({
   description: z.string().trim().max(250, 'at most 250 characters'),
   commentsEnabled: nullableBool.optional(),
   participantPublishEnabled: nullableBool.optional(),
+  reactionsEnabled: nullableBool.optional().describe('Broadcast rooms: whether followers may react to posts (default true)'),
 });
 
 export const PublishQuerySchema = z.object({ publishEnabled: bool });

@@ -146,7 +146,7 @@ export class RoomsService {
   async update(
     principal: Principal,
     roomId: string,
-    input: { name: string; description: string; commentsEnabled?: boolean | null; participantPublishEnabled?: boolean | null },
+    input: { name: string; description: string; commentsEnabled?: boolean | null; participantPublishEnabled?: boolean | null; reactionsEnabled?: boolean | null },
   ): Promise<RoomView> {
     const room = await this.managedRoom(principal, roomId);
     const now = this.now();
@@ -157,6 +157,7 @@ export class RoomsService {
       set.commentsEnabled = input.commentsEnabled!;
       set.participantPublishEnabled = input.participantPublishEnabled!;
     }
+    if (room.type === 'BROADCAST' && input.reactionsEnabled !== undefined && input.reactionsEnabled !== null) set.reactionsEnabled = input.reactionsEnabled;
     if (room.type === 'PUBLIC_GROUP' && input.name !== room.name) {
       const link = linkOf(input.name);
       // The old link stays in room_links pointing here: a redirect.

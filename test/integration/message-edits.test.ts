@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart } from '../helpers/multipart.js';
@@ -10,15 +11,18 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
   let t: TestApp;
   const hubs: HubProcess[] = [];
   const clients: DeviceClient[] = [];
+  let workers: Workers;
   const api = httpAs(() => t);
 
   before(async () => {
     t = await startTestApp();
+    workers = await startTestWorkers(t);
     hubs.push(await spawnHub(t.config), await spawnHub(t.config));
   });
   after(async () => {
     for (const client of clients) client.close();
     await Promise.all(hubs.map((hub) => hub.kill()));
+    await workers?.close();
     await t?.close();
   });
 
@@ -130,5 +134,49 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
     assert.deepEqual(items.find((m) => m.id === encryptedReply)?.replyTo, { id: encrypted, userId: author.userId, excerpt: null, kind: 'ENCRYPTED' });
     assert.equal((await api(author, 'PATCH', `/api/messages/${encrypted}`, { message: 'plain text' })).json().code, 'MESSAGE_NOT_ENCRYPTED');
     assert.equal((await api(author, 'PATCH', `/api/messages/${encrypted}`, { message: Buffer.alloc(44, 5).toString('base64') })).statusCode, 200);
+  });
+
+  it('reactions: one emoji each, at most 3 different per member, counted with the caller\'s own marked; sockets told; the author told (pushed when offline, collapsed per message); strangers and turned-off rooms refused', async () => {
+    const [author, member, other, stranger] = await Promise.all([makeUser(t), makeUser(t), makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member, other] });
+    const token = `fcm-react-${author.deviceId}`;
+    assert.equal((await api(author, 'PUT', '/api/devices/push-token', { token, provider: 'FCM' })).statusCode, 204);
+    const messageId = await postMessage(t, author, room.id, 'React to me');
+    const onMember = new DeviceClient(member.accessToken);
+    clients.push(onMember);
+    await onMember.connect(hubs[1]!.port);
+    const counts: unknown[] = [];
+    onMember.socket!.on('message.reactions', (payload: { messageId: string; reactions: unknown }) => payload.messageId === messageId && counts.push(payload.reactions));
+    const react = (s: Session, emoji: string, method: 'PUT' | 'DELETE' = 'PUT') => api(s, method, `/api/messages/${messageId}/reactions/${encodeURIComponent(emoji)}`);
+
+    for (const emoji of ['👍', '🇩🇪', '👨‍👩‍👧']) assert.equal((await react(member, emoji)).statusCode, 204, emoji);
+    assert.equal((await react(member, '👍')).statusCode, 204, 'again: nothing changes');
+    const fourth = await react(member, '🎉');
+    assert.equal(fourth.statusCode, 400);
+    assert.equal(fourth.json().code, 'TOO_MANY_REACTIONS');
+    for (const bad of ['a', '👍👍', ':)']) assert.equal((await react(other, bad)).json().code, 'EMOJI_INVALID', bad);
+    assert.equal((await react(other, '👍')).statusCode, 204);
+    assert.equal((await react(stranger, '👍')).statusCode, 400, 'a stranger to the room');
+    assert.equal((await react(author, '👍')).statusCode, 204, 'the author may react too');
+
+    const seenBy = async (s: Session) => ((await api(s, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; reactions: { emoji: string; count: number; me: boolean }[] }[]).find((m) => m.id === messageId)!.reactions;
+    assert.deepEqual((await seenBy(other)).find((r) => r.emoji === '👍'), { emoji: '👍', count: 3, me: true });
+    assert.deepEqual((await seenBy(other)).find((r) => r.emoji === '🇩🇪'), { emoji: '🇩🇪', count: 1, me: false });
+    assert.equal((await react(member, '🇩🇪', 'DELETE')).statusCode, 204);
+    assert.equal((await seenBy(member)).some((r) => r.emoji === '🇩🇪'), false);
+    await until(() => counts.length === 6, 'a count on the socket for each change');
+    assert.deepEqual(counts.at(-1), [{ emoji: '👍', count: 3 }, { emoji: '👨‍👩‍👧', count: 1 }]);
+
+    // The offline author was pushed for the others' reactions, never their own, one notification per message.
+    await until(async () => (await t.db.collection('push_records').countDocuments({ token })) >= 1, 'a reaction push');
+    const pushes = await t.db.collection('push_records').find({ token }).toArray();
+    assert.ok(pushes.every((push) => push.message.data.event === 'message.reaction' && push.message.collapseId === `reaction-${messageId}`));
+    assert.ok(pushes.every((push) => push.message.data.userId !== author.userId), 'pushed for their own reaction');
+
+    const broadcast = await makeRoom(t, author, { type: 'BROADCAST', members: [member] });
+    const post = await postMessage(t, author, broadcast.id, 'A post');
+    assert.equal((await api(member, 'PUT', `/api/messages/${post}/reactions/${encodeURIComponent('❤️')}`)).statusCode, 204, 'a follower reacts');
+    assert.equal((await api(author, 'POST', `/api/rooms/${broadcast.id}?name=${encodeURIComponent(broadcast.name ?? 'Broadcast')}&description=&reactionsEnabled=false`)).json().reactionsEnabled, false);
+    assert.equal((await api(member, 'PUT', `/api/messages/${post}/reactions/${encodeURIComponent('👍')}`)).json().code, 'REACTIONS_DISABLED');
   });
 });

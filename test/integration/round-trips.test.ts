@@ -82,6 +82,8 @@ describe('round trips of the hot paths, within their budgets', () => {
     const [warmDelete, counted] = [await post(owner)(), await post(owner)()];
     const remove = (id: string) => async () => assert.equal((await api(owner, 'DELETE', `/api/messages/${id}`)).statusCode, 204);
     await measure(context, 'message delete', remove(counted), remove(warmDelete));
+    const react = (emoji: string) => async () => assert.equal((await api(member, 'PUT', `/api/messages/${messageId}/reactions/${encodeURIComponent(emoji)}`)).statusCode, 204);
+    await measure(context, 'message reaction', react('🎉'), react('👍'));
     await measure(context, 'chat-status page', async () => assert.equal((await api(member, 'GET', '/api/rooms/status')).statusCode, 200));
   });
 
