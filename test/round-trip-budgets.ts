@@ -51,10 +51,17 @@ export const ROUND_TRIP_BUDGETS = {
     redis: 5,
     why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction (one conditional findAndModify: the limit of 3 holds under races) | redis: the counts broadcast; the author\'s device event (inbox append, hub poke), whether that device is online, and its push job (offline here)',
   },
-  'message delete': {
-    mongo: 7,
+  'mark a room read (read receipts)': {
+    mongo: 6,
     redis: 0,
-    why: 'mongo: the message, its room (as a reader\'s check reads it), the tombstone (findAndModify), its attachments (none here, so no file and no removal), its earlier versions removed, the replies\' excerpts, the chat list\'s preview',
+    why: 'mongo: the membership, the timeline\'s count and newest message, the mark; for the receipt: the room (is it small enough), its members and their read-receipt settings',
+    afterAnswer: { mongo: 0, redis: 1, why: 'redis: room.read to the members who keep receipts (sent, not awaited)' },
+  },
+  'message readers': { mongo: 5, redis: 0, why: 'mongo: the message, its room (the reader\'s check, then whether it keeps receipts), the read marks that reached it, the readers\' and the author\'s settings' },
+  'message delete': {
+    mongo: 8,
+    redis: 0,
+    why: 'mongo: the message, its room (as a reader\'s check reads it), the tombstone (findAndModify), its attachments (none here, so no file and no removal), its earlier versions removed, the replies\' excerpts, the chat list\'s preview, its number left out of unread counts',
     afterAnswer: { mongo: 0, redis: 1, why: 'redis: the broadcast (sent, not awaited)' },
   },
   'chat-status page': { mongo: 6, redis: 0, why: 'mongo: the rooms index, activity (once where all the rooms fit on the page, else for the order and for the page), rooms, memberships, read marks, calls' },

@@ -8,6 +8,7 @@ import {
   EditMessageSchema,
   MessageDtoSchema,
   MessageEditsSchema,
+  MessageReadersSchema,
   MessagesPageSchema,
   MessagesQuerySchema,
   PostTranslationsSchema,
@@ -155,4 +156,17 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       },
     });
   }
+
+  app.get('/api/messages/:messageId/readers', {
+    schema: {
+      tags,
+      security,
+      summary: 'Who has read your message, and when',
+      description:
+        'Its author only, in a direct chat or a group of up to 256 members, with read receipts on (PATCH /api/users/me `readReceipts`): members whose read mark reached the message, leaving out those with read receipts off.',
+      params: message,
+      response: { 200: MessageReadersSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.READ_RECEIPTS_NOT_HERE, MessagesErrors.READ_RECEIPTS_OFF) },
+    },
+    handler: async (request) => messages.readers(principalOf(request), request.params.messageId),
+  });
 };

@@ -55,7 +55,7 @@ export function messagesArea(
       geoLocation: m.geoLocation,
       createdAt: m.createdAt.toISOString(),
     }));
-  return { repos: { messages: messagesRepo, messageEdits: edits }, activity, messages, policy, forgetAuthor, exportOf };
+  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity }, activity, messages, policy, forgetAuthor, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

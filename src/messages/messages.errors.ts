@@ -10,6 +10,8 @@ export const MessagesErrors = defineErrors('messages', {
   EMOJI_INVALID: { status: 400, message: 'A reaction is one emoji' },
   TOO_MANY_REACTIONS: { status: 400, message: 'At most 3 different reactions per member on a message' },
   REACTIONS_DISABLED: { status: 400, message: 'This room\'s admins turned reactions off' },
+  READ_RECEIPTS_OFF: { status: 400, message: 'Your read receipts are off: you do not see others\'' },
+  READ_RECEIPTS_NOT_HERE: { status: 400, message: 'Read receipts are kept in direct chats and groups of up to 256 members, for the message\'s author' },
   MESSAGE_NOT_FOUND: { status: 400, message: 'No such message' },
   ROOM_ID_MISMATCH: { status: 400, message: 'The body\'s roomId must equal the path\'s' },
   PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },

@@ -68,7 +68,7 @@ export const MessageEditsSchema = z
   })
   .meta({ id: 'MessageEdits' });
 
-export const ReactionParamsSchema = z.object({ messageId: IdParam, emoji: z.string().min(1).max(32).describe('One emoji (a single grapheme)') });
+export const ReactionParamsSchema = z.object({ messageId: IdParam, emoji: z.string().min(1).max(32).regex(/^[^\s/]+$/, 'one emoji').describe('One emoji (a single grapheme)') });
 
 export const DeleteMessageQuerySchema = z.object({
   scope: z.enum(['everyone', 'me']).default('everyone').describe('everyone: a tombstone for every member; me: hidden for the caller only'),
@@ -97,3 +97,10 @@ export const MessagesPageSchema = z.object({ items: z.array(MessageDtoSchema), h
 export const TldrRequestedSchema = z
   .object({ requestId: z.string(), messageId: z.string(), status: z.literal('QUEUED') })
   .meta({ id: 'TldrRequestedDto' });
+
+export const MessageReadersSchema = z
+  .object({
+    messageId: z.string(),
+    readers: z.array(z.object({ userId: z.string(), readAt: IsoDateTime.nullable().describe('When their read mark last moved forward') })).describe('Members who read it (with read receipts on)'),
+  })
+  .meta({ id: 'MessageReaders' });

@@ -45,6 +45,8 @@ export interface PostRequest {
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
+/** Read receipts are kept in direct chats and in groups of up to this many members. */
+const RECEIPTS_MAX_MEMBERS = 256;
 /** An encrypted message is base64 (or base64url) of at least a 12-byte nonce and a 16-byte tag. */
 const ENCRYPTED = /^[A-Za-z0-9+/_-]{38,}={0,2}$/;
 
@@ -324,14 +326,52 @@ export class MessagesService {
   async markRead(principal: Principal, roomId: string, input: { messageId?: string }): Promise<void> {
     await this.deps.rooms.activeMember(roomId, principal.userId);
     let seq: number;
+    let messageId: string | null;
     if (input.messageId) {
       const message = await this.deps.messages.findById(input.messageId);
       if (!message || message.roomId !== roomId || message.parentId !== null) throw MessagesErrors.MESSAGE_NOT_FOUND({ message: 'No such message in this room\'s timeline' });
       seq = message.seq ?? 0;
+      messageId = message._id;
     } else {
-      seq = await this.deps.activity.count(roomId);
+      const newest = await this.deps.activity.countAndNewest(roomId);
+      seq = newest.count;
+      messageId = newest.newestId;
     }
-    await this.deps.activity.markRead(roomId, principal.userId, seq);
+    const at = this.deps.clock();
+    await this.deps.activity.markRead(roomId, principal.userId, seq, at);
+    if (messageId) await this.sendReceipt(principal.userId, roomId, messageId, at);
+  }
+
+  /** Whether a room keeps read receipts: direct chats and groups of up to RECEIPTS_MAX_MEMBERS. */
+  private async receiptsRoom(roomId: string): Promise<RoomDoc | null> {
+    const room = await this.deps.rooms.room(roomId);
+    return room.type === 'DIRECT' || room.memberCount <= RECEIPTS_MAX_MEMBERS ? room : null;
+  }
+
+  /**
+   * Tells the room's other members' sockets who read up to which message (`room.read`), unless the
+   * reader has read receipts off; members with them off are not told either.
+   */
+  private async sendReceipt(userId: string, roomId: string, messageId: string, at: Date): Promise<void> {
+    if (!(await this.receiptsRoom(roomId))) return;
+    const memberIds = await this.deps.rooms.activeMemberIds(roomId);
+    const members = await this.deps.users.findManyByIds(memberIds);
+    if (members.find((member) => member._id === userId)?.readReceipts === false) return;
+    const receiptsOff = members.filter((member) => member.readReceipts === false).map((member) => member._id);
+    this.deps.events.toRoom(roomId, 'room.read', { roomId, userId, messageId, at: at.toISOString() }, { exceptUserIds: [userId, ...receiptsOff] });
+  }
+
+  /** Who has read a message, and when: for its author, with read receipts on, in a room that keeps them. */
+  async readers(principal: Principal, messageId: string): Promise<{ messageId: string; readers: { userId: string; readAt: string | null }[] }> {
+    const { message, room } = await this.deps.policy.forReader(principal, messageId);
+    if (message.userId !== principal.userId || message.parentId !== null || message.seq === undefined || !(await this.receiptsRoom(room._id))) throw MessagesErrors.READ_RECEIPTS_NOT_HERE();
+    const marks = (await this.deps.activity.readersFrom(room._id, message.seq)).filter((mark) => mark.userId !== principal.userId);
+    const users = new Map((await this.deps.users.findManyByIds([principal.userId, ...marks.map((mark) => mark.userId)])).map((user) => [user._id, user]));
+    if (users.get(principal.userId)?.readReceipts === false) throw MessagesErrors.READ_RECEIPTS_OFF();
+    return {
+      messageId,
+      readers: marks.filter((mark) => users.get(mark.userId)?.readReceipts !== false).map((mark) => ({ userId: mark.userId, readAt: mark.at?.toISOString() ?? null })),
+    };
   }
 
   /**
@@ -429,7 +469,11 @@ export class MessagesService {
     await this.deps.removeFiles(messageId);
     await this.deps.edits.removeOf(messageId);
     await this.deps.messages.updateReplies(messageId, { id: messageId, userId: before.userId, excerpt: null, kind: 'DELETED' });
-    if (before.parentId === null) await this.deps.activity.replaceLast(before.roomId, messageId, '');
+    if (before.parentId === null) {
+      await this.deps.activity.replaceLast(before.roomId, messageId, '');
+      // Unread counts and badges stop counting it.
+      if (before.seq !== undefined) await this.deps.activity.noteDeleted(before.roomId, before.seq);
+    }
     this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
     return true;
   }

@@ -21,6 +21,8 @@ export interface LastMessage {
 interface RoomActivityDoc {
   _id: string;
   count: number;
+  /** Timeline numbers of messages deleted for everyone: no one's unread count counts them. */
+  deletedSeqs?: number[];
   last: LastMessage | null;
   lastAt: Date | null;
 }
@@ -29,6 +31,11 @@ interface RoomActivityDoc {
 interface RoomReadDoc {
   _id: string;
   seq: number;
+  /** Set with every mark since read receipts (older marks lack them). */
+  roomId?: string;
+  userId?: string;
+  /** When the mark last moved forward (the newest time a mark was written). */
+  at?: Date;
 }
 
 export interface RoomActivity {
@@ -38,6 +45,8 @@ export interface RoomActivity {
   last: LastMessage | null;
   /** Who wrote the newest message (in both reads). */
   lastUserId: string | null;
+  /** Timeline numbers of messages deleted for everyone (in both reads). */
+  deletedSeqs: number[];
   lastAt: Date | null;
 }
 
@@ -48,7 +57,9 @@ export interface RoomActivity {
  */
 export function unreadCount(activity: RoomActivity | undefined, mark: number | undefined, userId: string): number {
   if (!activity || activity.lastUserId === userId) return 0;
-  return Math.max(0, activity.count - (mark ?? 0));
+  const read = mark ?? 0;
+  const deletedUnread = activity.deletedSeqs.filter((seq) => seq > read).length;
+  return Math.max(0, activity.count - read - deletedUnread);
 }
 
 /** A message's timeline number, and the room's newest message before it (see `append`). */
@@ -133,20 +144,34 @@ export class RoomActivityRepo {
   }
 
   /** Moves a member's read mark forward to `seq` (never back). Marks set while others are being written go together in one write (GroupWriter). */
-  markRead(roomId: string, userId: string, seq: number): Promise<void> {
-    return this.marks.add({ _id: `${roomId}:${userId}`, seq });
+  markRead(roomId: string, userId: string, seq: number, at = new Date()): Promise<void> {
+    return this.marks.add({ _id: `${roomId}:${userId}`, seq, roomId, userId, at });
   }
 
   private readonly marks = new GroupWriter(
-    bulkOf<RoomReadDoc>((marks) => this.reads.bulkWrite(marks.map(({ _id, seq }) => ({ updateOne: { filter: { _id }, update: { $max: { seq } }, upsert: true } })), { ordered: false })),
+    bulkOf<RoomReadDoc>((marks) =>
+      this.reads.bulkWrite(
+        marks.map(({ _id, seq, roomId, userId, at }) => ({ updateOne: { filter: { _id }, update: { $max: { seq, ...(at ? { at } : {}) }, $set: { roomId, userId } }, upsert: true } })),
+        { ordered: false },
+      ),
+    ),
   );
+
+  /** Who has read a room up to `seq` or further, and when their mark last moved (read receipts). */
+  async readersFrom(roomId: string, seq: number): Promise<{ userId: string; at: Date | null }[]> {
+    const marks = await this.reads.find({ roomId, seq: { $gte: seq } }).toArray();
+    return marks.filter((mark) => mark.userId).map((mark) => ({ userId: mark.userId as string, at: mark.at ?? null }));
+  }
 
   /** The activity of each room that has any, by room id; the light read (`full: false`) leaves the newest message's text out. */
   async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {
     if (roomIds.length === 0) return new Map();
-    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1 });
+    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1, deletedSeqs: 1 });
     return new Map(
-      docs.map((doc) => [doc._id, { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null }]),
+      docs.map((doc) => [
+        doc._id,
+        { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null, deletedSeqs: doc.deletedSeqs ?? [] },
+      ]),
     );
   }
 
@@ -172,5 +197,20 @@ export class RoomActivityRepo {
   /** The chat list's preview of a room whose newest message was edited or deleted: its text as it is now. */
   async replaceLast(roomId: string, messageId: string, text: string): Promise<void> {
     await this.activity.updateOne({ _id: roomId, 'last.id': messageId }, { $set: { 'last.message': text } });
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.reads.createIndexes([{ key: { roomId: 1, seq: 1 }, name: 'readers' }]);
+  }
+
+  /** How many messages the room's timeline has, and its newest message's id. */
+  async countAndNewest(roomId: string): Promise<{ count: number; newestId: string | null }> {
+    const doc = await this.activity.findOne({ _id: roomId }, { projection: { count: 1, 'last.id': 1 } });
+    return { count: doc?.count ?? 0, newestId: doc?.last?.id ?? null };
+  }
+
+  /** A timeline message deleted for everyone: unread counts leave it out from now on. */
+  async noteDeleted(roomId: string, seq: number): Promise<void> {
+    await this.activity.updateOne({ _id: roomId }, { $addToSet: { deletedSeqs: seq } });
   }
 }

@@ -144,6 +144,9 @@ export const ROOM_EVENTS = {
   'message.reactions': z
     .object({ roomId: z.string(), messageId: z.string(), reactions: z.array(z.object({ emoji: z.string(), count: z.number().int() })).describe('Every reaction\'s count now, most first') })
     .describe('A message\'s reactions changed'),
+  'room.read': z
+    .object({ roomId: z.string(), userId: z.string(), messageId: z.string().describe('The member read up to this message of the timeline'), at: IsoDateTime })
+    .describe('A member read the room up to a message (read receipts: direct chats and groups of up to 256 members; not sent by, nor to, members with read receipts off)'),
   'typing.start': z.object({ roomId: z.string(), userId: z.string() }).describe('A member started typing in the room (relayed by the hub, rate-limited, never stored)'),
   'typing.stop': z.object({ roomId: z.string(), userId: z.string() }).describe('A member stopped typing in the room'),
 } as const;

@@ -138,9 +138,11 @@ export class DeviceEvents {
   }
 
   /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
-  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K]): void {
+  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K], options: { exceptUserIds?: string[] } = {}): void {
+    const except = (options.exceptUserIds ?? []).map(userRoom);
+    const target = except.length > 0 ? this.emitter.to(chatRoom(roomId)).except(except) : this.emitter.to(chatRoom(roomId));
     // Cast: each broadcast event takes exactly its one payload.
-    this.emitter.to(chatRoom(roomId)).emit(event, ...([payload] as Parameters<ServerToClientEvents[K]>));
+    target.emit(event, ...([payload] as Parameters<ServerToClientEvents[K]>));
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */

@@ -127,4 +127,9 @@ export class RoomsPolicy {
   async mayRemoveMessages(principal: Principal, room: RoomDoc): Promise<boolean> {
     return isManager(room, principal.userId) || this.deps.isSiteAdmin(principal.userId);
   }
+
+  /** The room's active members (read receipts: who may be told). */
+  activeMemberIds(roomId: string): Promise<string[]> {
+    return this.deps.members.activeMemberIds(roomId);
+  }
 }

@@ -34,6 +34,8 @@ export interface UserDoc {
   avatar?: AvatarRef | null;
   /** Absent: `everyone`. */
   roomInvites?: RoomInvitesSetting;
+  /** Read receipts (absent: on); off, the user neither sends them nor sees others'. */
+  readReceipts?: boolean;
   /**
    * Set when the user deleted their account: the phone number is freed at once (it reads
    * `deleted:<id>`), the profile is erased by the deletion's steps, and everywhere the user appears
@@ -47,7 +49,7 @@ export interface UserDoc {
 }
 
 /** What a user changes of their own record. */
-export interface ProfileChanges { displayName?: string; language?: string; email?: string; roomInvites?: RoomInvitesSetting }
+export interface ProfileChanges { displayName?: string; language?: string; email?: string; roomInvites?: RoomInvitesSetting; readReceipts?: boolean }
 
 export class UsersRepo {
   private readonly collection: Collection<UserDoc>;

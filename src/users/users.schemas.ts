@@ -17,6 +17,7 @@ export const UserSchema = z
     twoFactorEnabled: z.boolean(),
     admin: z.boolean().describe('Site administrator'),
     roomInvites: RoomInvitesSchema,
+    readReceipts: z.boolean().describe('Whether you send read receipts and see others\' (default on)'),
     ...avatarFields,
     createdAt: IsoDateTime,
   })
@@ -36,6 +37,7 @@ export const UserUpdateSchema = z
       .optional(),
     language: LanguageCode.optional(),
     roomInvites: RoomInvitesSchema.optional(),
+    readReceipts: z.boolean().optional().describe('Off: you neither send read receipts nor see others\''),
   })
   .strict()
   .meta({ id: 'UserUpdateRequest' });

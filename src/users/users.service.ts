@@ -56,6 +56,7 @@ export class UsersService {
       twoFactorEnabled: user.twoFactor.enabled,
       admin: this.isAdmin(user),
       roomInvites: user.roomInvites ?? 'everyone',
+      readReceipts: user.readReceipts !== false,
       createdAt: user.createdAt.toISOString(),
     };
   }

@@ -102,6 +102,14 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
     assert.equal(await t.db.collection('attachments').countDocuments({ messageId: withFile.id }), 0);
     assert.equal((await api(author, 'DELETE', `/api/messages/${withFile.id}`)).json().code, 'MESSAGE_DELETED');
 
+    // Unread counts leave a deleted message out.
+    const unread = async () => ((await api(member, 'GET', '/api/rooms/status')).json().items as { roomId?: string; room?: { id: string }; unreadCount: number }[]).find((item) => (item.roomId ?? item.room?.id) === room.id)?.unreadCount;
+    const first = await postMessage(t, author, room.id, 'One');
+    await postMessage(t, author, room.id, 'Two');
+    const before = await unread();
+    assert.equal((await api(author, 'DELETE', `/api/messages/${first}`)).statusCode, 204);
+    assert.equal(await unread(), (before ?? 0) - 1);
+
     const hidden = await postMessage(t, author, room.id, 'Hide me');
     assert.equal((await api(member, 'DELETE', `/api/messages/${hidden}?scope=me`)).statusCode, 204);
     const ids = (s: Session) => api(s, 'GET', `/api/messages/${room.id}`).then((res) => (res.json().items as { id: string }[]).map((m) => m.id));
@@ -178,5 +186,38 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
     assert.equal((await api(member, 'PUT', `/api/messages/${post}/reactions/${encodeURIComponent('❤️')}`)).statusCode, 204, 'a follower reacts');
     assert.equal((await api(author, 'POST', `/api/rooms/${broadcast.id}?name=${encodeURIComponent(broadcast.name ?? 'Broadcast')}&description=&reactionsEnabled=false`)).json().reactionsEnabled, false);
     assert.equal((await api(member, 'PUT', `/api/messages/${post}/reactions/${encodeURIComponent('👍')}`)).json().code, 'REACTIONS_DISABLED');
+  });
+
+  it('read receipts: a member\'s read tells the others\' sockets and lists them for the author; with readReceipts off one neither sends nor sees them', async () => {
+    const [author, reader, private_, stranger] = await Promise.all([makeUser(t), makeUser(t), makeUser(t), makeUser(t)]);
+    assert.equal((await api(private_, 'PATCH', '/api/users/me', { readReceipts: false })).json().readReceipts, false);
+    const room = await makeRoom(t, author, { members: [reader, private_] });
+    const sockets = new Map<string, [string, string][]>();
+    for (const [s, hub] of [[author, hubs[0]!], [private_, hubs[1]!]] as const) {
+      const client = new DeviceClient(s.accessToken);
+      clients.push(client);
+      await client.connect(hub.port);
+      const seen: [string, string][] = [];
+      client.socket!.on('room.read', (payload: { roomId: string; userId: string; messageId: string }) => payload.roomId === room.id && seen.push([payload.userId, payload.messageId]));
+      client.socket!.on('message.new', (payload: { roomId: string; messageId: string }) => payload.roomId === room.id && seen.push(['message.new', payload.messageId]));
+      sockets.set(s.userId, seen);
+    }
+    const messageId = await postMessage(t, author, room.id, 'Did you read this?');
+    assert.equal((await api(private_, 'POST', `/api/rooms/${room.id}/read`)).statusCode, 204);
+    assert.equal((await api(reader, 'POST', `/api/rooms/${room.id}/read`, { messageId })).statusCode, 204);
+    // A later message is the positive control: what came before it on each socket came in order.
+    const later = await postMessage(t, author, room.id, 'And this?');
+    for (const seen of sockets.values()) await until(() => seen.some(([kind, id]) => kind === 'message.new' && id === later), 'the later message');
+    assert.deepEqual(sockets.get(author.userId)!.filter(([kind]) => kind !== 'message.new'), [[reader.userId, messageId]], 'the author sees the reader, not the member with receipts off');
+    assert.deepEqual(sockets.get(private_.userId)!.filter(([kind]) => kind !== 'message.new'), [], 'receipts off: none seen');
+
+    const readers = await api(author, 'GET', `/api/messages/${messageId}/readers`);
+    assert.equal(readers.statusCode, 200, readers.body);
+    assert.deepEqual((readers.json().readers as { userId: string }[]).map((r) => r.userId), [reader.userId]);
+    assert.ok(readers.json().readers[0].readAt);
+    assert.equal((await api(reader, 'GET', `/api/messages/${messageId}/readers`)).json().code, 'READ_RECEIPTS_NOT_HERE', 'only for its author');
+    assert.equal((await api(stranger, 'GET', `/api/messages/${messageId}/readers`)).statusCode, 400);
+    const own = await postMessage(t, private_, room.id, 'Mine');
+    assert.equal((await api(private_, 'GET', `/api/messages/${own}/readers`)).json().code, 'READ_RECEIPTS_OFF');
   });
 });

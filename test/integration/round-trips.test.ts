@@ -84,6 +84,9 @@ describe('round trips of the hot paths, within their budgets', () => {
     await measure(context, 'message delete', remove(counted), remove(warmDelete));
     const react = (emoji: string) => async () => assert.equal((await api(member, 'PUT', `/api/messages/${messageId}/reactions/${encodeURIComponent(emoji)}`)).statusCode, 204);
     await measure(context, 'message reaction', react('🎉'), react('👍'));
+    const markRead = async () => assert.equal((await api(member, 'POST', `/api/rooms/${room.id}/read`)).statusCode, 204);
+    await measure(context, 'mark a room read (read receipts)', markRead);
+    await measure(context, 'message readers', async () => assert.equal((await api(owner, 'GET', `/api/messages/${messageId}/readers`)).statusCode, 200));
     await measure(context, 'chat-status page', async () => assert.equal((await api(member, 'GET', '/api/rooms/status')).statusCode, 200));
   });
 
