@@ -163,7 +163,8 @@ function allowedMethods(routeTable: readonly string[], path: string): string[] {
   const matching = patternsOf(routeTable).filter(({ pattern }) => pattern.test(path)).sort(byRank);
   const best = matching[0];
   if (!best) return [];
-  const methods = new Set(matching.filter((route) => route.url === best.url).map(({ method }) => method));
+  // Routes of one shape count together, whatever their parameters are named (`/api/messages/:roomId` and `/api/messages/:messageId`).
+  const methods = new Set(matching.filter((route) => route.pattern.source === best.pattern.source).map(({ method }) => method));
   if (methods.has('GET')) methods.add('HEAD');
   return ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((method) => methods.has(method));
 }

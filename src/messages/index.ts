@@ -31,7 +31,7 @@ export function messagesArea(
     removeFiles: deps.removeFiles,
     windows: { editMs: p.config.MESSAGE_EDIT_WINDOW * 1000, deleteMs: p.config.MESSAGE_DELETE_WINDOW * 1000 },
     // Members who did not get a post live are pushed from one worker job per post.
-    enqueuePush: (messageId) => p.queues.add(QUEUES.messagePush, { messageId }),
+    enqueuePush: (messageId, replacement) => p.queues.add(QUEUES.messagePush, { messageId, ...(replacement ? { replacement: true } : {}) }),
     clock: p.clock,
     logger: p.logger,
   });

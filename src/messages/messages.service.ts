@@ -45,6 +45,8 @@ export interface PostRequest {
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
+/** A deleted message's push is replaced when it was posted this recently (older notifications are rarely still shown). */
+const REPLACE_PUSH_WITHIN_MS = 24 * 3_600_000;
 /** Read receipts are kept in direct chats and in groups of up to this many members. */
 const RECEIPTS_MAX_MEMBERS = 256;
 /** An encrypted message is base64 (or base64url) of at least a 12-byte nonce and a 16-byte tag. */
@@ -144,7 +146,7 @@ export class MessagesService {
       removeFiles: (messageId: string) => Promise<void>;
       windows: { editMs: number; deleteMs: number };
       /** Queues the push of a new message to the members who did not get it live (one job per post). */
-      enqueuePush: (messageId: string) => Promise<void>;
+      enqueuePush: (messageId: string, replacement?: boolean) => Promise<void>;
       clock: Clock;
       logger: Logger;
     },
@@ -475,6 +477,8 @@ export class MessagesService {
       if (before.seq !== undefined) await this.deps.activity.noteDeleted(before.roomId, before.seq);
     }
     this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
+    // A push shown for it in the last day is replaced (same collapse key: the room) by one saying it was deleted.
+    if (this.deps.clock().getTime() - before.createdAt.getTime() < REPLACE_PUSH_WITHIN_MS) await this.deps.enqueuePush(messageId, true);
     return true;
   }
 

@@ -12,6 +12,8 @@ export interface PushJob {
 /** A new message to push to the room's members who did not get it live (ids only). */
 export interface MessagePushJob {
   messageId: string;
+  /** The message was deleted: its push goes again, saying so, under the same collapse key (the room). */
+  replacement?: boolean;
 }
 export interface CallTimeoutJob {
   callId: string;
@@ -105,7 +107,7 @@ export const QUEUES = {
     jobId: (data) => `${data.deviceId}-${data.seq}`,
   }),
   // One job per post fans its push out to the room's offline members, in batches.
-  messagePush: defineQueue<MessagePushJob>({ queue: 'message-push', job: 'push-message', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 4, jobId: (data) => `message-${data.messageId}` }),
+  messagePush: defineQueue<MessagePushJob>({ queue: 'message-push', job: 'push-message', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 4, jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}` }),
   calls: defineQueue<CallTimeoutJob>({ queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` }),
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
   media: defineQueue<MediaJob>({ queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` }),

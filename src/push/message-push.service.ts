@@ -67,9 +67,11 @@ export class MessagePushService {
     outcome.recipients = recipients.length;
     const author = message.appId ? null : await this.deps.users.findById(message.userId);
     const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
+    const deleted = Boolean(message.deletedAt);
     const base = {
       title: room.type === 'DIRECT' || !room.name ? authorName : room.name,
-      text: message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
+      // A deleted message's push replaces the one shown for it (same collapse key), saying so.
+      text: deleted ? 'This message was deleted' : message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
     };
     // The next batch is read while the pushes of the ones before are on their way.
     const limit = limiter(IN_FLIGHT);
@@ -85,7 +87,7 @@ export class MessagePushService {
       const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
       const pushes = offline.map((device) => ({
         device,
-        message: this.render(room._id, messageId, message.encrypted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0),
+        message: this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0),
       }));
       for (const { device, message: push } of pushes) {
         sends.push(

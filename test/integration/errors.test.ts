@@ -37,6 +37,9 @@ describe('error model', () => {
     assert.equal(withId.statusCode, 405);
     assert.equal(withId.headers.allow, 'POST');
     assert.equal((await t.app.inject({ method: 'TRACE', url: '/api/users/me/nothing' })).statusCode, 404);
+    // Routes of one shape with differently named parameters answer together (a message id and a room id).
+    const sameShape = await t.app.inject({ method: 'OPTIONS', url: `/api/messages/${'b'.repeat(24)}`, headers: bearer(session.accessToken) });
+    assert.equal(sameShape.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE');
     // A method that carries a body is refused before its body is looked at.
     const query = await t.app.inject({ method: 'QUERY' as 'GET', url: '/api/rooms', headers: bearer(session.accessToken) });
     assert.equal(query.statusCode, 405);

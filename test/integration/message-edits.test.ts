@@ -220,4 +220,21 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
     const own = await postMessage(t, private_, room.id, 'Mine');
     assert.equal((await api(private_, 'GET', `/api/messages/${own}/readers`)).json().code, 'READ_RECEIPTS_OFF');
   });
+
+  it('a deleted message\'s push is replaced, under the same collapse key, by one saying so', async () => {
+    const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const token = `fcm-deleted-${member.deviceId}`;
+    assert.equal((await api(member, 'PUT', '/api/devices/push-token', { token, provider: 'FCM' })).statusCode, 204);
+    const room = await makeRoom(t, author, { members: [member] });
+    const messageId = await postMessage(t, author, room.id, 'Oops, wrong room');
+    const pushesOf = () => t.db.collection('push_records').find({ token }).sort({ at: 1 }).toArray();
+    await until(async () => (await pushesOf()).length === 1, 'the message\'s push');
+    assert.equal((await api(author, 'DELETE', `/api/messages/${messageId}`)).statusCode, 204);
+    await until(async () => (await pushesOf()).length === 2, 'the replacement push');
+    const [shown, replacement] = await pushesOf();
+    assert.match(shown!.message.alert.body, /Oops, wrong room/);
+    assert.match(replacement!.message.alert.body, /This message was deleted/);
+    assert.equal(replacement!.message.collapseId, shown!.message.collapseId, 'the same collapse key');
+    assert.equal(replacement!.message.data.messageId, messageId);
+  });
 });
