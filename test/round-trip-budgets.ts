@@ -51,6 +51,14 @@ export const ROUND_TRIP_BUDGETS = {
     redis: 5,
     why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction (one conditional findAndModify: the limit of 3 holds under races) | redis: the counts broadcast; the author\'s device event (inbox append, hub poke), whether that device is online, and its push job (offline here)',
   },
+  'message reaction taken back': {
+    mongo: 3,
+    redis: 0,
+    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction pulled (findAndModify)',
+    afterAnswer: { mongo: 0, redis: 1, why: 'redis: the counts broadcast (sent, not awaited)' },
+  },
+  'message versions': { mongo: 3, redis: 0, why: 'mongo: the message, its room (as a reader\'s check reads it), its earlier versions' },
+  'message hidden for oneself': { mongo: 3, redis: 0, why: 'mongo: the message, its room (as a reader\'s check reads it), the caller added to who hid it' },
   'mark a room read (read receipts)': {
     mongo: 6,
     redis: 0,
