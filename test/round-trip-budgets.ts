@@ -65,7 +65,7 @@ export const ROUND_TRIP_BUDGETS = {
     why: 'mongo: the membership, the timeline\'s count and newest message, the mark; for the receipt: the room (is it small enough), its members and their read-receipt settings',
     afterAnswer: { mongo: 0, redis: 1, why: 'redis: room.read to the members who keep receipts (sent, not awaited)' },
   },
-  'message readers': { mongo: 5, redis: 0, why: 'mongo: the message, its room (the reader\'s check, then whether it keeps receipts), the read marks that reached it, the readers\' and the author\'s settings' },
+  'message readers': { mongo: 4, redis: 0, why: 'mongo: the message, its room (the reader\'s check, which also tells whether it keeps receipts), the read marks that reached it, the readers\' and the author\'s settings' },
   'message delete': {
     mongo: 8,
     redis: 2,

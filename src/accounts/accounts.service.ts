@@ -1,6 +1,5 @@
-import { randomInt } from 'node:crypto';
 import type { Clock } from '../platform/clock.js';
-import type { CodeHasher } from '../platform/code-hash.js';
+import { newSmsCode, type CodeHasher } from '../platform/code-hash.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import type { CrashAt } from '../platform/crash-points.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
@@ -23,6 +22,8 @@ export interface AccountsDeps {
   /** Checks the authenticator code when two-factor is on (the users area). */
   confirmWithTwoFactor: (userId: string, code: string | undefined) => Promise<void>;
   removeAvatarOf: (userId: string) => Promise<void>;
+  /** The user's data exports (archives and records) removed. */
+  forgetExports: (userId: string) => Promise<void>;
   devices: { revokeAllOf(userId: string): Promise<void>; allIdsOf(userId: string): Promise<string[]> };
   forgetContacts: (userId: string) => Promise<void>;
   forgetMemberships: (userId: string) => Promise<void>;
@@ -62,7 +63,7 @@ export class AccountsService {
     deps.smsGuard.check(user.phone);
     const limit = await deps.ephemeral.hit(deps.keys.codeRequests(user.phone), deps.limits.codesPerWindow, deps.limits.windowSeconds);
     if (!limit.allowed) throw CommonErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
-    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const code = newSmsCode();
     await deps.ephemeral.put(deps.keys.deletionCode(user._id), await deps.codes.hash(code), CODE_TTL_SECONDS);
     await deps.sms.send({ to: user.phone, text: `${code} is your ${deps.appName} code to DELETE your account. Ignore it if you did not ask.`, code });
   }
@@ -156,6 +157,7 @@ export class AccountsService {
         break;
       case 'profile':
         await deps.removeAvatarOf(userId);
+        await deps.forgetExports(userId);
         await deps.users.eraseProfile(userId, deps.clock());
         break;
     }

@@ -63,10 +63,8 @@ export function accountsArea(
     repo,
     users: deps.users.repos.users,
     confirmWithTwoFactor: (userId, code) => deps.users.users.confirmWithTwoFactor(userId, code),
-    removeAvatarOf: async (userId) => {
-      await deps.users.avatars.removeOf(userId);
-      await exports.forgetUser(userId);
-    },
+    removeAvatarOf: (userId) => deps.users.avatars.removeOf(userId),
+    forgetExports: (userId) => exports.forgetUser(userId),
     devices: { revokeAllOf: (userId) => deps.devices.devices.revokeAllOf(userId), allIdsOf: (userId) => deps.devices.repos.devices.allIdsOf(userId) },
     forgetContacts: deps.contacts.forgetUser,
     forgetMemberships: (userId) => deps.rooms.rooms.forgetMember(userId),

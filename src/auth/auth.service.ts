@@ -1,10 +1,10 @@
 import type { Clock } from '../platform/clock.js';
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../platform/config.js';
 import { normalizePhone } from '../platform/phone.js';
 import type { Principal } from '../platform/principal.js';
 import type { DomainEvents } from '../platform/domain-events.js';
-import type { CodeHasher } from '../platform/code-hash.js';
+import { newSmsCode, type CodeHasher } from '../platform/code-hash.js';
 import type { SmsGuard } from '../platform/sms/sms-guard.js';
 import { networkOf } from '../platform/network.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
@@ -115,7 +115,7 @@ export class AuthService {
     const limit = await ephemeral.hit(keys.codeRequests(phone), config.LOGIN_CODE_MAX_PER_WINDOW, config.LOGIN_CODE_WINDOW);
     if (!limit.allowed) throw CommonErrors.TOO_MANY_CODES({ retryAfter: limit.retryAfter });
 
-    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const code = newSmsCode();
     const now = this.now();
     await loginCodes.retireLive(phone, now);
     await loginCodes.insert({

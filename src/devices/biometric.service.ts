@@ -1,7 +1,7 @@
 import type { Clock } from '../platform/clock.js';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
-import type { CodeHasher } from '../platform/code-hash.js';
+import { newSmsCode, type CodeHasher } from '../platform/code-hash.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { parsePublicKey, verifySignature, type BiometricAlgorithm } from './signatures.js';
@@ -91,7 +91,7 @@ export class BiometricService {
     if (!user) throw CommonErrors.UNAUTHORIZED();
     const limit = await this.deps.ephemeral.hit(this.deps.keys.codesSent(user.phone), CODES_PER_WINDOW, CODE_WRONG_WINDOW_SECONDS);
     if (!limit.allowed) throw CommonErrors.TOO_MANY_CODES({ message: 'Too many codes were requested; try again later', retryAfter: limit.retryAfter });
-    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const code = newSmsCode();
     await this.deps.ephemeral.put(this.deps.keys.code(principal.deviceId), await this.deps.codes.hash(code), CODE_TTL_SECONDS);
     await this.deps.sms.send({ to: user.phone, text: `${code} is your ${this.deps.appName} code to change this device's biometric key.`, code });
   }

@@ -49,6 +49,7 @@ export const MAX_MESSAGE_LENGTH = 10_000;
 const REPLACE_PUSH_WITHIN_MS = 24 * 3_600_000;
 /** Read receipts are kept in direct chats and in groups of up to this many members. */
 const RECEIPTS_MAX_MEMBERS = 256;
+const keepsReceipts = (room: RoomDoc) => room.type === 'DIRECT' || room.memberCount <= RECEIPTS_MAX_MEMBERS;
 /** An encrypted message is base64 (or base64url) of at least a 12-byte nonce and a 16-byte tag. */
 const ENCRYPTED = /^[A-Za-z0-9+/_-]{38,}={0,2}$/;
 
@@ -116,6 +117,20 @@ export function cleanText(text: string): string {
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{4,}/g, '\n\n\n')
     .trim();
+}
+
+/**
+ * A message's text as it is stored, a post's or an edit's: cleaned (ciphertext in an end-to-end
+ * encrypted room, which takes nothing else), bounded, and not empty unless it has attachments.
+ */
+function checkedText(room: RoomDoc, given: string, attachmentCount: number): string {
+  const encrypted = room.type === 'E2EE';
+  const text = encrypted ? given : cleanText(given);
+  if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
+  // A message may be only its attachments.
+  if (text.length === 0 && attachmentCount === 0) throw MessagesErrors.MESSAGE_EMPTY();
+  if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+  return text;
 }
 
 /** Encrypted uploads taken by a message of an end-to-end encrypted room (src/e2ee); 400 ATTACHMENT_NOT_FOUND when one cannot be. */
@@ -215,11 +230,7 @@ export class MessagesService {
     claimUploads = false,
   ): Promise<MessageView> {
     const encrypted = room.type === 'E2EE';
-    const text = encrypted ? input.message : cleanText(input.message);
-    if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
-    // A message may be only its attachments.
-    if (text.length === 0 && attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
-    if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+    const text = checkedText(room, input.message, attachmentIds.length);
     // A resend (the phone never heard the answer) meets the first send in the unique index (see below).
     const clientKey = input.clientMessageId && parentId === null && !claimUploads ? `${room._id}:${principal.userId}:${input.clientMessageId}` : undefined;
 
@@ -344,18 +355,13 @@ export class MessagesService {
     if (messageId) await this.sendReceipt(principal.userId, roomId, messageId, at);
   }
 
-  /** Whether a room keeps read receipts: direct chats and groups of up to RECEIPTS_MAX_MEMBERS. */
-  private async receiptsRoom(roomId: string): Promise<RoomDoc | null> {
-    const room = await this.deps.rooms.room(roomId);
-    return room.type === 'DIRECT' || room.memberCount <= RECEIPTS_MAX_MEMBERS ? room : null;
-  }
 
   /**
    * Tells the room's other members' sockets who read up to which message (`room.read`), unless the
    * reader has read receipts off; members with them off are not told either.
    */
   private async sendReceipt(userId: string, roomId: string, messageId: string, at: Date): Promise<void> {
-    if (!(await this.receiptsRoom(roomId))) return;
+    if (!keepsReceipts(await this.deps.rooms.room(roomId))) return;
     const memberIds = await this.deps.rooms.activeMemberIds(roomId);
     const members = await this.deps.users.findManyByIds(memberIds);
     if (members.find((member) => member._id === userId)?.readReceipts === false) return;
@@ -366,7 +372,7 @@ export class MessagesService {
   /** Who has read a message, and when: for its author, with read receipts on, in a room that keeps them. */
   async readers(principal: Principal, messageId: string): Promise<{ messageId: string; readers: { userId: string; readAt: string | null }[] }> {
     const { message, room } = await this.deps.policy.forReader(principal, messageId);
-    if (message.userId !== principal.userId || message.parentId !== null || message.seq === undefined || !(await this.receiptsRoom(room._id))) throw MessagesErrors.READ_RECEIPTS_NOT_HERE();
+    if (message.userId !== principal.userId || message.parentId !== null || message.seq === undefined || !keepsReceipts(room)) throw MessagesErrors.READ_RECEIPTS_NOT_HERE();
     const marks = (await this.deps.activity.readersFrom(room._id, message.seq)).filter((mark) => mark.userId !== principal.userId);
     const users = new Map((await this.deps.users.findManyByIds([principal.userId, ...marks.map((mark) => mark.userId)])).map((user) => [user._id, user]));
     if (users.get(principal.userId)?.readReceipts === false) throw MessagesErrors.READ_RECEIPTS_OFF();
@@ -420,11 +426,7 @@ export class MessagesService {
     if (message.deletedAt) throw MessagesErrors.MESSAGE_DELETED();
     const now = this.deps.clock();
     if (now.getTime() - message.createdAt.getTime() > this.deps.windows.editMs) throw MessagesErrors.EDIT_WINDOW_PASSED();
-    const encrypted = room.type === 'E2EE';
-    const text = encrypted ? input.message : cleanText(input.message);
-    if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
-    if (text.length === 0 && message.attachmentIds.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
-    if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+    const text = checkedText(room, input.message, message.attachmentIds.length);
     const before = await this.deps.messages.edit(messageId, text, now);
     if (!before) throw MessagesErrors.MESSAGE_DELETED();
     await this.deps.edits.insert({ _id: randomUUID(), messageId, message: before.message, since: before.editedAt ?? before.createdAt, replacedAt: now });

@@ -1,5 +1,11 @@
+import { randomInt } from 'node:crypto';
 import argon2 from 'argon2';
 import { CommonErrors } from './common.errors.js';
+
+/** A new six-digit code to text (sign-in, biometric key changes, account deletion). */
+export function newSmsCode(): string {
+  return randomInt(0, 1_000_000).toString().padStart(6, '0');
+}
 
 /**
  * Short secrets (SMS codes) are stored as argon2id hashes only, at the configured cost. A hash costs
