@@ -6,6 +6,8 @@ import WebSocket from 'ws';
 const now = () => performance.timeOrigin + performance.now();
 let sockets = [];
 let latencies = [];
+/** Device events received (frames with a `seq` envelope), counted for bench:scale. */
+let deviceEvents = 0;
 
 const MESSAGE_NEW = Buffer.from('42["message.new",');
 // Emitted broadcasts carry `sentAt`; posted messages carry it in their text ("sent:<ms>").
@@ -49,6 +51,7 @@ function open(port, token) {
         const [event, payload] = JSON.parse(frame.slice(2));
         // Emitted broadcasts carry sentAt; posted messages carry it in their text ("sent:<ms>").
         if (event === 'message.new') latencies.push(now() - (payload.sentAt ?? Number(/^sent:([\d.]+)/.exec(payload.message ?? '')?.[1])));
+        else if (typeof payload?.seq === 'number') deviceEvents++;
       } else if (packet === '3') {
         const bracket = frame.indexOf('[');
         const id = Number(frame.slice(2, bracket));
@@ -130,8 +133,9 @@ process.on('message', async (message) => {
   let result;
   if (message.cmd === 'connect') result = await connectAll(message);
   else if (message.cmd === 'latencies') {
-    result = { latencies };
+    result = { latencies, deviceEvents };
     latencies = [];
+    deviceEvents = 0;
   } else if (message.cmd === 'echo') result = await echo(message);
   else if (message.cmd === 'close') {
     for (const conn of sockets) conn.ws.close();

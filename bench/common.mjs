@@ -159,10 +159,11 @@ export async function startBench(name, extraEnv = {}) {
 }
 
 /**
- * `count` members of `room`, each with one device and an access token, written straight to the
- * database (the realtime benches measure the hub, not sign-in).
+ * `count` members of `room` (or of `room(i)` for member i), each with one device and an access token,
+ * written straight to the database (the realtime benches measure the hub, not sign-in).
  */
 export async function seedMembers(ctx, config, count, room) {
+  const roomOf = typeof room === 'function' ? room : () => room;
   const { TokenService } = await import('../dist/src/auth/tokens.js');
   const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
   const now = new Date();
@@ -177,8 +178,8 @@ export async function seedMembers(ctx, config, count, room) {
       const deviceId = `bench-device-${i}`;
       users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
       devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
-      members.push({ _id: `${room}:${userId}`, roomId: room, userId, active: true, joinedAt: now });
-      rooms.push({ _id: userId, roomIds: [room] });
+      members.push({ _id: `${roomOf(i)}:${userId}`, roomId: roomOf(i), userId, active: true, joinedAt: now });
+      rooms.push({ _id: userId, roomIds: [roomOf(i)] });
       result.push({ userId, deviceId });
     }
     await Promise.all([

@@ -163,7 +163,7 @@ try {
 
   // 3. Pushes of one post to the room of MEMBERS, most of them offline with push tokens, from the
   // post's one worker job (the local provider stands for APNs and FCM: it records each push).
-  const leftover = new Queue('message-push', { connection: ctx.platform.redis, prefix: ctx.platform.queues.prefix });
+  const leftover = new Queue('message-push', { connection: ctx.platform.redis, prefix: ctx.platform.queues.prefixOf('message-push') });
   // The earlier phases' posts queued their pushes with no worker running: dropped, so only this post's job runs.
   await leftover.obliterate({ force: true });
   await leftover.close();

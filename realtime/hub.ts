@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { createAdapter } from '@socket.io/redis-adapter';
+import { createShardedAdapter } from '@socket.io/redis-adapter';
 import { Server } from 'socket.io';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { us_listen_socket, WebSocketBehavior } from 'uWebSockets.js';
@@ -9,8 +9,9 @@ import { HandshakeAuthSchema, InboxAckSchema, TypingSchema } from '../src/socket
 import type { Platform } from '../src/platform/platform.js';
 import type { Logger } from '../src/platform/logger.js';
 import { AppError } from '../src/platform/errors.js';
-import { chatRoom, deviceRoom, userRoom } from '../src/platform/device-events.js';
-import { closeRedis, duplicate, keepPublishesHandled } from '../src/platform/redis.js';
+import { chatRoom, deviceRoom, hasOwnChannel, userRoom } from '../src/platform/device-events.js';
+import { closeRedis, duplicate, keepPublishesHandled, type RedisClient } from '../src/platform/redis.js';
+import { roomChannel, subscribeOnlyTo } from '../src/platform/sharded-emitter.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
 import { loadUws, type UwsModule } from './uws.js';
@@ -36,7 +37,7 @@ const TYPING_INTERVAL_MS = 2_000;
  * device's inbox (see InboxDelivery); presence is one expiring heartbeat per node in Redis and, per device, the set of nodes holding it.
  */
 export async function startHub(
-  platform: Pick<Platform, 'logger' | 'redis' | 'keys' | 'dependencies' | 'config'>,
+  platform: Pick<Platform, 'logger' | 'pubsub' | 'keys' | 'dependencies' | 'config'>,
   services: Services,
   options: { host: string; port: number; engine: SocketEngine; transports?: ('websocket' | 'polling')[]; metrics?: Registry },
 ): Promise<Hub> {
@@ -52,10 +53,16 @@ export async function startHub(
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
-  const pub = platform.dependencies.guardRedis(duplicate(platform.redis));
+  // The sharded adapter: a hub subscribes to the channel of each room it holds a socket in, so it
+  // hears the broadcasts of those rooms only (and, on the namespace's channel, joins, leaves and
+  // disconnections, which every hub hears).
+  const pub = platform.dependencies.guardRedis(duplicate(platform.pubsub));
   keepPublishesHandled(pub, log);
-  const sub = duplicate(platform.redis);
-  io.adapter(createAdapter(pub, sub, { key: platform.keys.socketIo }));
+  const sub = duplicate(platform.pubsub);
+  const subscribed = trackSubscriptions(sub, log);
+  io.adapter(createShardedAdapter(pub, sub, { channelPrefix: platform.keys.socketIo, subscriptionMode: 'dynamic' }));
+  // Device and user rooms are never broadcast to alone: no channel (and no subscription per socket) for them.
+  subscribeOnlyTo(io.of('/').adapter, hasOwnChannel);
 
   const slowBytes = platform.config.HUB_SLOW_SOCKET_BYTES;
   const limits = { slowBytes, graceMs: platform.config.HUB_SLOW_SOCKET_GRACE_MS, maxBytes: 4 * slowBytes };
@@ -66,15 +73,17 @@ export async function startHub(
   const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket), () => sent.inc());
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
   slow.start();
-  const pokes = duplicate(platform.redis);
-  await pokes.subscribe(platform.keys.inboxPoke);
-  pokes.on('message', (_channel: string, deviceId: string) => delivery.poke(deviceId));
+  // This hub's own channel: a device event pokes only the hubs that hold its device.
+  const pokes = duplicate(platform.pubsub);
+  await pokes.ssubscribe(platform.keys.hubPokes(nodeId));
+  pokes.on('smessage', (_channel: string, deviceId: string) => delivery.poke(deviceId));
 
+  await presence.beat(nodeId);
   const heartbeat = setInterval(() => {
     presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
   }, Math.max(250, Math.floor(presence.ttlMs / 3)));
 
-  io.use(handshakeGuard(platform, services, log));
+  io.use(handshakeGuard(platform, services, log, (rooms) => subscribed(rooms.map((room) => roomChannel(platform.keys.socketIo, room)))));
 
   // Listeners are shared by every socket (`this` is the socket) rather than closures per socket: at
   // tens of thousands of sockets each closure costs memory.
@@ -163,7 +172,7 @@ export async function startHub(
  * before the connection completes. While MongoDB or Redis is away the client gets `connect_error` with
  * the dependency's code and `data.retryAfter` (seconds), not UNAUTHORIZED (which would sign a phone out).
  */
-function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick<Services, 'auth' | 'rooms'>, log: Logger): Parameters<HubServer['use']>[0] {
+function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick<Services, 'auth' | 'rooms'>, log: Logger, subscribed: (rooms: string[]) => Promise<void>): Parameters<HubServer['use']>[0] {
   const { auth, rooms } = services;
   const unavailable = (refusal: AppError) => Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: platform.dependencies.retryAfterSeconds } });
   return (socket, next) => {
@@ -177,7 +186,10 @@ function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick
         socket.data.principal = principal;
         // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
         const roomIds = await rooms.chatRoomIdsOf(principal.userId);
-        await socket.join([deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)]);
+        const joined = [deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)];
+        await socket.join(joined);
+        // A room new to this hub is subscribed to as it is joined; the connection completes once Redis has confirmed it.
+        await subscribed(joined.filter(hasOwnChannel));
         next();
       },
       (error: unknown) => {
@@ -187,6 +199,28 @@ function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick
         next(new Error('UNAUTHORIZED'));
       },
     );
+  };
+}
+
+/**
+ * Records the adapter's SSUBSCRIBEs until Redis confirms them; the returned function waits for those
+ * of the given channels still unconfirmed (at once for channels subscribed already).
+ */
+function trackSubscriptions(sub: RedisClient, log: Logger): (channels: string[]) => Promise<void> {
+  const pending = new Map<string, Promise<unknown>>();
+  // Cast: ioredis's ssubscribe has overloads (callback forms); the adapter calls it with channels only.
+  const ssubscribe = sub.ssubscribe.bind(sub) as (...channels: string[]) => Promise<unknown>;
+  // Cast: the wrapper is that one overload.
+  sub.ssubscribe = ((...channels: string[]) => {
+    const confirmed = ssubscribe(...channels);
+    for (const channel of channels) pending.set(channel, confirmed);
+    confirmed
+      .catch((error: unknown) => log.warn({ err: error, channels }, 'a room subscription failed'))
+      .finally(() => channels.forEach((channel) => pending.get(channel) === confirmed && pending.delete(channel)));
+    return confirmed;
+  }) as typeof sub.ssubscribe;
+  return async (channels) => {
+    await Promise.all(channels.map((channel) => pending.get(channel)));
   };
 }
 

@@ -159,6 +159,50 @@ export async function startRedis({ dir, persistent, port: given }) {
 }
 
 /**
+ * A Redis Cluster on loopback ports (Debian's redis-server in cluster mode): `masters` masters with
+ * `replicas` replicas each, slots spread by `redis-cli --cluster create`, in memory. A replica takes
+ * over within about `nodeTimeoutMs` when its master dies. Resolves once every node says the cluster
+ * is ok; `url` names it by all its nodes (redis-cluster://…).
+ */
+export async function startRedisCluster({ dir, masters = 3, replicas = 1, nodeTimeoutMs = 1_000 }) {
+  const count = masters * (replicas + 1);
+  const ports = [];
+  while (ports.length < count) {
+    const port = await freePort();
+    // The cluster bus listens on port + 10000: both must be free (and distinct from the others').
+    if (port + 10_000 <= 65_535 && !ports.includes(port) && (await portOrFree(port + 10_000)) === port + 10_000) ports.push(port);
+  }
+  const nodes = await Promise.all(
+    ports.map(async (port) => {
+      const nodeDir = path.join(dir, String(port));
+      mkdirSync(nodeDir, { recursive: true });
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', nodeDir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'];
+      // A replica takes over however long ago it last heard its master (validity factor 0): in memory, a
+      // replica that waits would leave the slots unserved.
+      args.push('--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), '--cluster-replica-validity-factor', '0');
+      const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      await waitForLine(child, /Ready to accept connections/, `redis-server (cluster node ${port})`, 15_000);
+      return { port, child };
+    }),
+  );
+  try {
+    quietly('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
+    const deadline = Date.now() + 30_000;
+    // Ready when every node says the cluster is ok and every replica has synced with its master.
+    const ok = (port) => /cluster_state:ok/.test(quietly('redis-cli', ['-p', String(port), 'cluster', 'info'])) && !/role:slave[\s\S]*master_link_status:down/.test(quietly('redis-cli', ['-p', String(port), 'info', 'replication']));
+    const synced = () => ports.filter((port) => /role:slave/.test(quietly('redis-cli', ['-p', String(port), 'info', 'replication']))).length === masters * replicas;
+    while (!ports.every(ok) || !synced()) {
+      if (Date.now() > deadline) throw new Error('the Redis Cluster did not reach cluster_state:ok with its replicas synced within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    await Promise.all(nodes.map(({ child }) => stopChild(child, 'SIGKILL')));
+    throw error;
+  }
+  return { nodes, url: `redis-cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}` };
+}
+
+/**
  * The launcher (scripts/DevMongo.java) compiled once per machine and per version of its source and of
  * the server, into the cache; null without javac. Run as a class it is up in about 0.4 s, against
  * 1.2 s from its source (java compiles a source file at every start). Compiled into a folder of its

@@ -48,8 +48,8 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'message reaction': {
     mongo: 3,
-    redis: 5,
-    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction (one conditional findAndModify: the limit of 3 holds under races) | redis: the counts broadcast; the author\'s device event (inbox append, hub poke), whether that device is online, and its push job (offline here)',
+    redis: 4,
+    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction (one conditional findAndModify: the limit of 3 holds under races) | redis: the counts broadcast; the author\'s device event (the inbox append and the read of the hubs holding the device, in one write to one server; no hub holds it here, so none is poked), and its push job (offline here)',
   },
   'message reaction taken back': {
     mongo: 3,
@@ -76,17 +76,17 @@ export const ROUND_TRIP_BUDGETS = {
   'sign-in: login': { mongo: 8, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
   'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox state, presence (one MULTI), the inbox read' },
-  'device-event emit': { mongo: 0, redis: 3, why: 'redis: the inbox append, the poke, and the hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },
+  'device-event emit': { mongo: 0, redis: 4, why: 'redis: the inbox append and the read of the hubs holding the device (one write to one server), the poke of the one hub holding it (its answer says the device is online: no push), and that hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },
   transfer: {
     mongo: 5,
-    redis: 5,
-    why: 'mongo: the journal (the requestId used before?), the ledger group\'s four steps (entry, debit, credit, APPLIED: the money has moved, in both histories); the wallets\' facts (they never change), the device\'s biometric key and the recipient\'s devices cached | redis: the nonce, the broadcast, push jobs',
+    redis: 4,
+    why: 'mongo: the journal (the requestId used before?), the ledger group\'s four steps (entry, debit, credit, APPLIED: the money has moved, in both histories); the wallets\' facts (they never change), the device\'s biometric key and the recipient\'s devices cached | redis: the nonce, the recipient\'s device event (inbox append and the hubs holding the device, one write; none here), its push job',
     afterAnswer: { mongo: 2, redis: 0, why: 'mongo: the marks cleared, DONE (under load shared with other entries\')' },
   },
   'transfer, 8 items in one request': {
     mongo: 5,
-    redis: 40,
-    why: 'mongo: as one transfer: the eight entries go to the ledger as one group (four steps for all) | redis: a nonce per item, then per item the inbox append (evalsha), the broadcast and push jobs',
+    redis: 32,
+    why: 'mongo: as one transfer: the eight entries go to the ledger as one group (four steps for all) | redis: a nonce per item, then per item the device event (inbox append and the hubs holding the device) and its push job',
     afterAnswer: { mongo: 2, redis: 0, why: 'as one transfer' },
   },
   'withdrawal request': { mongo: 11, redis: 4, why: 'mongo: the request (twice: the requestId, the day\'s total), the account, limits, the insert, the ledger entry\'s steps (the device\'s key, the owner\'s devices and the system account cached) | redis: the nonce, the job, the broadcast' },

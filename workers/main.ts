@@ -41,14 +41,13 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
       for (const depth of depths) if (depth.status === 'fulfilled') this.set({ queue: depth.value[0] }, depth.value[1]);
     },
   });
-  const connection = blockingConnection(platform.redis);
-  const prefix = platform.keys.queues;
+  const connection = blockingConnection(platform.queues.redis);
   const schedulers: Queue[] = [];
 
   async function start<T>(definition: QueueDefinition<T>, process: (job: Job<T>) => Promise<unknown>): Promise<RunningWorker> {
     if (definition.everyMs) {
       // Scheduled once across all workers: the scheduler id is the job name.
-      const queue = new Queue(definition.queue, { connection, prefix });
+      const queue = new Queue(definition.queue, { connection, prefix: platform.keys.queuePrefix(definition.queue) });
       queue.on('error', (error) => log.warn({ queue: definition.queue, err: error }, 'queue connection error'));
       await queue.upsertJobScheduler(definition.job, { every: definition.everyMs }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
       schedulers.push(queue);
@@ -60,7 +59,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
         return process(job);
       },
       // A job whose worker died (its lock not renewed for WORKER_LOCK_MS) is found by the stalled check and run again.
-      { connection, prefix, concurrency: definition.concurrency, lockDuration: platform.config.WORKER_LOCK_MS, stalledInterval: platform.config.WORKER_LOCK_MS },
+      { connection, prefix: platform.keys.queuePrefix(definition.queue), concurrency: definition.concurrency, lockDuration: platform.config.WORKER_LOCK_MS, stalledInterval: platform.config.WORKER_LOCK_MS },
     );
     // Connection errors while Redis is away: BullMQ reconnects by itself.
     worker.on('error', (error) => log.warn({ queue: worker.name, err: error }, 'worker connection error'));

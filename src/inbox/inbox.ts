@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../platform/redis.js';
 import type { DeviceEventMap, DeviceEventName } from '../platform/device-events.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import '../platform/redis-commands.js';
@@ -66,7 +66,7 @@ export const READ_BATCH = 500;
  */
 export class DeviceInbox {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace,
     private readonly bounds: { maxEvents: number; maxAgeSeconds: number },
   ) {

@@ -8,7 +8,7 @@ import { DeviceInbox } from './inbox.js';
 export function inboxArea(p: Platform, deps: { presence: PresenceStore; devices: DevicesService }) {
   const inbox = new DeviceInbox(p.redis, p.keys, { maxEvents: p.config.INBOX_MAX_EVENTS, maxAgeSeconds: p.config.INBOX_MAX_AGE });
   const events = new DeviceEvents({
-    redis: p.redis,
+    pubsub: p.pubsub,
     keys: p.keys,
     inbox,
     presence: deps.presence,

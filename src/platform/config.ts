@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LANGUAGE_CODE } from './common.schemas.js';
+import { REDIS_URL_PATTERN } from './redis.js';
 
 /** Parses "900", "900s", "15m", "12h" or "30d" into whole seconds. */
 const duration = z
@@ -16,6 +17,7 @@ const duration = z
 
 const port = z.coerce.number().int('must be a whole number').min(0).max(65_535);
 const positiveInt = z.coerce.number().int('must be a whole number').positive();
+const redisUrl = z.string().regex(REDIS_URL_PATTERN, 'expected a redis:// or rediss:// URL, or redis-cluster://host:port,host:port');
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'expected an EVM address: 0x and 40 hex digits');
 const decimalString = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'expected a decimal amount such as 100 or 0.05');
 const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'expected E.164 numbers such as +14155550123');
@@ -68,7 +70,12 @@ const EnvSchema = z
 
     MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// or mongodb+srv:// URL').default('mongodb://127.0.0.1:27017/'),
     MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('chat'),
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+    // Redis by role (docs/operators/scaling.md, "Redis by role"): state (inboxes, presence, limits, caches'
+    // values) at REDIS_URL; queues and pub/sub (the hubs' adapter, pokes, cache clearings) at their own
+    // URLs when given, else at REDIS_URL. Each is one server or a cluster (redis-cluster://host:port,host:port).
+    REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+    REDIS_QUEUES_URL: redisUrl.optional(),
+    REDIS_PUBSUB_URL: redisUrl.optional(),
     // How long a request may wait on MongoDB or Redis when either stops answering before it gets 503
     // (milliseconds), and how often each is checked (docs/operators/runbooks.md).
     DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).default(3_000),

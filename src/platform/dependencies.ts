@@ -1,4 +1,5 @@
-import { Command, Redis } from 'ioredis';
+import { Cluster, Command, Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, type MongoClient } from 'mongodb';
 import { CommonErrors } from './common.errors.js';
 import type { AppError } from './errors.js';
@@ -42,7 +43,7 @@ export class DependencyHealth {
   private readonly recovered: Array<(name: DependencyName) => void> = [];
   private probing = false;
   private closed = false;
-  private redisClient: Redis | null = null;
+  private redisClient: RedisClient | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** Commands the probe sends: they pass the guard while Redis is away. */
   private readonly probes = new WeakSet<object>();
@@ -114,19 +115,23 @@ export class DependencyHealth {
    * and only the probe is sent; disconnected (after the first connection), ioredis refuses them itself
    * (no offline queue) while its own handshake goes through. Call for every client of request paths.
    */
-  guardRedis(redis: Redis): Redis {
+  guardRedis<C extends RedisClient>(redis: C): C {
     // ioredis's own sendCommand, looked up at each call (a test's round-trip counter wraps it).
-    const send = (command: Command, stream?: unknown) => Redis.prototype.sendCommand.call(redis, command, stream as never);
+    const own = redis instanceof Cluster ? Cluster.prototype : Redis.prototype;
+    // Every argument passed on: a cluster's pipelines name the node as a third.
+    const send = (command: Command, ...rest: unknown[]) => (own.sendCommand as (this: unknown, command: Command, ...rest: unknown[]) => unknown).call(redis, command, ...rest);
     // Cast: the wrapper takes and returns what ioredis's sendCommand does.
-    redis.sendCommand = ((command, stream) => {
+    redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
       if (!this.up.redis && redis.status === 'ready' && !this.probes.has(command)) {
         command.reject(new RedisUnavailableError());
         return command.promise;
       }
-      return send(command, stream);
-    }) as Redis['sendCommand'];
-    // Queued while connecting at start-up (the process waits for Redis); never again after.
-    redis.once('ready', () => (redis.options.enableOfflineQueue = false));
+      return send(command, ...rest);
+    }) as typeof redis.sendCommand;
+    // Queued while connecting at start-up (the process waits for Redis); never again after. Not on a
+    // cluster: there a command for a master that just died must wait for its replica to take over (the
+    // cluster client refreshes its map of slots only for commands it keeps).
+    if (!(redis instanceof Cluster)) redis.once('ready', () => (redis.options.enableOfflineQueue = false));
     // A connection lost (not closed on purpose, which does not reconnect) says Redis is away.
     redis.on('reconnecting', () => this.set('redis', false, 'connection lost'));
     redis.on('ready', () => this.probeRedisSoon());
@@ -134,7 +139,7 @@ export class DependencyHealth {
   }
 
   /** Probes `redis` every `probeMs` from now on. */
-  watchRedis(redis: Redis): void {
+  watchRedis(redis: RedisClient): void {
     this.redisClient = redis;
     this.timer = setInterval(() => this.probeRedis(), this.probeMs);
     this.timer.unref();

@@ -1,14 +1,20 @@
-import { Emitter } from '@socket.io/redis-emitter';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import type { z } from 'zod';
 import type { DEVICE_EVENTS, ROOM_EVENTS } from './device-events.schemas.js';
 import type { Keyspace } from './keyspace.js';
 import { QUEUES, type Queues } from './queues.js';
+import { ShardedEmitter } from './sharded-emitter.js';
 
 /** Socket.io room names: one per device, one per user, one per chat room (docs/clients/socket-protocol.md). */
 export const deviceRoom = (deviceId: string) => `device:${deviceId}`;
 export const userRoom = (userId: string) => `user:${userId}`;
 export const chatRoom = (roomId: string) => `room:${roomId}`;
+/**
+ * Only chat rooms are broadcast to alone, so only they have a pub/sub channel of their own (the
+ * sharded adapter's and ShardedEmitter's room channels); device and user rooms are reached through
+ * the namespace's channel (joins, leaves, disconnections).
+ */
+export const hasOwnChannel = (room: string) => room.startsWith('room:');
 
 
 export type CallMedia = 'AUDIO' | 'VIDEO';
@@ -86,17 +92,18 @@ export interface EventInbox {
   replace<K extends DeviceEventName>(deviceId: string, seq: number, event: K, data: DeviceEventMap[K]): Promise<boolean>;
 }
 
-/** Whether a device has a live socket (the presence area's store answers). */
+/** Which hub nodes hold a socket of a device (the presence area's store answers). */
 export interface DevicePresence {
-  isOnline(deviceId: string): Promise<boolean>;
+  nodesOf(deviceId: string): Promise<string[]>;
 }
 
 export class DeviceEvents {
-  private readonly emitter: Emitter<ServerToClientEvents>;
+  private readonly emitter: ShardedEmitter;
 
   constructor(
     private readonly deps: {
-      redis: Redis;
+      /** The pub/sub role's client: pokes and broadcasts. */
+      pubsub: RedisClient;
       keys: Keyspace;
       inbox: EventInbox;
       presence: DevicePresence;
@@ -105,7 +112,7 @@ export class DeviceEvents {
       queues: Queues;
     },
   ) {
-    this.emitter = new Emitter<ServerToClientEvents>(deps.redis, { key: deps.keys.socketIo });
+    this.emitter = new ShardedEmitter(deps.pubsub, deps.keys.socketIo, hasOwnChannel);
   }
 
   /**
@@ -113,11 +120,15 @@ export class DeviceEvents {
    * false` leaves out the push an offline device would get for it (the user was pushed about it already).
    */
   async toDevice<K extends DeviceEventName>(deviceId: string, event: K, data: DeviceEventMap[K], options: { push?: boolean } = {}): Promise<number> {
-    const seq = await this.deps.inbox.append(deviceId, event, data);
-    await this.deps.redis.publish(this.deps.keys.inboxPoke, deviceId);
+    // In one round trip, to one server (the device's inbox and its nodes share a slot), the append first:
+    // a hub that adds itself to the device's nodes after this read reads the inbox after this append.
+    const [seq, nodes] = await Promise.all([this.deps.inbox.append(deviceId, event, data), this.deps.presence.nodesOf(deviceId)]);
+    // Only the hubs holding the device are poked, each on its own channel; a hub that is gone has no
+    // subscriber there, so the answers also say whether any hub still holds the device.
+    const heard = await Promise.all(nodes.map((nodeId) => this.deps.pubsub.spublish(this.deps.keys.hubPokes(nodeId), deviceId).then(Number)));
     const kind = options.push === false ? undefined : PUSH_KIND[event];
     // Job data holds ids only; the worker reads the event from the inbox.
-    if (kind && !(await this.deps.presence.isOnline(deviceId))) await this.deps.queues.add(QUEUES.push, { deviceId, seq, kind });
+    if (kind && !heard.some((hubs) => hubs > 0)) await this.deps.queues.add(QUEUES.push, { deviceId, seq, kind });
     return seq;
   }
 
@@ -134,23 +145,20 @@ export class DeviceEvents {
 
   /** Closes every socket of a device, on whatever node holds it. */
   disconnectDevice(deviceId: string): void {
-    this.emitter.in(deviceRoom(deviceId)).disconnectSockets(true);
+    void this.emitter.disconnectSockets({ rooms: [deviceRoom(deviceId)] }, true);
   }
 
   /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
   toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K], options: { exceptUserIds?: string[] } = {}): void {
-    const except = (options.exceptUserIds ?? []).map(userRoom);
-    const target = except.length > 0 ? this.emitter.to(chatRoom(roomId)).except(except) : this.emitter.to(chatRoom(roomId));
-    // Cast: each broadcast event takes exactly its one payload.
-    target.emit(event, ...([payload] as Parameters<ServerToClientEvents[K]>));
+    void this.emitter.broadcast({ rooms: [chatRoom(roomId)], except: (options.exceptUserIds ?? []).map(userRoom) }, event, payload);
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */
   joinChatRoom(userId: string, roomId: string): void {
-    this.emitter.in(userRoom(userId)).socketsJoin(chatRoom(roomId));
+    void this.emitter.socketsJoin({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
   }
 
   leaveChatRoom(userId: string, roomId: string): void {
-    this.emitter.in(userRoom(userId)).socketsLeave(chatRoom(roomId));
+    void this.emitter.socketsLeave({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
   }
 }

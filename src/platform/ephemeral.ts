@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -11,7 +11,7 @@ export interface RateLimitResult {
  * right across api nodes. Services name keys through the keyspace and never send Redis commands.
  */
 export class EphemeralStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async put(key: string, value: string, ttlSeconds: number): Promise<void> {
     await this.redis.set(key, value, 'EX', ttlSeconds);
@@ -53,7 +53,10 @@ export class EphemeralStore {
     return { allowed: count <= limit, retryAfter: ttl > 0 ? ttl : windowSeconds };
   }
 
-  /** Adds one to each counter (each expiring `ttlSeconds` after its first count) in one round trip; their counts. */
+  /**
+   * Adds one to each counter (each expiring `ttlSeconds` after its first count) in one round trip; their
+   * counts. One transaction: on a Redis Cluster the keys must share a hash tag.
+   */
   async countAll(keys: string[], ttlSeconds: number): Promise<number[]> {
     const multi = this.redis.multi();
     for (const key of keys) multi.incr(key).expire(key, ttlSeconds, 'NX');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import type { Keyspace } from './keyspace.js';
 
 /** What a key holds: a request under way, or the answer it got. */
@@ -21,7 +21,7 @@ const KEPT_SECONDS = 24 * 3600;
  */
 export class IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace,
     /** A request under way holds its key this long, renewed while it runs: a process that died frees it. */
     readonly leaseSeconds: number,

@@ -1,33 +1,42 @@
 /**
  * Every Redis key and channel this service writes, in one place: each is the deployment's
  * `REDIS_PREFIX` followed by a fixed name, so several deployments (or test files) share one Redis.
+ *
+ * On a Redis Cluster the keys one command, transaction or script touches together must live in one
+ * slot: they share a hash tag, the `{...}` part Redis hashes instead of the whole key (a device's
+ * inbox and its presence `{dev:ID}`, a hub node's heartbeats `{node:ID}`, an app's breaker `{app:ID}`,
+ * the SFU's registry `{sfu}`, each queue's keys `{q:NAME}`). `REDIS_PREFIX` holds no braces, so a
+ * key's first tag is always one of these.
  */
 export function keyspace(prefix: string) {
+  const device = (deviceId: string) => `{dev:${deviceId}}`;
+  const node = (nodeId: string) => `{node:${nodeId}}`;
+  const app = (appId: string) => `{app:${appId}}`;
   return {
     prefix,
-    /** The key prefix the hubs' socket.io Redis adapter and every emitter share. */
+    /** The channel prefix of the hubs' sharded socket.io adapter and of the emitter (ShardedEmitter). */
     socketIo: `${prefix}socket.io`,
-    /** BullMQ's key prefix for this deployment's queues. */
-    queues: `${prefix}bull`,
-    /** Pub/sub channel on which hub nodes hear that a device's inbox has something new. */
-    inboxPoke: `${prefix}inbox:poke`,
+    /** BullMQ's key prefix for one queue: each queue's keys in one slot of their own, so queues spread over a cluster's masters. */
+    queuePrefix: (queue: string) => `${prefix}{q:${queue}}`,
+    /** Sharded pub/sub channel on which one hub node hears that a device it holds has something new in its inbox. */
+    hubPokes: (nodeId: string) => `${prefix}poke:${node(nodeId)}`,
     /** Texts sent in one hour (its number since 1970) to one scope: global, country:XX, prefix:NNNNNN. */
-    smsBudget: (scope: string, hour: number) => `${prefix}sms-budget:${scope}:${hour}`,
-    inboxMeta: (deviceId: string) => `${prefix}inbox:meta:${deviceId}`,
-    inboxEvents: (deviceId: string) => `${prefix}inbox:events:${deviceId}`,
+    /** In one slot (`{sms}`): a text counts against its three budgets in one transaction. */
+    smsBudget: (scope: string, hour: number) => `${prefix}sms-budget:{sms}:${scope}:${hour}`,
+    inboxMeta: (deviceId: string) => `${prefix}inbox:meta:${device(deviceId)}`,
+    inboxEvents: (deviceId: string) => `${prefix}inbox:events:${device(deviceId)}`,
     /** Pub/sub channel of the shared caches' clearings. */
     cacheInvalidation: `${prefix}cache:invalidate`,
     presence: {
-      /** Prefix of the nodes' heartbeat keys (the Lua check appends the node id). */
-      nodePrefix: `${prefix}presence:node:`,
-      node: (nodeId: string) => `${prefix}presence:node:${nodeId}`,
-      nodeLast: (nodeId: string) => `${prefix}presence:node-last:${nodeId}`,
-      deviceNodes: (deviceId: string) => `${prefix}presence:nodes:${deviceId}`,
-      seen: (deviceId: string) => `${prefix}presence:seen:${deviceId}`,
+      node: (nodeId: string) => `${prefix}presence:node:${node(nodeId)}`,
+      nodeLast: (nodeId: string) => `${prefix}presence:node-last:${node(nodeId)}`,
+      /** In the device's slot, beside its inbox: an event's append and the read of who holds the device go to one server. */
+      deviceNodes: (deviceId: string) => `${prefix}presence:nodes:${device(deviceId)}`,
+      seen: (deviceId: string) => `${prefix}presence:seen:${device(deviceId)}`,
     },
     sfu: {
-      nodes: `${prefix}sfu:nodes`,
-      node: (nodeId: string) => `${prefix}sfu:node:${nodeId}`,
+      nodes: `${prefix}sfu:nodes:{sfu}`,
+      node: (nodeId: string) => `${prefix}sfu:node:{sfu}:${nodeId}`,
     },
     auth: {
       codeRequests: (phone: string) => `${prefix}rl:login-code:${phone}`,
@@ -48,10 +57,10 @@ export function keyspace(prefix: string) {
     idempotency: (userId: string, keyHash: string) => `${prefix}idem:${userId}:${keyHash}`,
     apps: {
       /** When the app's breaker opened (absent: closed); the probe's claim; failures of the last minute; calls in flight. */
-      breakerOpen: (appId: string) => `${prefix}apps:breaker:open:${appId}`,
-      breakerProbe: (appId: string) => `${prefix}apps:breaker:probe:${appId}`,
-      breakerFailures: (appId: string) => `${prefix}apps:breaker:failures:${appId}`,
-      inflight: (appId: string) => `${prefix}apps:inflight:${appId}`,
+      breakerOpen: (appId: string) => `${prefix}apps:breaker:open:${app(appId)}`,
+      breakerProbe: (appId: string) => `${prefix}apps:breaker:probe:${app(appId)}`,
+      breakerFailures: (appId: string) => `${prefix}apps:breaker:failures:${app(appId)}`,
+      inflight: (appId: string) => `${prefix}apps:inflight:${app(appId)}`,
       /** Cards a bot token posted this minute. */
       botCards: (credentialId: string) => `${prefix}rl:bot-cards:${credentialId}`,
     },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 // Deletes the lock only while it still holds this holder's token (a lock that expired and was taken
 // by another holder is left to them).
@@ -13,7 +13,7 @@ const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
  * frees it within `ttlSeconds`. Waits up to `waitMs` for it, then throws.
  */
 export class RedisLock {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     redis.defineCommand('lockRelease', { numberOfKeys: 1, lua: RELEASE });
     redis.defineCommand('lockRenew', { numberOfKeys: 1, lua: RENEW });
   }

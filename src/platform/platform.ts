@@ -11,7 +11,7 @@ import { keyspace, type Keyspace } from './keyspace.js';
 import type { Logger } from './logger.js';
 import { connectMongo } from './mongo.js';
 import { Queues } from './queues.js';
-import { closeRedis, connectRedis, keepPublishesHandled, type Redis } from './redis.js';
+import { closeRedis, connectRedis, keepPublishesHandled, type RedisClient } from './redis.js';
 import { DependencyHealth } from './dependencies.js';
 import { emailProvider } from './email/index.js';
 import type { EmailProvider } from './email/email.js';
@@ -27,7 +27,10 @@ export interface Platform {
   logger: Logger;
   clock: Clock;
   keys: Keyspace;
-  redis: Redis;
+  /** The state role's Redis (inboxes, presence, limits, idempotency): REDIS_URL. */
+  redis: RedisClient;
+  /** The pub/sub role's Redis (REDIS_PUBSUB_URL, else the state's client): publishes; subscribers are its duplicates. */
+  pubsub: RedisClient;
   /** Whether MongoDB and Redis answer; requests are refused at once while either is away. */
   dependencies: DependencyHealth;
   ephemeral: EphemeralStore;
@@ -73,19 +76,27 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     ({ client: mongo, db } = await connectMongo(config.MONGODB_URL, config.MONGODB_DB, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS, probeMs: config.DEPENDENCY_PROBE_MS, monitorCommands: options.monitorCommands ?? false }));
     dependencies.watchMongo(mongo);
   }
-  const redis = dependencies.guardRedis(connectRedis(config.REDIS_URL, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  // Libraries that publish without waiting (the socket.io emitter) must not turn a refused publish into a crash.
-  keepPublishesHandled(redis, logger);
+  // One client per role whose URL is its own; a role without one shares the state's client.
+  const connect = (role: string) => {
+    const client = dependencies.guardRedis(connectRedis(role, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));
+    client.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+    // Publishes nobody waits for (the emitter's, the pokes') must not turn a refused publish into a crash.
+    keepPublishesHandled(client, logger);
+    return client;
+  };
+  const redis = connect(config.REDIS_URL);
+  const pubsub = config.REDIS_PUBSUB_URL && config.REDIS_PUBSUB_URL !== config.REDIS_URL ? connect(config.REDIS_PUBSUB_URL) : redis;
+  const queuesRedis = config.REDIS_QUEUES_URL && config.REDIS_QUEUES_URL !== config.REDIS_URL ? connect(config.REDIS_QUEUES_URL) : redis;
+  const clients = [...new Set([redis, pubsub, queuesRedis])];
   dependencies.watchRedis(redis);
   const keys = keyspace(config.REDIS_PREFIX);
   // Hot-path reads (the device check of every request, the room of every post) are cached for a
   // few seconds; writes clear them in every process through Redis.
-  const cache = new CacheBus(redis, keys.cacheInvalidation);
+  const cache = new CacheBus(pubsub, keys.cacheInvalidation);
   await cache.start();
   // Clearings published while Redis was away were lost: start the caches afresh when it is back.
   dependencies.onRecovered((name) => name === 'redis' && cache.clearAll());
-  const queues = new Queues(redis, keys.queues, (connection) => dependencies.guardRedis(connection));
+  const queues = new Queues(queuesRedis, keys.queuePrefix, (connection) => dependencies.guardRedis(connection));
   const storage = once(() => blobStorage(config));
   const clock = options.clock ?? systemClock;
   const ephemeral = new EphemeralStore(redis);
@@ -100,6 +111,7 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     clock,
     keys,
     redis,
+    pubsub,
     dependencies,
     ephemeral,
     smsGuard,
@@ -127,14 +139,14 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     async health(timeoutMs) {
       const [mongodb, ping] = await Promise.allSettled([
         db ? withTimeout(db.command({ ping: 1 }), timeoutMs) : Promise.resolve(),
-        withTimeout(redis.ping(), timeoutMs),
+        withTimeout(Promise.all(clients.map((client) => client.ping())), timeoutMs),
       ]);
       return { mongodb: mongodb.status === 'fulfilled' ? 'ok' : 'down', redis: ping.status === 'fulfilled' ? 'ok' : 'down' };
     },
     async close() {
       dependencies.close();
       await queues.close();
-      await Promise.allSettled([mongo?.close(), closeRedis(redis), cache.close()]);
+      await Promise.allSettled([mongo?.close(), ...clients.map(closeRedis), cache.close()]);
     },
   };
 }

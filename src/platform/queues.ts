@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { GroupWriter } from './group-writer.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { closeRedis, duplicate } from './redis.js';
 
 /** Payloads hold ids only; the processor reads the rest (and nothing secret rides in Redis). */
@@ -136,13 +136,15 @@ interface JobToAdd {
 export class Queues {
   private readonly open = new Map<string, Queue>();
   private readonly adders = new Map<string, GroupWriter<JobToAdd, void>>();
-  private connection: Redis | null = null;
+  private connection: RedisClient | null = null;
 
   constructor(
-    private readonly redis: Redis,
-    readonly prefix: string,
+    /** The queues role's Redis (REDIS_QUEUES_URL, else the state's): BullMQ's connections are its duplicates. */
+    readonly redis: RedisClient,
+    /** BullMQ's key prefix of a queue (the keyspace's `queuePrefix`: one hash tag per queue). */
+    readonly prefixOf: (queue: string) => string,
     /** Applied to the queues' own connection (DependencyHealth's guard). */
-    private readonly prepare: (connection: Redis) => Redis = (connection) => connection,
+    private readonly prepare: (connection: RedisClient) => RedisClient = (connection) => connection,
   ) {}
 
   private queueOf<T>(definition: QueueDefinition<T>): Queue {
@@ -151,7 +153,7 @@ export class Queues {
       this.connection ??= this.prepare(duplicate(this.redis));
       queue = new Queue(definition.queue, {
         connection: this.connection,
-        prefix: this.prefix,
+        prefix: this.prefixOf(definition.queue),
         defaultJobOptions: { attempts: definition.attempts, backoff: definition.backoff, removeOnComplete: 1000, removeOnFail: 1000 },
       });
       // Connection errors while Redis is away are the client's (a refused add answers 503); not printed here.

@@ -1,20 +1,66 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+
+/**
+ * One Redis role's client: a single server, or a Redis Cluster (docs/operators/scaling.md, "Redis
+ * by role"). Both take the same commands; on a cluster every multi-key command keeps its keys in
+ * one slot (the keyspace's hash tags).
+ */
+export type RedisClient = Redis | Cluster;
+
+/** Where a role's Redis is: one server's URL, or a cluster's seed nodes. */
+export type RedisTarget =
+  | { kind: 'server'; url: string }
+  | { kind: 'cluster'; nodes: { host: string; port: number }[]; username?: string; password?: string; tls: boolean };
+
+/**
+ * `redis://` and `rediss://` name one server; `redis-cluster://[user:pass@]host:port,host:port` (or
+ * `rediss-cluster://`) names a cluster by some of its nodes (ioredis finds the rest).
+ */
+export function redisTarget(url: string): RedisTarget {
+  const cluster = /^(rediss?)-cluster:\/\/(?:([^:@/]*):([^@/]*)@)?([^/?#]+)\/?$/.exec(url);
+  if (!cluster) return { kind: 'server', url };
+  // `!`: the pattern's host list is not optional.
+  const nodes = cluster[4]!.split(',').map((hostPort) => {
+    const at = hostPort.lastIndexOf(':');
+    return { host: hostPort.slice(0, at), port: Number(hostPort.slice(at + 1)) };
+  });
+  return {
+    kind: 'cluster',
+    nodes,
+    ...(cluster[2] ? { username: decodeURIComponent(cluster[2]) } : {}),
+    ...(cluster[3] ? { password: decodeURIComponent(cluster[3]) } : {}),
+    tls: cluster[1] === 'rediss',
+  };
+}
+
+/** The pattern config checks a Redis URL against (one server, or a cluster's seed nodes). */
+export const REDIS_URL_PATTERN = /^(rediss?:\/\/|rediss?-cluster:\/\/(?:[^:@/]*:[^@/]*@)?[^:,/]+:\d+(,[^:,/]+:\d+)*\/?$)/;
 
 /**
  * The client of request paths: a command waits at most `commandTimeoutMs` for its answer, and
  * commands queued while disconnected are failed after one reconnection attempt, so nothing waits or
  * queues without bound while Redis is away (DependencyHealth also stops sending while it is).
- * Commands sent in one turn of the event loop go out in one write (auto-pipelining): the requests
- * a group commit answers together publish their broadcasts together.
+ * Commands sent in one turn of the event loop go out in one write per server (auto-pipelining): the
+ * requests a group commit answers together publish their broadcasts together.
  */
-export function connectRedis(url: string, options: { commandTimeoutMs: number; lazy?: boolean }): Redis {
-  return new Redis(url, {
+export function connectRedis(url: string, options: { commandTimeoutMs: number; lazy?: boolean }): RedisClient {
+  const common = { maxRetriesPerRequest: 1, commandTimeout: options.commandTimeoutMs, enableReadyCheck: true } satisfies RedisOptions;
+  const target = redisTarget(url);
+  if (target.kind === 'server') return new Redis(url, { ...common, lazyConnect: options.lazy ?? false, enableAutoPipelining: true });
+  const clusterOptions: ClusterOptions = {
     lazyConnect: options.lazy ?? false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: options.commandTimeoutMs,
-    enableReadyCheck: true,
     enableAutoPipelining: true,
-  });
+    enableReadyCheck: true,
+    // Sharded pub/sub (SSUBSCRIBE) goes to the shard that owns the channel, and follows it when a replica takes over.
+    shardedSubscribers: true,
+    // A master that dies is replaced by its replica within about two node timeouts: its commands are
+    // retried meanwhile (16 tries, 200 ms apart), with the map of slots read again, rather than failed.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    slotsRefreshInterval: 2_000,
+    redisOptions: { ...common, ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) },
+  };
+  return new Cluster(target.nodes, clusterOptions);
 }
 
 /**
@@ -22,35 +68,40 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
  * logs already. Not auto-pipelined: BullMQ's connections and subscribers are made here, and BullMQ
  * is known to misbehave with it (taskforcesh/bullmq#457).
  */
-export function duplicate(redis: Redis, overrides: Partial<RedisOptions> = {}): Redis {
+export function duplicate(redis: RedisClient, overrides: Partial<RedisOptions> = {}): RedisClient {
   // Its own first connection queues what is sent meanwhile, whatever the original does by now.
-  const copy = redis.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, ...overrides });
+  const copy =
+    redis instanceof Cluster
+      ? redis.duplicate(undefined, { ...redis.options, enableOfflineQueue: true, enableAutoPipelining: false, redisOptions: { ...redis.options.redisOptions, ...overrides } })
+      : redis.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, ...overrides });
   copy.on('error', () => undefined);
   return copy;
 }
 
 /** A connection of its own for BullMQ's workers: they block on Redis, so no command timeout, and retry forever (BullMQ needs it). */
-export function blockingConnection(redis: Redis): Redis {
+export function blockingConnection(redis: RedisClient): RedisClient {
   return duplicate(redis, { maxRetriesPerRequest: null, commandTimeout: undefined });
 }
 
 /**
- * Socket.IO's emitter and adapter publish without waiting for the answer: a publish that fails
- * (Redis away) is logged here instead of ending the process as an unhandled rejection.
+ * Publishes that no one awaits (the adapter's, the emitter's, the pokes') are logged here when they
+ * fail (Redis away) instead of ending the process as an unhandled rejection.
  */
-export function keepPublishesHandled(redis: Redis, logger: { warn(object: object, message: string): void }): void {
-  // Cast: ioredis's publish has overloads (callback forms); the one used here is (channel, message) → Promise<number>.
-  const publish = redis.publish.bind(redis) as (channel: string, message: string) => Promise<number>;
-  // Cast: the wrapper is that one overload of publish.
-  redis.publish = ((channel: string, message: string) => {
-    const sent = publish(channel, message);
-    sent.catch((error: unknown) => logger.warn({ err: error }, 'a publish to Redis failed'));
-    return sent;
-  }) as Redis['publish'];
+export function keepPublishesHandled(redis: RedisClient, logger: { warn(object: object, message: string): void }): void {
+  for (const name of ['publish', 'spublish'] as const) {
+    // Cast: ioredis's publish commands have overloads (callback forms); the one used here is (channel, message) → Promise<number>.
+    const send = redis[name].bind(redis) as (channel: string, message: string | Buffer) => Promise<number>;
+    // Cast: the wrapper is that one overload.
+    redis[name] = ((channel: string, message: string | Buffer) => {
+      const sent = send(channel, message);
+      sent.catch((error: unknown) => logger.warn({ err: error }, `a ${name} to Redis failed`));
+      return sent;
+    }) as Redis['publish'];
+  }
 }
 
 /** Closes a connection: QUIT when Redis takes it, otherwise at once (a QUIT refused or unanswered must not leave it reconnecting). */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   await redis.quit().catch(() => redis.disconnect());
 }
 

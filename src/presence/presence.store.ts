@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../platform/redis.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import '../platform/redis-commands.js';
-import { z } from 'zod';
 
 export interface DevicePresence {
   deviceId: string;
@@ -9,14 +8,6 @@ export interface DevicePresence {
   /** Last time the device was seen connected (now-ish while online); null when never. */
   lastSeenAt: string | null;
 }
-
-// Online when any node in the device's set still has its heartbeat: one round trip per check.
-const IS_ONLINE = `
-for _, node in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('EXISTS', ARGV[1] .. node) == 1 then return 1 end
-end
-return 0
-`;
 
 /** How long a device's set of nodes outlives its last connection (dead nodes' entries go with it). */
 const DEVICE_NODES_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -30,15 +21,10 @@ const DEVICE_NODES_TTL_MS = 7 * 24 * 3600 * 1000;
  */
 export class PresenceStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace['presence'],
     readonly ttlMs: number,
   ) {
-    this.redis.defineCommand('presenceIsOnline', { numberOfKeys: 1, lua: IS_ONLINE });
-  }
-
-  private nodeKeyPrefix() {
-    return this.keys.nodePrefix;
   }
 
   /** The node's heartbeat: its last beat time, expiring after one heartbeat life. */
@@ -68,12 +54,13 @@ export class PresenceStore {
       .exec();
   }
 
-  /** A socket of the device arrived on this node: online at once. */
+  /**
+   * A socket of the device arrived on this node: online at once (the node beats from its start). The
+   * device's keys only, in its slot: the node's own are refreshed by its beat.
+   */
   async connect(nodeId: string, deviceId: string, now = Date.now()): Promise<void> {
     await this.redis
       .multi()
-      .set(this.nodeKey(nodeId), String(now), 'PX', this.ttlMs)
-      .set(this.nodeLastKey(nodeId), String(now), 'PX', DEVICE_NODES_TTL_MS)
       .sadd(this.deviceNodesKey(deviceId), nodeId)
       .pexpire(this.deviceNodesKey(deviceId), DEVICE_NODES_TTL_MS)
       .set(this.seenKey(deviceId), String(now))
@@ -90,19 +77,28 @@ export class PresenceStore {
     await this.redis.del(this.nodeKey(nodeId));
   }
 
+  /** The hub nodes that hold (or held, if they died without a word) a socket of the device. */
+  nodesOf(deviceId: string): Promise<string[]> {
+    return this.redis.smembers(this.deviceNodesKey(deviceId));
+  }
+
+  /**
+   * Online when any node holding the device still has its heartbeat. Two round trips (the device's
+   * nodes, then their heartbeats, which live in the nodes' own slots on a cluster).
+   */
   async isOnline(deviceId: string): Promise<boolean> {
-    return (await this.redis.presenceIsOnline(this.deviceNodesKey(deviceId), this.nodeKeyPrefix())) === 1;
+    const nodes = await this.nodesOf(deviceId);
+    const beats = await Promise.all(nodes.map((node) => this.redis.exists(this.nodeKey(node))));
+    return beats.some((beat) => beat === 1);
   }
 
   async ofDevices(deviceIds: string[]): Promise<DevicePresence[]> {
     if (deviceIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of deviceIds) pipeline.smembers(this.deviceNodesKey(id)).get(this.seenKey(id));
-    const replies = (await pipeline.exec()) ?? [];
-    const nodesOf = deviceIds.map((_, i) => z.array(z.string()).catch([]).parse(replies[2 * i]?.[1]));
-    const seenOf = deviceIds.map((_, i) => z.string().nullable().catch(null).parse(replies[2 * i + 1]?.[1] ?? null));
+    // One command per key, sent together: auto-pipelining makes them one write per server (keys of
+    // many slots cannot share a MULTI or an MGET on a cluster).
+    const [nodesOf, seenOf] = await Promise.all([Promise.all(deviceIds.map((id) => this.nodesOf(id))), Promise.all(deviceIds.map((id) => this.redis.get(this.seenKey(id))))]);
     const nodes = [...new Set(nodesOf.flat())];
-    const [beats, lasts] = nodes.length === 0 ? [[], []] : await Promise.all([this.redis.mget(nodes.map((n) => this.nodeKey(n))), this.redis.mget(nodes.map((n) => this.nodeLastKey(n)))]);
+    const [beats, lasts] = await Promise.all([Promise.all(nodes.map((n) => this.redis.get(this.nodeKey(n)))), Promise.all(nodes.map((n) => this.redis.get(this.nodeLastKey(n))))]);
     const beatOf = new Map(nodes.map((n, i) => [n, beats[i] ?? null]));
     const lastOf = new Map(nodes.map((n, i) => [n, lasts[i] ?? null]));
     // `!`: nodesOf has one entry per device id.

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../platform/redis.js';
 import { SFU_SECRET_HEADER, type SfuKeys, type SfuNodeAnnouncement, type SfuOp, type SfuOps } from './protocol.js';
 import { SfuErrors } from './sfu.errors.js';
 import { declaredError } from '../platform/errors.js';
@@ -16,7 +16,7 @@ const unavailable = () => SfuErrors.SFU_UNAVAILABLE();
  */
 export class SfuClient {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: SfuKeys,
     private readonly secret: string,
     private readonly timeoutMs = 10_000,

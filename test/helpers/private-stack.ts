@@ -18,6 +18,7 @@ export interface OwnServer {
 interface StackScripts {
   startRedis(options: { dir: string; persistent: boolean; port?: number }): Promise<{ child: ChildProcess; url: string }>;
   startMongo(options: { h2File: string | null }): Promise<{ child: ChildProcess; url: string }>;
+  startRedisCluster(options: { dir: string; masters?: number; replicas?: number; nodeTimeoutMs?: number }): Promise<{ nodes: { port: number; child: ChildProcess }[]; url: string }>;
   stopChild(child: ChildProcess, signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -53,4 +54,23 @@ export async function ownRedis(options: { persistent?: boolean; port?: number; d
 export async function ownMongo(): Promise<OwnServer> {
   const { startMongo, stopChild } = await scripts();
   return own(await startMongo({ h2File: null }), stopChild);
+}
+
+/** One node of a test's own Redis Cluster. */
+export interface ClusterNode {
+  port: number;
+  child: ChildProcess;
+}
+
+/** A Redis Cluster of the test's own (three masters with a replica each unless told), to kill masters of; `url` names it for REDIS_URL. */
+export async function ownRedisCluster(options: { masters?: number; replicas?: number } = {}): Promise<{ url: string; nodes: ClusterNode[]; stop(): Promise<void> }> {
+  const { startRedisCluster, stopChild } = await scripts();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'own-redis-cluster-'));
+  const started = await startRedisCluster({ dir, ...options });
+  return {
+    ...started,
+    async stop() {
+      await Promise.all(started.nodes.map((node) => stopChild(node.child, 'SIGKILL')));
+    },
+  };
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { Workers } from '../../workers/main.js';
-import { bearer, recordedPush, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, recordedPush, startTestApp, startTestWorkers, type TestApp } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { multipart } from '../helpers/multipart.js';
 import { makeRoom, makeUser } from '../helpers/factories.js';
@@ -17,55 +17,11 @@ import { startAppServer, type AppServer } from '../helpers/app-server.js';
 import { walletWith } from '../helpers/wallets.js';
 import { jobCounts } from '../helpers/queued.js';
 import { until } from '../helpers/wait.js';
+import { post, sendsOf, untilAnswered, type Answer, type Send } from '../helpers/phone-posts.js';
 import { QUEUES } from '../../src/platform/queues.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One message as a phone sends it: its own Idempotency-Key and client message id, kept for every retry. */
-interface Send {
-  key: string;
-  clientMessageId: string;
-  text: string;
-}
-
-function sendsOf(count: number, label: string): Send[] {
-  return Array.from({ length: count }, (_, i) => ({ key: randomUUID(), clientMessageId: randomUUID(), text: `${label} ${i}` }));
-}
-
-/** Posts over real HTTP; a connection that breaks is `null`, as a phone sees a lost answer. */
-async function post(baseUrl: string, s: Session, roomId: string, send: Send): Promise<{ status: number; body: unknown; retryAfter: number } | null> {
-  try {
-    const res = await fetch(`${baseUrl}/api/messages/${roomId}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${s.accessToken}`, 'content-type': 'application/json', 'idempotency-key': send.key },
-      body: JSON.stringify({ roomId, message: send.text, clientMessageId: send.clientMessageId }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    return { status: res.status, body: await res.json(), retryAfter: Number(res.headers.get('retry-after') ?? 0) };
-  } catch {
-    return null;
-  }
-}
-
-type Answer = Awaited<ReturnType<typeof post>>;
-
-/**
- * What a phone does until it has an answer: retry lost answers and 5xx, wait out 409 and 503 as told;
- * `observe` sees every attempt's answer and how long it took.
- */
-async function untilAnswered(baseUrl: string, s: Session, roomId: string, send: Send, observe: (answer: Answer, ms: number) => void = () => undefined): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  for (let attempt = 0; ; attempt++) {
-    const started = performance.now();
-    const answer = await post(baseUrl, s, roomId, send);
-    observe(answer, performance.now() - started);
-    if (answer?.status === 200) return answer.body as string;
-    if (answer && answer.status < 500 && answer.status !== 409) throw new Error(`send ${send.text} answered ${answer.status} ${JSON.stringify(answer.body)}`);
-    if (Date.now() > deadline) throw new Error(`send ${send.text} never answered: ${JSON.stringify(answer)}`);
-    await sleep(answer?.retryAfter ? answer.retryAfter * 1000 : Math.min(1_000, 50 * 2 ** attempt));
-  }
-}
 
 /** The room's messages by their author, checked to be exactly the sends, each once, with the ids the phone was given. */
 async function assertExactlyOnce(t: TestApp, roomId: string, sends: Send[], ids: Map<string, string>) {

@@ -216,7 +216,7 @@ describe('an invitation while the SMS provider is down', () => {
     const stored = await t.db.collection('connection_requests').findOne({ senderId: inviter.userId, recipientPhone: phone });
     assert.ok(stored, 'the invitation is stored');
     assert.equal(stored.invitation.state, 'QUEUED', 'not sent, waiting for its retry');
-    const jobs = await t.ctx.platform.redis.keys(`${t.config.REDIS_PREFIX}bull:invitations:invite-${stored._id}-*`);
+    const jobs = await t.ctx.platform.redis.keys(`${t.ctx.platform.queues.prefixOf('invitations')}:invitations:invite-${stored._id}-*`);
     assert.ok(jobs.length > 0, 'a retry job is queued');
 
     const again = await invite();

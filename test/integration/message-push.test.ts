@@ -118,7 +118,7 @@ describe('pushes for new messages', () => {
     await until(async () => (await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId })) >= 2_000, '2,000 pushes', 60_000);
     assert.equal(await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId }), 2_000);
     // All of them from the post's one job (BullMQ keeps a job's hash under <prefix>:<queue>:<jobId>).
-    const job = await t.ctx.platform.redis.hgetall(`${t.ctx.platform.queues.prefix}:message-push:message-${messageId}`);
+    const job = await t.ctx.platform.redis.hgetall(`${t.ctx.platform.queues.prefixOf('message-push')}:message-push:message-${messageId}`);
     assert.ok(job.finishedOn, 'the job finished');
     assert.deepEqual(JSON.parse(job.returnvalue ?? '{}'), { recipients: 2_000, devices: 2_000, online: 0, sent: 2_000, invalid: 0, failed: 0 });
   });

@@ -56,6 +56,24 @@ describe('production configuration and docker-compose.yml', () => {
     assert.match(compose.services.redis!.command!.join(' '), /--appendonly yes/);
   });
 
+  it('docker-compose.redis-cluster.yml puts every app node on a Redis Cluster of three masters with a replica each, by role', () => {
+    const text = readFileSync(path.join(root, 'docker-compose.redis-cluster.yml'), 'utf8');
+    // `!override` is Compose's tag (the app nodes' depends_on replaced, not merged): a plain map here.
+    const cluster = parse(text, { merge: true, customTags: [{ tag: '!override', resolve: (value: unknown) => value, collection: 'map' }] }) as { services: Record<string, ComposeService & { profiles?: string[]; depends_on?: Record<string, unknown> }> };
+    assert.deepEqual(cluster.services.redis?.profiles, ['single-redis'], 'the single Redis is left out');
+    const nodes = Object.keys(cluster.services).filter((name) => /^redis-\d$/.test(name));
+    assert.equal(nodes.length, 6);
+    for (const node of nodes) assert.match(cluster.services[node]!.command!.join(' '), /--cluster-enabled yes .*--appendonly yes/);
+    assert.match(String(cluster.services['redis-cluster-init']!.command), /--cluster create( redis-\d:6379){6} --cluster-replicas 1/);
+    for (const [name] of appServices) {
+      const service = cluster.services[name];
+      assert.ok(service?.environment && service.depends_on?.['redis-cluster-init'], `${name} is not moved to the cluster`);
+      assert.equal(service.depends_on?.redis, undefined, `${name} still waits for the single Redis`);
+      const config = loadConfig({ ...service.environment });
+      for (const key of ['REDIS_URL', 'REDIS_QUEUES_URL', 'REDIS_PUBSUB_URL'] as const) assert.match(String(config[key]), /^redis-cluster:\/\/redis-1:6379,/);
+    }
+  });
+
   it('a start with nothing set names every missing variable at once, and refuses the static price feed and a remote push provider without keys', () => {
     const child = spawn(process.execPath, [mainJs, '--role=api'], { env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
     return new Promise<void>((resolve, reject) => {

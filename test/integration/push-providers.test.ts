@@ -208,6 +208,8 @@ describe('push service decisions', () => {
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'no-token');
 
       await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(a.accessToken), payload: { token: 'good-registration', provider: 'FCM' } });
+      // A hub node beats from its start, then takes the device's socket.
+      await t.ctx.services.presenceStore.beat('node-x');
       await t.ctx.services.presenceStore.connect('node-x', a.deviceId);
       assert.equal(await t.ctx.services.push.deliver({ deviceId: a.deviceId, seq: 1, kind: 'alert' }), 'online');
       await t.ctx.services.presenceStore.release('node-x', a.deviceId);

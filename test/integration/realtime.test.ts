@@ -4,6 +4,8 @@ import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
+import { chatRoom } from '../../src/platform/device-events.js';
+import { roomChannel } from '../../src/platform/sharded-emitter.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -162,10 +164,16 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
 
     // A member added while connected joins the broadcast on the node holding the socket.
     await t.ctx.repos.roomMembers.add(roomId, joiner.userId, new Date());
+    // The room is new to the joiner's hub: it hears the room's broadcasts once Redis has confirmed its
+    // subscription to the room's channel (docs/clients/socket-protocol.md, "Room broadcasts").
+    const channel = roomChannel(t.ctx.platform.keys.socketIo, chatRoom(roomId));
+    const hubsSubscribed = async () => Number((await t.ctx.platform.pubsub.call('PUBSUB', 'SHARDNUMSUB', channel) as [string, number])[1]);
+    assert.equal(await hubsSubscribed(), 2, 'the hubs of m1 and m2 hear the room');
     t.ctx.events.joinChatRoom(joiner.userId, roomId);
+    await until(async () => (await hubsSubscribed()) === 3, 'the joiner\'s hub subscribed to the room');
+    // No wait needed for the leave: the emitter publishes it before the broadcast, and m2's hub, subscribed
+    // to both channels on one connection, receives them in that order.
     t.ctx.events.leaveChatRoom(m2.userId, roomId);
-    // No wait needed: the emitter publishes the join, the leave and the broadcast in this order on one
-    // Redis connection, and each hub receives its adapter's channels on one subscriber, in that order.
     t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-2' });
     await until(() => got.get(joiner.userId)!.length >= 1 && got.get(m1.userId)!.length >= 2, 'the second broadcast');
     assert.deepEqual(got.get(joiner.userId), [{ roomId, messageId: 'm-2' }]);

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../platform/redis.js';
 import type { Keyspace } from '../../platform/keyspace.js';
 
 /** Spec, "Limits": 5 failures in 60 seconds open the breaker for 60 seconds; 8 calls at once per app. */
@@ -66,7 +66,7 @@ export type Admission = 'CLOSED' | 'PROBE' | 'OPEN' | 'BUSY';
  */
 export class CallGate {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keyspace,
   ) {
     redis.defineCommand('appCallAdmit', { numberOfKeys: 3, lua: ADMIT });

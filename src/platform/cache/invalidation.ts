@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { TtlCache } from './ttl-cache.js';
 import { closeRedis, duplicate } from '../redis.js';
 
@@ -22,12 +22,12 @@ export function sharedCache<V>(bus: CacheBus | undefined, kind: string, ttlMs: n
  */
 export class CacheBus {
   private readonly caches = new Map<string, TtlCache<unknown>>();
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   /** This process's name on the channel: its own clearings, already done here, are not done again. */
   private readonly origin = randomUUID();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** The pub/sub channel of clearings (the keyspace's `cacheInvalidation`). */
     private readonly channel: string,
   ) {}

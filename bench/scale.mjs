@@ -1,0 +1,127 @@
+// `npm run bench:scale`: whether a hub's work grows with its own sockets, not with the deployment's
+// traffic (docs/operators/scaling.md). The same sockets and the same load (posts to many small rooms
+// and device events, sent as the api sends them) over 1, 2, 4 and 8 hub nodes: the hubs' total CPU
+// per delivered event for each. Then three hubs of which one holds every socket: the CPU of the two
+// that hold no recipient against the busy one's. Hub CPU is read from /proc. Prints one table.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../scripts/stack.mjs';
+import { cpuMs, forkWorker, seedMembers, spawnRole, startBench, stopAll } from './common.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HUB_COUNTS = (process.env.HUB_COUNTS ?? '1,2,4,8').split(',').map(Number);
+const SOCKETS = Number(process.env.SOCKETS ?? 800);
+const ROOM_SIZE = Number(process.env.ROOM_SIZE ?? 5);
+const POSTS_PER_SECOND = Number(process.env.POSTS_PER_SECOND ?? 150);
+const DEVICE_EVENTS_PER_SECOND = Number(process.env.DEVICE_EVENTS_PER_SECOND ?? 50);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+const roomOf = (i) => `scale-room-${Math.floor(i / ROOM_SIZE)}`;
+
+const { tmp, stack, env, config, ctx, children } = await startBench('scale');
+
+async function spawnHub() {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: 'uws', OPS_PORT: String(opsPort) }, children);
+  return { port, pid: child.pid, child };
+}
+
+async function stopHub(hub) {
+  hub.child.kill('SIGTERM');
+  await new Promise((resolve) => hub.child.once('exit', resolve));
+}
+
+/**
+ * Sends the load for SECONDS: posts to random rooms (a broadcast each, as the api's emitter sends
+ * it) and device events to random devices (inbox, then a poke of the hubs holding the device).
+ * Resolves with how many deliveries it should make.
+ */
+async function load(people) {
+  const rooms = Math.ceil(people.length / ROOM_SIZE);
+  const tick = 20;
+  const perTick = (rate) => (rate * tick) / 1000;
+  let posts = 0;
+  let events = 0;
+  const pending = [];
+  const started = Date.now();
+  for (let step = 0; Date.now() - started < SECONDS * 1000; step++) {
+    while (posts < perTick(POSTS_PER_SECOND) * (step + 1)) {
+      const room = `scale-room-${Math.floor(Math.random() * rooms)}`;
+      ctx.events.toRoom(room, 'message.new', { roomId: room, messageId: `m-${posts}`, sentAt: performance.timeOrigin + performance.now() });
+      posts++;
+    }
+    while (events < perTick(DEVICE_EVENTS_PER_SECOND) * (step + 1)) {
+      const person = people[Math.floor(Math.random() * people.length)];
+      pending.push(ctx.events.toDevice(person.deviceId, 'call.signal', { callId: 'bench', fromDeviceId: 'peer', kind: 'candidate', payload: { i: events } }));
+      events++;
+    }
+    await sleep(Math.max(0, started + (step + 1) * tick - Date.now()));
+  }
+  await Promise.all(pending);
+  const membersPerRoom = people.length / rooms;
+  return { posts, events, expected: Math.round(posts * membersPerRoom) + events };
+}
+
+/** Connects `people` (person i to hub `placeOf(i)`), runs the load, and reads each hub's CPU and the deliveries. */
+async function measure(hubs, people, placeOf) {
+  const clients = [forkWorker(path.join(root, 'bench/client-worker.mjs'), children), forkWorker(path.join(root, 'bench/client-worker.mjs'), children)];
+  const targets = people.map((person, i) => ({ port: hubs[placeOf(i)].port, token: person.token }));
+  const half = Math.ceil(targets.length / 2);
+  const connected = (await Promise.all(clients.map((c, i) => c.call({ cmd: 'connect', targets: targets.slice(i * half, (i + 1) * half), concurrency: 50 })))).reduce((sum, r) => sum + r.connected, 0);
+  await sleep(2000);
+  await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })));
+  const before = hubs.map((hub) => cpuMs(hub.pid));
+  const sent = await load(people);
+  await sleep(1500);
+  const cpu = hubs.map((hub, i) => cpuMs(hub.pid) - before[i]);
+  const counts = await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })));
+  const delivered = counts.reduce((sum, r) => sum + r.latencies.length + r.deviceEvents, 0);
+  await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
+  clients.forEach((c) => c.kill());
+  await sleep(1000);
+  return { connected, cpu, delivered, ...sent };
+}
+
+const rows = [];
+try {
+  log(`seeding ${SOCKETS} members in rooms of ${ROOM_SIZE}`);
+  const people = await seedMembers(ctx, config, SOCKETS, roomOf);
+  // Sockets are placed at random over the hubs, as a load balancer places them.
+  const shuffled = people.map((person) => [Math.random(), person]).sort((a, b) => a[0] - b[0]).map(([, person]) => person);
+  const perDelivery = {};
+  for (const count of HUB_COUNTS) {
+    const hubs = await Promise.all(Array.from({ length: count }, spawnHub));
+    await sleep(1000);
+    const run = await measure(hubs, shuffled, (i) => i % count);
+    const total = run.cpu.reduce((sum, ms) => sum + ms, 0);
+    perDelivery[count] = (1000 * total) / run.delivered;
+    rows.push([
+      `${count} hub node${count === 1 ? '' : 's'}, ${run.connected} sockets`,
+      `${run.posts} posts, ${run.events} device events; ${run.delivered} of ${run.expected} deliveries`,
+      `hub CPU ${(total / 1000).toFixed(2)} s in all: ${perDelivery[count].toFixed(1)} µs per delivery`,
+    ]);
+    log(rows.at(-1).join(' | '));
+    await Promise.all(hubs.map(stopHub));
+  }
+  if (perDelivery[2] && perDelivery[8]) rows.push(['hub CPU per delivery, 8 hubs / 2 hubs', `${(perDelivery[8] / perDelivery[2]).toFixed(2)}×`, 'goal: at most 1.25×']);
+
+  // One hub holds every socket, two hold none: what the two spend on traffic that is not theirs.
+  const hubs = await Promise.all(Array.from({ length: 3 }, spawnHub));
+  await sleep(1000);
+  const run = await measure(hubs, shuffled, () => 0);
+  const [busy, ...idle] = run.cpu;
+  rows.push([
+    '3 hub nodes, every socket on one',
+    `${run.delivered} of ${run.expected} deliveries; hub CPU ${run.cpu.map((ms) => `${(ms / 1000).toFixed(2)} s`).join(', ')}`,
+    `hubs holding no recipient / the busy hub: ${idle.map((ms) => `${((100 * ms) / busy).toFixed(1)}%`).join(', ')} (goal: under 5%)`,
+  ]);
+  await Promise.all(hubs.map(stopHub));
+
+  console.log(`\n| bench:scale (${SOCKETS} sockets, rooms of ${ROOM_SIZE}, ${POSTS_PER_SECOND} posts/s and ${DEVICE_EVENTS_PER_SECOND} device events/s for ${SECONDS} s) | result | notes |`);
+  console.log('|---|---|---|');
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+} finally {
+  await stopAll(children, stack, tmp, ctx);
+}
