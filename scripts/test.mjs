@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
 import { PYTHON_CLIENT_REQUIREMENTS, SOCKET_CLIENT_REQUIREMENTS, ensureVenv } from './python-venv.mjs';
-import { ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
+import { ensureNodeModules, onShutdownSignal, stackEnv, startRedisCluster, startStack, stopChild } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const filter = process.argv.slice(2);
@@ -80,11 +80,21 @@ const watchdog = setTimeout(() => {
   process.stderr.write(`[test] no end after ${WATCHDOG_MS / 1000} s: stopping\n`);
   void finish(1);
 }, WATCHDOG_MS);
-const code = await run(
-  process.execPath,
-  ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...files],
-  { ...process.env, NODE_ENV: 'test', ...stackEnv(stack), TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker, PYTHON_CLIENT_VENV: pythonClientVenv, PYTHON_SOCKET_VENV: pythonSocketVenv },
-);
+const nodeTest = (testFiles) => ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-timeout=180000', '--test-reporter=spec', ...testFiles];
+const testEnv = { ...process.env, NODE_ENV: 'test', ...stackEnv(stack), TEST_TMP: tmp, MEDIASOUP_WORKER_BIN: mediasoupWorker, PYTHON_CLIENT_VENV: pythonClientVenv, PYTHON_SOCKET_VENV: pythonSocketVenv };
+let code = files.length === 0 ? 0 : await run(process.execPath, nodeTest(files), testEnv);
+// The suites of the hubs, the queues and the topology again, on a Redis Cluster of three masters with
+// a replica each (docs/operators/scaling.md, "Redis by role"): after a green pass of the whole run, or
+// when only they were asked for with `npm test -- on-cluster`.
+const CLUSTER_SUITES = ['realtime.test.js', 'queues.test.js', 'topology.test.js'];
+const clusterFiles = files.filter((file) => CLUSTER_SUITES.includes(path.basename(file)));
+if (code === 0 && (filter.length === 0 || filter.includes('on-cluster'))) {
+  const onCluster = filter.length === 0 ? clusterFiles : testFiles(path.join(root, 'dist', 'test')).filter((file) => CLUSTER_SUITES.includes(path.basename(file)));
+  process.stderr.write(`[test] ${onCluster.map((file) => path.basename(file)).join(', ')} on a Redis Cluster\n`);
+  const cluster = await startRedisCluster({ dir: path.join(tmp, 'redis-cluster') });
+  code = await run(process.execPath, nodeTest(onCluster), { ...testEnv, REDIS_URL: cluster.url });
+  await Promise.all(cluster.nodes.map((node) => stopChild(node.child, 'SIGKILL')));
+}
 clearTimeout(watchdog);
 // A short pass of the fuzzer against the same stack (`npm run fuzz` runs a longer one, with a new seed
 // each time, to explore). Here the seed is fixed (FUZZ_SEED changes it), so a run is repeatable and

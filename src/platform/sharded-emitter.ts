@@ -20,9 +20,9 @@ export interface SocketSelection {
  * `@socket.io/redis-adapter`'s sharded adapter (`createShardedAdapter`, Redis 7 sharded pub/sub, in its
  * default `dynamic` mode), which `@socket.io/redis-emitter` does not speak (socket.io/socket.io-redis-emitter#127).
  *
- * A broadcast to one room goes on that room's channel, which only the hubs holding a socket in the
- * room subscribe to; anything else (several rooms, joins, leaves, disconnections) goes on the
- * namespace's channel, which every hub hears. The messages are the adapter's own (JSON, as it sends
+ * A broadcast to one room, or a leave from it, goes on that room's channel, which only the hubs
+ * holding a socket in the room subscribe to; anything else (several rooms, joins, disconnections) goes
+ * on the namespace's channel, which every hub hears. The messages are the adapter's own (JSON, as it sends
  * messages without binary), so a hub cannot tell them from another hub's.
  */
 export class ShardedEmitter {
@@ -50,8 +50,15 @@ export class ShardedEmitter {
     return this.publish(this.channel, MESSAGE.SOCKETS_JOIN, { opts: options(to), rooms });
   }
 
+  /**
+   * Takes the selected sockets out of `rooms`. Out of one room with a channel, on that room's channel:
+   * only the hubs holding a socket in it need to hear it, and they hear it before any broadcast sent to
+   * the room after it (one channel is one shard and one connection; two channels may be two).
+   */
   socketsLeave(to: SocketSelection, rooms: string[]): Promise<number> {
-    return this.publish(this.channel, MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
+    const [room] = rooms;
+    const channel = rooms.length === 1 && room !== undefined && this.hasOwnChannel(room) ? this.channel + room + '#' : this.channel;
+    return this.publish(channel, MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
   }
 
   /** Closes the selected sockets (`close`: the underlying connection too). */

@@ -2,6 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { io as connect, type Socket } from 'socket.io-client';
 import { DEVICE_EVENTS } from '../../src/platform/device-events.schemas.js';
 import type { Config } from '../../src/platform/config.js';
+import { Cluster } from 'ioredis';
+import type { RedisClient } from '../../src/platform/redis.js';
 import { loggedPort, opsReady, spawnRole, type RoleProcess } from './processes.js';
 
 export interface HubProcess extends RoleProcess {
@@ -115,4 +117,12 @@ export class DeviceClient {
   close(): void {
     this.socket?.disconnect();
   }
+}
+
+/** How many connections subscribe to a sharded channel (on a cluster, summed over the masters: each answers for its own shards). */
+export async function shardSubscribers(redis: RedisClient, channel: string): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  // Cast: PUBSUB SHARDNUMSUB answers [channel, count].
+  const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1])));
+  return counts.reduce((sum, count) => sum + count, 0);
 }

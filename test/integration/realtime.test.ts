@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
-import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { DeviceClient, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 import { chatRoom } from '../../src/platform/device-events.js';
 import { roomChannel } from '../../src/platform/sharded-emitter.js';
@@ -167,12 +167,12 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     // The room is new to the joiner's hub: it hears the room's broadcasts once Redis has confirmed its
     // subscription to the room's channel (docs/clients/socket-protocol.md, "Room broadcasts").
     const channel = roomChannel(t.ctx.platform.keys.socketIo, chatRoom(roomId));
-    const hubsSubscribed = async () => Number((await t.ctx.platform.pubsub.call('PUBSUB', 'SHARDNUMSUB', channel) as [string, number])[1]);
+    const hubsSubscribed = () => shardSubscribers(t.ctx.platform.pubsub, channel);
     assert.equal(await hubsSubscribed(), 2, 'the hubs of m1 and m2 hear the room');
     t.ctx.events.joinChatRoom(joiner.userId, roomId);
     await until(async () => (await hubsSubscribed()) === 3, 'the joiner\'s hub subscribed to the room');
-    // No wait needed for the leave: the emitter publishes it before the broadcast, and m2's hub, subscribed
-    // to both channels on one connection, receives them in that order.
+    // No wait needed for the leave: the emitter publishes it on the room's channel before the broadcast,
+    // and m2's hub receives that channel's messages in order (on a cluster as well: one shard).
     t.ctx.events.leaveChatRoom(m2.userId, roomId);
     t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'm-2' });
     await until(() => got.get(joiner.userId)!.length >= 1 && got.get(m1.userId)!.length >= 2, 'the second broadcast');
