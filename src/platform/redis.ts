@@ -53,10 +53,11 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
     enableReadyCheck: true,
     // Sharded pub/sub (SSUBSCRIBE) goes to the shard that owns the channel, and follows it when a replica takes over.
     shardedSubscribers: true,
-    // A master that dies is replaced by its replica within about two node timeouts: its commands are
-    // retried meanwhile (16 tries, 200 ms apart), with the map of slots read again, rather than failed.
-    retryDelayOnFailover: 200,
-    retryDelayOnClusterDown: 200,
+    // A master that dies is replaced by its replica within a few node timeouts: its commands are
+    // retried meanwhile (16 tries, 300 ms apart: nearly 5 s), with the map of slots read again, rather
+    // than failed (a broadcast nobody awaits would otherwise be lost).
+    retryDelayOnFailover: 300,
+    retryDelayOnClusterDown: 300,
     slotsRefreshInterval: 2_000,
     redisOptions: { ...common, ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) },
   };

@@ -31,7 +31,7 @@ export class ShardedEmitter {
   constructor(
     private readonly redis: RedisClient,
     /** The adapter's `channelPrefix` (the keyspace's `socketIo`). */
-    channelPrefix: string,
+    private readonly channelPrefix: string,
     /** The rooms with a channel of their own (the hubs' adapter subscribes to those only: see `subscribeOnlyTo`). */
     private readonly hasOwnChannel: (room: string) => boolean,
   ) {
@@ -40,9 +40,7 @@ export class ShardedEmitter {
 
   /** Emits `event` with its arguments to the selected sockets; resolves with the number of hubs that heard it. */
   broadcast(to: SocketSelection, event: string, ...args: unknown[]): Promise<number> {
-    const [room] = to.rooms;
-    const channel = to.rooms.length === 1 && room !== undefined && this.hasOwnChannel(room) ? this.channel + room + '#' : this.channel;
-    return this.publish(channel, MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
+    return this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
   }
 
   /** Adds the selected sockets to `rooms`, on whatever hub holds them. */
@@ -56,14 +54,18 @@ export class ShardedEmitter {
    * the room after it (one channel is one shard and one connection; two channels may be two).
    */
   socketsLeave(to: SocketSelection, rooms: string[]): Promise<number> {
-    const [room] = rooms;
-    const channel = rooms.length === 1 && room !== undefined && this.hasOwnChannel(room) ? this.channel + room + '#' : this.channel;
-    return this.publish(channel, MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
+    return this.publish(this.channelOf(rooms), MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
   }
 
   /** Closes the selected sockets (`close`: the underlying connection too). */
   disconnectSockets(to: SocketSelection, close: boolean): Promise<number> {
     return this.publish(this.channel, MESSAGE.DISCONNECT_SOCKETS, { opts: options(to), close });
+  }
+
+  /** One room with a channel: that room's; otherwise the namespace's. */
+  private channelOf(rooms: string[]): string {
+    const [room] = rooms;
+    return rooms.length === 1 && room !== undefined && this.hasOwnChannel(room) ? roomChannel(this.channelPrefix, room) : this.channel;
   }
 
   private publish(channel: string, type: number, data: object): Promise<number> {
