@@ -90,6 +90,19 @@ export async function spawnRole(role, env, children) {
   return child;
 }
 
+/** A hub node (`--role=realtime`) on free ports with the bench's environment; `BENCH_HUB_NODE_OPTIONS`: V8 flags for the hubs alone (memory experiments). */
+export async function spawnHub(env, children, engine) {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const hubOptions = process.env.BENCH_HUB_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_HUB_NODE_OPTIONS } : {};
+  const child = await spawnRole('realtime', { ...env, ...hubOptions, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
+  return { port, opsPort, pid: child.pid, child };
+}
+
+export async function stopHub(hub) {
+  hub.child.kill('SIGTERM');
+  await new Promise((resolve) => hub.child.once('exit', resolve));
+}
+
 /**
  * Stops every process the run started (SIGTERM, then SIGKILL), then (given the run's context) drops its database and closes
  * it, stops the stack and removes the run's folder.

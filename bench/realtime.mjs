@@ -5,8 +5,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, rssKb, seedMembers, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, percentile, rssKb, seedMembers, spawnHub as spawnBenchHub, startBench, stopAll, stopHub } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const FANOUT_SIZES = (process.env.FANOUT_SIZES ?? '1000,10000').split(',').map(Number);
@@ -27,24 +26,13 @@ const log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 const { tmp, stack, env, config, ctx, children } = await startBench('rt');
 
-async function spawnHub(engine) {
-  const [port, opsPort] = [await freePort(), await freePort()];
-  // BENCH_HUB_NODE_OPTIONS: V8 flags for the hubs alone (memory experiments).
-  const hubOptions = process.env.BENCH_HUB_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_HUB_NODE_OPTIONS } : {};
-  const child = await spawnRole('realtime', { ...env, ...hubOptions, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
-  return { port, opsPort, pid: child.pid, child };
-}
+const spawnHub = (engine) => spawnBenchHub(env, children, engine);
 
 /** The hub's V8 heap (used and total) and memory outside it, in MB, from its /metrics. */
 async function heapOf(hub) {
   const text = await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text();
   const mb = (name) => (Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024).toFixed(0);
   return `heap used ${mb('nodejs_heap_size_used_bytes')} MB of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
-}
-
-async function stopHub(hub) {
-  hub.child.kill('SIGTERM');
-  await new Promise((resolve) => hub.child.once('exit', resolve));
 }
 
 function spawnClient() {

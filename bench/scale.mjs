@@ -5,8 +5,7 @@
 // that hold no recipient against the busy one's. Hub CPU is read from /proc. Prints one table.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, seedMembers, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, seedMembers, spawnHub as spawnBenchHub, startBench, stopAll, stopHub } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HUB_COUNTS = (process.env.HUB_COUNTS ?? '1,2,4,8').split(',').map(Number);
@@ -22,16 +21,7 @@ const roomOf = (i) => `scale-room-${Math.floor(i / ROOM_SIZE)}`;
 
 const { tmp, stack, env, config, ctx, children } = await startBench('scale');
 
-async function spawnHub() {
-  const [port, opsPort] = [await freePort(), await freePort()];
-  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(port), SOCKET_ENGINE: 'uws', OPS_PORT: String(opsPort) }, children);
-  return { port, pid: child.pid, child };
-}
-
-async function stopHub(hub) {
-  hub.child.kill('SIGTERM');
-  await new Promise((resolve) => hub.child.once('exit', resolve));
-}
+const spawnHub = () => spawnBenchHub(env, children, 'uws');
 
 /**
  * Sends the load for SECONDS: posts to random rooms (a broadcast each, as the api's emitter sends

@@ -189,9 +189,9 @@ export async function startRedisCluster({ dir, masters = 3, replicas = 1, nodeTi
     quietly('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes']);
     const deadline = Date.now() + 30_000;
     // Ready when every node says the cluster is ok and every replica has synced with its master.
-    const ok = (port) => /cluster_state:ok/.test(quietly('redis-cli', ['-p', String(port), 'cluster', 'info'])) && !/role:slave[\s\S]*master_link_status:down/.test(quietly('redis-cli', ['-p', String(port), 'info', 'replication']));
-    const synced = () => ports.filter((port) => /role:slave/.test(quietly('redis-cli', ['-p', String(port), 'info', 'replication']))).length === masters * replicas;
-    while (!ports.every(ok) || !synced()) {
+    const replicaSynced = (port) => /role:slave[\s\S]*master_link_status:up/.test(quietly('redis-cli', ['-p', String(port), 'info', 'replication']));
+    const ready = () => ports.every((port) => /cluster_state:ok/.test(quietly('redis-cli', ['-p', String(port), 'cluster', 'info']))) && ports.filter(replicaSynced).length === masters * replicas;
+    while (!ready()) {
       if (Date.now() > deadline) throw new Error('the Redis Cluster did not reach cluster_state:ok with its replicas synced within 30 s');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

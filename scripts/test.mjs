@@ -87,9 +87,8 @@ let code = files.length === 0 ? 0 : await run(process.execPath, nodeTest(files),
 // a replica each (docs/operators/scaling.md, "Redis by role"): after a green pass of the whole run, or
 // when only they were asked for with `npm test -- on-cluster`.
 const CLUSTER_SUITES = ['realtime.test.js', 'queues.test.js', 'topology.test.js'];
-const clusterFiles = files.filter((file) => CLUSTER_SUITES.includes(path.basename(file)));
 if (code === 0 && (filter.length === 0 || filter.includes('on-cluster'))) {
-  const onCluster = filter.length === 0 ? clusterFiles : testFiles(path.join(root, 'dist', 'test')).filter((file) => CLUSTER_SUITES.includes(path.basename(file)));
+  const onCluster = testFiles(path.join(root, 'dist', 'test')).filter((file) => CLUSTER_SUITES.includes(path.basename(file)));
   process.stderr.write(`[test] ${onCluster.map((file) => path.basename(file)).join(', ')} on a Redis Cluster\n`);
   const cluster = await startRedisCluster({ dir: path.join(tmp, 'redis-cluster') });
   code = await run(process.execPath, nodeTest(onCluster), { ...testEnv, REDIS_URL: cluster.url });

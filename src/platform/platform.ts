@@ -77,8 +77,8 @@ export async function createPlatform(config: Config, logger: Logger, options: { 
     dependencies.watchMongo(mongo);
   }
   // One client per role whose URL is its own; a role without one shares the state's client.
-  const connect = (role: string) => {
-    const client = dependencies.guardRedis(connectRedis(role, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));
+  const connect = (url: string) => {
+    const client = dependencies.guardRedis(connectRedis(url, { commandTimeoutMs: config.DEPENDENCY_TIMEOUT_MS }));
     client.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
     // Publishes nobody waits for (the emitter's, the pokes') must not turn a refused publish into a crash.
     keepPublishesHandled(client, logger);

@@ -106,4 +106,3 @@ export async function closeRedis(redis: RedisClient): Promise<void> {
   await redis.quit().catch(() => redis.disconnect());
 }
 
-export type { Redis };

@@ -1,6 +1,5 @@
 import type { RedisClient } from '../platform/redis.js';
 import type { Keyspace } from '../platform/keyspace.js';
-import '../platform/redis-commands.js';
 
 export interface DevicePresence {
   deviceId: string;

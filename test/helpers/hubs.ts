@@ -126,3 +126,8 @@ export async function shardSubscribers(redis: RedisClient, channel: string): Pro
   const counts = await Promise.all(nodes.map(async (node) => Number(((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1])));
   return counts.reduce((sum, count) => sum + count, 0);
 }
+
+/** A call.signal device event's payload, told apart by `i` (tests that count or order device events send these). */
+export function callSignal(i: number) {
+  return { callId: 'call-1', fromDeviceId: 'peer', kind: 'candidate' as const, payload: { i } };
+}

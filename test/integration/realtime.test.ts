@@ -2,16 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
-import { DeviceClient, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { callSignal as signal, DeviceClient, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 import { chatRoom } from '../../src/platform/device-events.js';
 import { roomChannel } from '../../src/platform/sharded-emitter.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function signal(i: number) {
-  return { callId: 'call-1', fromDeviceId: 'peer', kind: 'candidate' as const, payload: { i } };
-}
 
 for (const engine of ['uws', 'ws']) describe(`realtime hub across three node processes (${engine})`, () => {
   let t: TestApp;
