@@ -74,9 +74,19 @@ export async function startHub(
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
   slow.start();
   // This hub's own channel: a device event pokes only the hubs that hold its device.
-  const pokes = duplicate(platform.pubsub);
-  await pokes.ssubscribe(platform.keys.hubPokes(nodeId));
+  const pokeChannel = platform.keys.hubPokes(nodeId);
+  // Named, so an operator (or a test) can tell it in CLIENT LIST.
+  const pokes = duplicate(platform.pubsub, { connectionName: `${platform.keys.prefix}hub-pokes` });
+  await pokes.ssubscribe(pokeChannel);
   pokes.on('smessage', (_channel: string, deviceId: string) => delivery.poke(deviceId));
+  // Pokes published while the connection was down (Redis restarted, the connection dropped) are lost:
+  // once subscribed again, every device this hub holds reads its inbox, so nothing waits for a later poke.
+  pokes.on('ready', () => {
+    pokes.ssubscribe(pokeChannel).then(
+      () => [...delivery.deviceIds].forEach((deviceId) => delivery.poke(deviceId)),
+      (error: unknown) => log.warn({ err: error }, 'the poke channel\'s subscription failed'),
+    );
+  });
 
   await presence.beat(nodeId);
   const heartbeat = setInterval(() => {
@@ -181,17 +191,20 @@ function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick
     // A dependency away is not a bad token: the client is told which, and when to try again.
     const refusal = platform.dependencies.refusal();
     if (refusal) return next(unavailable(refusal));
-    auth.authenticate(handshake.data.token).then(
-      async (principal) => {
-        socket.data.principal = principal;
-        // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
-        const roomIds = await rooms.chatRoomIdsOf(principal.userId);
-        const joined = [deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)];
-        await socket.join(joined);
-        // A room new to this hub is subscribed to as it is joined; the connection completes once Redis has confirmed it.
-        await subscribed(joined.filter(hasOwnChannel));
-        next();
-      },
+    // Every step's failure (the token, the rooms' read, a subscription Redis refused) ends the handshake
+    // with an answer: one that escaped would leave the phone waiting with no connect_error.
+    const admitted = async () => {
+      const principal = await auth.authenticate(handshake.data.token);
+      socket.data.principal = principal;
+      // Joined before the connection completes, so no broadcast to the user's rooms is missed after it.
+      const roomIds = await rooms.chatRoomIdsOf(principal.userId);
+      const joined = [deviceRoom(principal.deviceId), userRoom(principal.userId), ...roomIds.map(chatRoom)];
+      await socket.join(joined);
+      // A room new to this hub is subscribed to as it is joined; the connection completes once Redis has confirmed it.
+      await subscribed(joined.filter(hasOwnChannel));
+    };
+    admitted().then(
+      () => next(),
       (error: unknown) => {
         const away = platform.dependencies.noteError(error);
         if (away) return next(unavailable(platform.dependencies.unavailable(away)));

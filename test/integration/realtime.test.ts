@@ -201,6 +201,25 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     assert.deepEqual(again.received.map((e) => e.seq), [4, 5]);
   });
 
+  it('a poke lost while a hub\'s poke connection was down is made up once it is subscribed again', async () => {
+    const session = await signIn(t);
+    const phone = client(session);
+    await phone.connect(hubs[0]!.port);
+    await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(1));
+    await phone.until((received) => received.length === 1);
+    // This file's hubs' poke connections (named by its prefix) dropped, as a Redis restart drops them.
+    const redis = t.ctx.platform.redis;
+    const connections = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n');
+    const ids = connections.filter((line) => line.includes(` name=${t.config.REDIS_PREFIX}hub-pokes `)).map((line) => /\bid=(\d+)/.exec(line)![1]!);
+    assert.ok(ids.length >= 3, `the hubs' poke connections: ${ids.length}`);
+    for (const id of ids) await redis.call('CLIENT', 'KILL', 'ID', id);
+    // Stored while no hub listens for pokes (they reconnect after 50 ms at the soonest): its poke reaches nobody.
+    await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(2));
+    assert.deepEqual(await redis.call('PUBSUB', 'SHARDCHANNELS', `${t.config.REDIS_PREFIX}poke:*`), [], 'a hub was subscribed again already');
+    await phone.until((received) => received.length === 2);
+    assert.deepEqual(phone.received.map((event) => event.seq), [1, 2]);
+  });
+
   it('presence: online while connected, offline within the heartbeat bound after its node dies', async () => {
     const watcher = await signIn(t);
     const watched = await signIn(t);
