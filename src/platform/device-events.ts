@@ -145,20 +145,20 @@ export class DeviceEvents {
 
   /** Closes every socket of a device, on whatever node holds it. */
   disconnectDevice(deviceId: string): void {
-    void this.emitter.disconnectSockets({ rooms: [deviceRoom(deviceId)] }, true);
+    this.emitter.disconnectSockets({ rooms: [deviceRoom(deviceId)] }, true);
   }
 
   /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
   toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K], options: { exceptUserIds?: string[] } = {}): void {
-    void this.emitter.broadcast({ rooms: [chatRoom(roomId)], except: (options.exceptUserIds ?? []).map(userRoom) }, event, payload);
+    this.emitter.broadcast({ rooms: [chatRoom(roomId)], except: (options.exceptUserIds ?? []).map(userRoom) }, event, payload);
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */
   joinChatRoom(userId: string, roomId: string): void {
-    void this.emitter.socketsJoin({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
+    this.emitter.socketsJoin({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
   }
 
   leaveChatRoom(userId: string, roomId: string): void {
-    void this.emitter.socketsLeave({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
+    this.emitter.socketsLeave({ rooms: [userRoom(userId)] }, [chatRoom(roomId)]);
   }
 }

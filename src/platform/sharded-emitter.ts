@@ -38,14 +38,14 @@ export class ShardedEmitter {
     this.channel = namespaceChannel(channelPrefix);
   }
 
-  /** Emits `event` with its arguments to the selected sockets; resolves with the number of hubs that heard it. */
-  broadcast(to: SocketSelection, event: string, ...args: unknown[]): Promise<number> {
-    return this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
+  /** Emits `event` with its arguments to the selected sockets. */
+  broadcast(to: SocketSelection, event: string, ...args: unknown[]): void {
+    this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
   }
 
   /** Adds the selected sockets to `rooms`, on whatever hub holds them. */
-  socketsJoin(to: SocketSelection, rooms: string[]): Promise<number> {
-    return this.publish(this.channel, MESSAGE.SOCKETS_JOIN, { opts: options(to), rooms });
+  socketsJoin(to: SocketSelection, rooms: string[]): void {
+    this.publish(this.channel, MESSAGE.SOCKETS_JOIN, { opts: options(to), rooms });
   }
 
   /**
@@ -53,13 +53,13 @@ export class ShardedEmitter {
    * only the hubs holding a socket in it need to hear it, and they hear it before any broadcast sent to
    * the room after it (one channel is one shard and one connection; two channels may be two).
    */
-  socketsLeave(to: SocketSelection, rooms: string[]): Promise<number> {
-    return this.publish(this.channelOf(rooms), MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
+  socketsLeave(to: SocketSelection, rooms: string[]): void {
+    this.publish(this.channelOf(rooms), MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
   }
 
   /** Closes the selected sockets (`close`: the underlying connection too). */
-  disconnectSockets(to: SocketSelection, close: boolean): Promise<number> {
-    return this.publish(this.channel, MESSAGE.DISCONNECT_SOCKETS, { opts: options(to), close });
+  disconnectSockets(to: SocketSelection, close: boolean): void {
+    this.publish(this.channel, MESSAGE.DISCONNECT_SOCKETS, { opts: options(to), close });
   }
 
   /** One room with a channel: that room's; otherwise the namespace's. */
@@ -68,9 +68,13 @@ export class ShardedEmitter {
     return rooms.length === 1 && room !== undefined && this.hasOwnChannel(room) ? roomChannel(this.channelPrefix, room) : this.channel;
   }
 
-  private publish(channel: string, type: number, data: object): Promise<number> {
-    // SPUBLISH answers how many subscribers heard it (ioredis types the answer as unknown).
-    return this.redis.spublish(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data })).then(Number);
+  /**
+   * Sent without waiting, as the adapter sends. A refused publish is logged by the client
+   * (keepPublishesHandled, which every client of the platform gets); no promise is derived from it
+   * here, since one left unawaited would end the process when Redis is away.
+   */
+  private publish(channel: string, type: number, data: object): void {
+    void this.redis.spublish(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data }));
   }
 }
 

@@ -208,6 +208,8 @@ describe('chaos: Redis restarted mid-load', () => {
   let api: RoleProcess & { url: string };
   let workers: Workers;
   let listener: DeviceClient | null = null;
+  /** Ends the phone's reconnecting loop, also when the test fails (it would otherwise retry a stopped hub for ever). */
+  let stopping = false;
   // A job a worker held when Redis went away is taken again once its lock lapses: 3 s here (30 s by default).
   const env = { DEPENDENCY_TIMEOUT_MS: '1500', DEPENDENCY_PROBE_MS: '300', IDEMPOTENCY_LEASE_SECONDS: '2', WORKER_LOCK_MS: '3000' };
 
@@ -218,6 +220,7 @@ describe('chaos: Redis restarted mid-load', () => {
     [hub, api] = await Promise.all([spawnHub(t.config, env), spawnApi(t.config, env)]);
   });
   after(async () => {
+    stopping = true;
     listener?.close();
     await Promise.all([hub?.kill('SIGKILL'), api?.kill('SIGKILL')]);
     await workers?.close();
@@ -235,7 +238,6 @@ describe('chaos: Redis restarted mid-load', () => {
     listener = new DeviceClient(phone.accessToken);
     await listener.connect(hub.port);
     let reconnects = 0;
-    let stopping = false;
     const keepConnected = async () => {
       while (!stopping) {
         await listener!.disconnected();
@@ -247,6 +249,7 @@ describe('chaos: Redis restarted mid-load', () => {
             void keepConnected();
             return;
           } catch {
+            if (stopping) return;
             await sleep(300);
           }
         }
