@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { callSignal as signal, DeviceClient, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { Cluster } from 'ioredis';
 import { until } from '../helpers/wait.js';
 import { chatRoom } from '../../src/platform/device-events.js';
 import { roomChannel } from '../../src/platform/sharded-emitter.js';
@@ -201,14 +202,17 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     assert.deepEqual(again.received.map((e) => e.seq), [4, 5]);
   });
 
-  it('a poke lost while a hub\'s poke connection was down is made up once it is subscribed again', async () => {
+  it('a poke lost while a hub\'s poke connection was down is made up once it is subscribed again', async (context) => {
+    // On a cluster the client's sharded subscribers reconnect on their own, without the client's
+    // 'ready' the hub listens for: not made up there yet (the issue's closing note).
+    if (t.ctx.platform.pubsub instanceof Cluster) return context.skip('single Redis only');
     const session = await signIn(t);
     const phone = client(session);
     await phone.connect(hubs[0]!.port);
     await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(1));
     await phone.until((received) => received.length === 1);
     // This file's hubs' poke connections (named by its prefix) dropped, as a Redis restart drops them.
-    const redis = t.ctx.platform.redis;
+    const redis = t.ctx.platform.pubsub;
     const connections = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n');
     const ids = connections.filter((line) => line.includes(` name=${t.config.REDIS_PREFIX}hub-pokes `)).map((line) => /\bid=(\d+)/.exec(line)![1]!);
     assert.ok(ids.length >= 3, `the hubs' poke connections: ${ids.length}`);
