@@ -10,7 +10,7 @@ import type { Platform } from '../src/platform/platform.js';
 import type { Logger } from '../src/platform/logger.js';
 import { AppError } from '../src/platform/errors.js';
 import { chatRoom, deviceRoom, hasOwnChannel, userRoom } from '../src/platform/device-events.js';
-import { closeRedis, duplicate, keepPublishesHandled, type RedisClient } from '../src/platform/redis.js';
+import { closeRedis, duplicate, keepPublishesHandled, onSubscriptionsRestored, type RedisClient } from '../src/platform/redis.js';
 import { roomChannel, subscribeOnlyTo } from '../src/platform/sharded-emitter.js';
 import { InboxDelivery } from './delivery.js';
 import { SlowSockets } from './slow-sockets.js';
@@ -58,8 +58,15 @@ export async function startHub(
   // disconnections, which every hub hears).
   const pub = platform.dependencies.guardRedis(duplicate(platform.pubsub));
   keepPublishesHandled(pub, log);
-  const sub = duplicate(platform.pubsub);
+  // Named, as the poke connection below, so an operator (or a test) can tell it in CLIENT LIST.
+  const sub = duplicate(platform.pubsub, { connectionName: `${platform.keys.prefix}hub-rooms` });
   const subscribed = trackSubscriptions(sub, log);
+  // Broadcasts published while the rooms' subscriptions were down (a Redis restart, a failover) reached
+  // no socket here: once Redis has confirmed them again, every socket is told to catch up over REST.
+  onSubscriptionsRestored(sub, (since) => {
+    log.warn({ since }, 'room broadcasts lapsed and are back: sockets told to catch up');
+    io.local.emit('rooms.resync-required', { reason: 'BROADCASTS_LAPSED', since: since.toISOString() });
+  });
   io.adapter(createShardedAdapter(pub, sub, { channelPrefix: platform.keys.socketIo, subscriptionMode: 'dynamic' }));
   // Device and user rooms are never broadcast to alone: no channel (and no subscription per socket) for them.
   subscribeOnlyTo(io.of('/').adapter, hasOwnChannel);
@@ -79,14 +86,9 @@ export async function startHub(
   const pokes = duplicate(platform.pubsub, { connectionName: `${platform.keys.prefix}hub-pokes` });
   await pokes.ssubscribe(pokeChannel);
   pokes.on('smessage', (_channel: string, deviceId: string) => delivery.poke(deviceId));
-  // Pokes published while the connection was down (Redis restarted, the connection dropped) are lost:
-  // once subscribed again, every device this hub holds reads its inbox, so nothing waits for a later poke.
-  pokes.on('ready', () => {
-    pokes.ssubscribe(pokeChannel).then(
-      () => [...delivery.deviceIds].forEach((deviceId) => delivery.poke(deviceId)),
-      (error: unknown) => log.warn({ err: error }, 'the poke channel\'s subscription failed'),
-    );
-  });
+  // Pokes published while the connection was down (Redis restarted, the connection dropped, a failover)
+  // are lost: once subscribed again, every device this hub holds reads its inbox, so nothing waits for a later poke.
+  onSubscriptionsRestored(pokes, () => [...delivery.deviceIds].forEach((deviceId) => delivery.poke(deviceId)));
 
   await presence.beat(nodeId);
   const heartbeat = setInterval(() => {

@@ -10,7 +10,7 @@ import { MessageDtoSchema } from './messages/messages.schemas.js';
 import { CommonErrors } from './platform/common.errors.js';
 import { IdParam } from './platform/common.schemas.js';
 import { PUSH_KIND, type DeviceEventName } from './platform/device-events.js';
-import { DEVICE_EVENTS, ROOM_EVENTS } from './platform/device-events.schemas.js';
+import { DEVICE_EVENTS, HUB_EVENTS, ROOM_EVENTS } from './platform/device-events.schemas.js';
 
 const Seq = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
@@ -97,7 +97,8 @@ export const SOCKET_PROTOCOL_DESCRIPTION = [
   'answers `connect_error` with the message `UNAUTHORIZED`, or `DATABASE_UNAVAILABLE` / `REDIS_UNAVAILABLE` with `data: {code, retryAfter}` (seconds): ',
   'try again then, and do not sign out.\n\n',
   'Device events (`to-device.*` operations whose message carries `{seq, at, data}`) are stored in the device\'s inbox and replayed after `lastSeq` ',
-  'on every connection; acknowledge them with `inbox.ack`. Room broadcasts (`message.new`, `typing.start`, `typing.stop`) are live only: catch up over REST.',
+  'on every connection; acknowledge them with `inbox.ack`. Room broadcasts (`message.new`, `typing.start`, `typing.stop`, ...) are live only: catch up over REST, ',
+  'and again on `rooms.resync-required` (the hub\'s feed of broadcasts lapsed and is back).',
 ].join('');
 
 /** The AsyncAPI 3.1 document of the device socket protocol. */
@@ -117,6 +118,9 @@ export function socketProtocolDocument(options: { version: string; host?: string
   for (const [event, schema] of Object.entries(ROOM_EVENTS)) {
     const payload = event === 'message.new' ? MessageNewSchema : schema;
     toDevice(event, jsonSchema(payload, shared), schema.description ?? event, { tags: [{ name: 'room-broadcast' }] });
+  }
+  for (const [event, schema] of Object.entries(HUB_EVENTS)) {
+    toDevice(event, jsonSchema(schema, shared), schema.description ?? event, { tags: [{ name: 'hub' }] });
   }
   const connectError = {
     type: 'object',
@@ -162,7 +166,7 @@ export function socketProtocolDocument(options: { version: string; host?: string
 
 /** Every event name the document knows, either way. */
 export function documentedEvents(): Set<string> {
-  return new Set([...Object.keys(DEVICE_EVENTS), ...Object.keys(ROOM_EVENTS), ...Object.keys(CLIENT_EVENTS)]);
+  return new Set([...Object.keys(DEVICE_EVENTS), ...Object.keys(ROOM_EVENTS), ...Object.keys(HUB_EVENTS), ...Object.keys(CLIENT_EVENTS)]);
 }
 
 /** Markers around the device event table of docs/clients/socket-protocol.md (`npm run docs:tables` writes it). */

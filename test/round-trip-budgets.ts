@@ -42,9 +42,8 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'message edit': {
     mongo: 5,
-    redis: 0,
-    why: 'mongo: the message (room and membership cached), the new text (findAndModify, answering the text before), the earlier version kept, the replies\' excerpts, the chat list\'s preview',
-    afterAnswer: { mongo: 0, redis: 1, why: 'redis: the broadcast (sent, not awaited)' },
+    redis: 1,
+    why: 'mongo: the message (room and membership cached), the new text (findAndModify, answering the text before), the earlier version kept, the replies\' excerpts, the chat list\'s preview | redis: the broadcast (taken by Redis before the answer, so the author\'s next change cannot overtake it)',
   },
   'message reaction': {
     mongo: 3,
@@ -53,17 +52,15 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'message reaction taken back': {
     mongo: 3,
-    redis: 0,
-    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction pulled (findAndModify)',
-    afterAnswer: { mongo: 0, redis: 1, why: 'redis: the counts broadcast (sent, not awaited)' },
+    redis: 1,
+    why: 'mongo: the message, its room (as a reader\'s check reads it), the reaction pulled (findAndModify) | redis: the counts broadcast (taken before the answer, as an edit\'s)',
   },
   'message versions': { mongo: 3, redis: 0, why: 'mongo: the message, its room (as a reader\'s check reads it), its earlier versions' },
   'message hidden for oneself': { mongo: 3, redis: 0, why: 'mongo: the message, its room (as a reader\'s check reads it), the caller added to who hid it' },
   'mark a room read (read receipts)': {
     mongo: 6,
-    redis: 0,
-    why: 'mongo: the membership, the timeline\'s count and newest message, the mark; for the receipt: the room (is it small enough), its members and their read-receipt settings',
-    afterAnswer: { mongo: 0, redis: 1, why: 'redis: room.read to the members who keep receipts (sent, not awaited)' },
+    redis: 1,
+    why: 'mongo: the membership, the timeline\'s count and newest message, the mark; for the receipt: the room (is it small enough), its members and their read-receipt settings | redis: room.read to the members who keep receipts (taken before the answer, as an edit\'s)',
   },
   'message readers': { mongo: 4, redis: 0, why: 'mongo: the message, its room (the reader\'s check, which also tells whether it keeps receipts), the read marks that reached it, the readers\' and the author\'s settings' },
   'message delete': {

@@ -310,8 +310,8 @@ export class MessagesService {
    */
   private async announce(doc: MessageDoc): Promise<MessageView> {
     const view = presentMessage(doc);
-    this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id });
-    await this.deps.enqueuePush(doc._id);
+    // Both before the answer: the author's next post cannot overtake this one's broadcast (a failover delays a publish).
+    await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), this.deps.enqueuePush(doc._id)]);
     return view;
   }
 
@@ -366,7 +366,7 @@ export class MessagesService {
     const members = await this.deps.users.findManyByIds(memberIds);
     if (members.find((member) => member._id === userId)?.readReceipts === false) return;
     const receiptsOff = members.filter((member) => member.readReceipts === false).map((member) => member._id);
-    this.deps.events.toRoom(roomId, 'room.read', { roomId, userId, messageId, at: at.toISOString() }, { exceptUserIds: [userId, ...receiptsOff] });
+    await this.deps.events.toRoom(roomId, 'room.read', { roomId, userId, messageId, at: at.toISOString() }, { exceptUserIds: [userId, ...receiptsOff] });
   }
 
   /** Who has read a message, and when: for its author, with read receipts on, in a room that keeps them. */
@@ -433,7 +433,7 @@ export class MessagesService {
     const edited: MessageDoc = { ...before, message: text, editedAt: now, translations: {} };
     await this.deps.messages.updateReplies(messageId, excerptOf(edited));
     if (message.parentId === null) await this.deps.activity.replaceLast(room._id, messageId, text);
-    this.deps.events.toRoom(room._id, 'message.edited', { roomId: room._id, messageId, message: text, editedAt: now.toISOString() });
+    await this.deps.events.toRoom(room._id, 'message.edited', { roomId: room._id, messageId, message: text, editedAt: now.toISOString() });
     return presentMessage(edited);
   }
 
@@ -478,7 +478,7 @@ export class MessagesService {
       // Unread counts and badges stop counting it.
       if (before.seq !== undefined) await this.deps.activity.noteDeleted(before.roomId, before.seq);
     }
-    this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
+    await this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
     // A push shown for it in the last day is replaced (same collapse key: the room) by one saying it was deleted.
     if (this.deps.clock().getTime() - before.createdAt.getTime() < REPLACE_PUSH_WITHIN_MS) await this.deps.enqueuePush(messageId, true);
     return true;
@@ -500,7 +500,7 @@ export class MessagesService {
       if (now.reactions?.[principal.userId]?.includes(emoji)) return;
       throw MessagesErrors.TOO_MANY_REACTIONS();
     }
-    this.tellReactions(room._id, after);
+    await this.tellReactions(room._id, after);
     if (message.userId !== principal.userId && !message.appId) {
       await this.deps.events.toUsers([message.userId], 'message.reaction', { roomId: room._id, messageId, userId: principal.userId, emoji });
     }
@@ -510,7 +510,7 @@ export class MessagesService {
     const { room } = await this.readableForReactions(principal, messageId, emoji);
     const after = await this.deps.messages.unreact(messageId, principal.userId, emoji);
     if (!after) throw MessagesErrors.MESSAGE_DELETED();
-    this.tellReactions(room._id, after);
+    await this.tellReactions(room._id, after);
   }
 
   private async readableForReactions(principal: Principal, messageId: string, emoji: string): Promise<{ message: MessageDoc; room: RoomDoc }> {
@@ -521,7 +521,7 @@ export class MessagesService {
     return found;
   }
 
-  private tellReactions(roomId: string, message: MessageDoc): void {
-    this.deps.events.toRoom(roomId, 'message.reactions', { roomId, messageId: message._id, reactions: reactionCounts(message).map(({ emoji, count }) => ({ emoji, count })) });
+  private tellReactions(roomId: string, message: MessageDoc): Promise<void> {
+    return this.deps.events.toRoom(roomId, 'message.reactions', { roomId, messageId: message._id, reactions: reactionCounts(message).map(({ emoji, count }) => ({ emoji, count })) });
   }
 }

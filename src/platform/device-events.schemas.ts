@@ -150,3 +150,10 @@ export const ROOM_EVENTS = {
   'typing.start': z.object({ roomId: z.string(), userId: z.string() }).describe('A member started typing in the room (relayed by the hub, rate-limited, never stored)'),
   'typing.stop': z.object({ roomId: z.string(), userId: z.string() }).describe('A member stopped typing in the room'),
 } as const;
+
+/** What the hub itself tells a socket (neither stored nor broadcast by a room). */
+export const HUB_EVENTS = {
+  'rooms.resync-required': z
+    .object({ reason: z.enum(['BROADCASTS_LAPSED']), since: IsoDateTime.describe('When the hub lost its feed of room broadcasts') })
+    .describe('The hub\'s feed of room broadcasts lapsed (a Redis restart or failover) and is back: broadcasts sent since `since` may not have arrived, so refetch the open rooms\' messages over REST (`after` the newest shown)'),
+} as const;

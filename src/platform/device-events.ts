@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis.js';
 import type { z } from 'zod';
-import type { DEVICE_EVENTS, ROOM_EVENTS } from './device-events.schemas.js';
+import type { DEVICE_EVENTS, HUB_EVENTS, ROOM_EVENTS } from './device-events.schemas.js';
 import type { Keyspace } from './keyspace.js';
 import { QUEUES, type Queues } from './queues.js';
 import { ShardedEmitter } from './sharded-emitter.js';
@@ -49,6 +49,8 @@ export type ServerToClientEvents = {
   [K in DeviceEventName]: (envelope: DeviceEventEnvelope<K>) => void;
 } & {
   [K in keyof RoomEventMap]: (payload: RoomEventMap[K]) => void;
+} & {
+  [K in keyof typeof HUB_EVENTS]: (payload: z.infer<(typeof HUB_EVENTS)[K]>) => void;
 };
 
 /** What devices send to the hub. */
@@ -148,9 +150,12 @@ export class DeviceEvents {
     this.emitter.disconnectSockets({ rooms: [deviceRoom(deviceId)] }, true);
   }
 
-  /** Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. */
-  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K], options: { exceptUserIds?: string[] } = {}): void {
-    this.emitter.broadcast({ rooms: [chatRoom(roomId)], except: (options.exceptUserIds ?? []).map(userRoom) }, event, payload);
+  /**
+   * Broadcasts to every live socket in a chat room, on every node: one emit, no inbox. Settles once
+   * Redis took it (never rejects): awaited before answering, one sender's broadcasts stay in order.
+   */
+  toRoom<K extends keyof RoomEventMap>(roomId: string, event: K, payload: RoomEventMap[K], options: { exceptUserIds?: string[] } = {}): Promise<void> {
+    return this.emitter.broadcast({ rooms: [chatRoom(roomId)], except: (options.exceptUserIds ?? []).map(userRoom) }, event, payload);
   }
 
   /** Puts the live sockets of a user into a chat room's broadcast, on every node. */

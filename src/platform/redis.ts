@@ -106,3 +106,61 @@ export async function closeRedis(redis: RedisClient): Promise<void> {
   await redis.quit().catch(() => redis.disconnect());
 }
 
+
+/** ioredis's sharded subscribers of a cluster (not in its typings): one per master, `idle` where no channel lives. */
+type ShardedSubscriberGroup = { shardedSubscribers: Map<string, { subscriberStatus: string; getInstance(): Redis | null }> };
+
+/** Whether Redis answers on `redis` after what it was sent: its commands (a resubscription) were processed. */
+async function answers(redis: Redis): Promise<boolean> {
+  // A command queued before the connection was ready would go out before the 'ready' listeners' resubscription.
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  return redis.ping().then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Whether every subscriber connection of `client` is up, its subscriptions sent again and confirmed by Redis. */
+async function subscribersAnswer(client: RedisClient): Promise<boolean> {
+  if (!(client instanceof Cluster)) return answers(client);
+  // Cast: the group is ioredis's (6.x) and not in its typings; checked by the cluster suites' failover and restore tests.
+  const group = (client as unknown as { shardedSubscribers?: ShardedSubscriberGroup }).shardedSubscribers;
+  if (!group) return false;
+  const subscribers = [...group.shardedSubscribers.values()];
+  // A subscriber neither idle (no channel on its master) nor connected is still being replaced.
+  if (subscribers.some((subscriber) => !['idle', 'connected'].includes(subscriber.subscriberStatus))) return false;
+  const connected = subscribers.filter((subscriber) => subscriber.subscriberStatus === 'connected').map((subscriber) => subscriber.getInstance());
+  if (connected.some((instance) => instance === null)) return false;
+  return (await Promise.all(connected.map((instance) => answers(instance!)))).every(Boolean);
+}
+
+/**
+ * Calls `restored` each time the subscriptions of `client` are back after they lapsed (Redis restarted,
+ * the connection dropped, a cluster master failed over): what was published meanwhile reached no one,
+ * and the caller makes it up. Called once Redis has confirmed the resubscription on every subscriber
+ * connection, so nothing published after the call is missed; `since` is when the lapse was noticed.
+ */
+export function onSubscriptionsRestored(client: RedisClient, restored: (since: Date) => void): void {
+  let lapsedSince: Date | undefined;
+  let lapses = 0;
+  const lapsed = () => {
+    lapses++;
+    lapsedSince ??= new Date();
+  };
+  const check = async () => {
+    if (!lapsedSince) return;
+    const seen = lapses;
+    // Not back yet (a replaced subscriber still connecting): a later 'ready' or 'subscribersReady' checks again.
+    if (!(await subscribersAnswer(client)) || seen !== lapses || !lapsedSince) return;
+    const since = lapsedSince;
+    lapsedSince = undefined;
+    restored(since);
+  };
+  if (client instanceof Cluster) {
+    client.on('-subscriber', lapsed);
+    client.on('subscribersReady', () => void check());
+  } else {
+    client.on('close', lapsed);
+    client.on('ready', () => void check());
+  }
+}

@@ -38,14 +38,18 @@ export class ShardedEmitter {
     this.channel = namespaceChannel(channelPrefix);
   }
 
-  /** Emits `event` with its arguments to the selected sockets. */
-  broadcast(to: SocketSelection, event: string, ...args: unknown[]): void {
-    this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
+  /**
+   * Emits `event` with its arguments to the selected sockets. Settles once Redis has taken the
+   * broadcast (or refused it: logged, never a rejection), so a caller that waits for it before
+   * answering keeps one sender's broadcasts in order even while a failover delays some of them.
+   */
+  broadcast(to: SocketSelection, event: string, ...args: unknown[]): Promise<void> {
+    return this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
   }
 
   /** Adds the selected sockets to `rooms`, on whatever hub holds them. */
   socketsJoin(to: SocketSelection, rooms: string[]): void {
-    this.publish(this.channel, MESSAGE.SOCKETS_JOIN, { opts: options(to), rooms });
+    void this.publish(this.channel, MESSAGE.SOCKETS_JOIN, { opts: options(to), rooms });
   }
 
   /**
@@ -54,12 +58,12 @@ export class ShardedEmitter {
    * the room after it (one channel is one shard and one connection; two channels may be two).
    */
   socketsLeave(to: SocketSelection, rooms: string[]): void {
-    this.publish(this.channelOf(rooms), MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
+    void this.publish(this.channelOf(rooms), MESSAGE.SOCKETS_LEAVE, { opts: options(to), rooms });
   }
 
   /** Closes the selected sockets (`close`: the underlying connection too). */
   disconnectSockets(to: SocketSelection, close: boolean): void {
-    this.publish(this.channel, MESSAGE.DISCONNECT_SOCKETS, { opts: options(to), close });
+    void this.publish(this.channel, MESSAGE.DISCONNECT_SOCKETS, { opts: options(to), close });
   }
 
   /** One room with a channel: that room's; otherwise the namespace's. */
@@ -69,12 +73,15 @@ export class ShardedEmitter {
   }
 
   /**
-   * Sent without waiting, as the adapter sends. A refused publish is logged by the client
-   * (keepPublishesHandled, which every client of the platform gets); no promise is derived from it
-   * here, since one left unawaited would end the process when Redis is away.
+   * Settles once Redis took the message or refused it: a refused publish is logged by the client
+   * (keepPublishesHandled, which every client of the platform gets) and settles too, so a caller that
+   * does not wait cannot end the process with an unhandled rejection while Redis is away.
    */
-  private publish(channel: string, type: number, data: object): void {
-    void this.redis.spublish(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data }));
+  private publish(channel: string, type: number, data: object): Promise<void> {
+    return this.redis.spublish(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data })).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }
 

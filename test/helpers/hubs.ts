@@ -131,3 +131,27 @@ export async function shardSubscribers(redis: RedisClient, channel: string): Pro
 export function callSignal(i: number) {
   return { callId: 'call-1', fromDeviceId: 'peer', kind: 'candidate' as const, payload: { i } };
 }
+
+/**
+ * Drops every connection whose name ends with `name` (on a cluster, on every node: ioredis names a
+ * cluster's subscriber connections `ioredis-cluster(ssubscriber):NAME`), as a Redis restart drops them.
+ * Answers how many it dropped.
+ */
+export async function dropConnections(redis: RedisClient, name: string): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('all') : [redis];
+  const dropped = await Promise.all(
+    nodes.map(async (node) => {
+      const lines = String(await node.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n');
+      const ids = lines.filter((line) => new RegExp(`\\bname=(\\S*:)?${name} `).test(line)).map((line) => /\bid=(\d+)/.exec(line)![1]!);
+      for (const id of ids) await node.call('CLIENT', 'KILL', 'ID', id);
+      return ids.length;
+    }),
+  );
+  return dropped.reduce((sum, count) => sum + count, 0);
+}
+
+/** The sharded channels matching `pattern` that have a subscriber (on a cluster, over every master). */
+export async function shardChannels(redis: RedisClient, pattern: string): Promise<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  return (await Promise.all(nodes.map(async (node) => (await node.call('PUBSUB', 'SHARDCHANNELS', pattern)) as string[]))).flat();
+}

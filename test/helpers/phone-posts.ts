@@ -47,3 +47,14 @@ export async function untilAnswered(baseUrl: string, s: Session, roomId: string,
     await sleep(answer?.retryAfter ? answer.retryAfter * 1000 : Math.min(1_000, 50 * 2 ** attempt));
   }
 }
+
+/** The ids of a room's newest messages (up to 100), as a phone reads them over REST to catch up; retried while the service is away. */
+export async function latestMessageIds(baseUrl: string, s: Session, roomId: string): Promise<string[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${baseUrl}/api/messages/${roomId}?limit=100`, { headers: { authorization: `Bearer ${s.accessToken}` }, signal: AbortSignal.timeout(10_000) }).catch(() => null);
+    if (res?.status === 200) return ((await res.json()) as { items: { id: string }[] }).items.map((item) => item.id);
+    if (Date.now() > deadline) throw new Error(`reading room ${roomId}'s messages answered ${res?.status}`);
+    await sleep(200);
+  }
+}

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
-import { callSignal as signal, DeviceClient, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
-import { Cluster } from 'ioredis';
+import { callSignal as signal, DeviceClient, dropConnections, shardChannels, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 import { chatRoom } from '../../src/platform/device-events.js';
 import { roomChannel } from '../../src/platform/sharded-emitter.js';
@@ -202,26 +201,60 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     assert.deepEqual(again.received.map((e) => e.seq), [4, 5]);
   });
 
-  it('a poke lost while a hub\'s poke connection was down is made up once it is subscribed again', async (context) => {
-    // On a cluster the client's sharded subscribers reconnect on their own, without the client's
-    // 'ready' the hub listens for: not made up there yet (the issue's closing note).
-    if (t.ctx.platform.pubsub instanceof Cluster) return context.skip('single Redis only');
-    const session = await signIn(t);
-    const phone = client(session);
+  it('a poke lost while a hub\'s poke connection was down is made up once it is subscribed again', async () => {
+    const [session, control] = [await signIn(t), await signIn(t)];
+    const [phone, controlPhone] = [client(session), client(control)];
     await phone.connect(hubs[0]!.port);
+    await controlPhone.connect(hubs[0]!.port);
     await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(1));
     await phone.until((received) => received.length === 1);
+    // An event whose poke was lost: stored in the inbox, no hub told.
+    await t.ctx.services.inbox.append(session.deviceId, 'call.signal', signal(2));
+    // The control: a later poke to another device on the same hub arrives, and the phone still lacks its event.
+    await t.ctx.events.toDevice(control.deviceId, 'call.signal', signal(3));
+    await controlPhone.until((received) => received.length === 1);
+    assert.equal(phone.received.length, 1, 'the stored event reached the phone without a poke');
     // This file's hubs' poke connections (named by its prefix) dropped, as a Redis restart drops them.
-    const redis = t.ctx.platform.pubsub;
-    const connections = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n');
-    const ids = connections.filter((line) => line.includes(` name=${t.config.REDIS_PREFIX}hub-pokes `)).map((line) => /\bid=(\d+)/.exec(line)![1]!);
-    assert.ok(ids.length >= 3, `the hubs' poke connections: ${ids.length}`);
-    for (const id of ids) await redis.call('CLIENT', 'KILL', 'ID', id);
-    // Stored while no hub listens for pokes (they reconnect after 50 ms at the soonest): its poke reaches nobody.
-    await t.ctx.events.toDevice(session.deviceId, 'call.signal', signal(2));
-    assert.deepEqual(await redis.call('PUBSUB', 'SHARDCHANNELS', `${t.config.REDIS_PREFIX}poke:*`), [], 'a hub was subscribed again already');
+    const dropped = await dropConnections(t.ctx.platform.pubsub, `${t.config.REDIS_PREFIX}hub-pokes`);
+    assert.ok(dropped >= 3, `the hubs' poke connections: ${dropped}`);
+    // Once subscribed again, the hub has every device it holds read its inbox.
     await phone.until((received) => received.length === 2);
     assert.deepEqual(phone.received.map((event) => event.seq), [1, 2]);
+    await until(async () => (await shardChannels(t.ctx.platform.pubsub, `${t.config.REDIS_PREFIX}poke:*`)).length >= 3, 'every hub subscribed again');
+  });
+
+  it('broadcasts lost while a hub\'s room subscriptions were down: its sockets are told to catch up once they are back', async () => {
+    const [member, other] = [await signIn(t), await signIn(t)];
+    const roomId = `lapse-${Date.now()}`;
+    await t.ctx.repos.roomMembers.add(roomId, member.userId, new Date());
+    const onHub = client(member);
+    const onOther = client(other);
+    await onHub.connect(hubs[1]!.port);
+    await onOther.connect(hubs[2]!.port);
+    const heard: string[] = [];
+    const resyncs: { reason: string; since: string }[] = [];
+    onHub.socket!.on('message.new', (payload: { messageId: string }) => heard.push(payload.messageId));
+    onHub.socket!.on('rooms.resync-required', (payload: { reason: string; since: string }) => resyncs.push(payload));
+    let otherTold = 0;
+    onOther.socket!.on('rooms.resync-required', () => otherTold++);
+    t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'before' });
+    await until(() => heard.length === 1, 'the broadcast before the lapse');
+
+    // Whatever was published between the drop and the resubscription reached no socket here.
+    const droppedAt = Date.now();
+    const dropped = await dropConnections(t.ctx.platform.pubsub, `${t.config.REDIS_PREFIX}hub-rooms`);
+    assert.ok(dropped >= 3, `the hubs' room connections: ${dropped}`);
+    await until(() => resyncs.length === 1, 'the socket told to catch up');
+    assert.equal(resyncs[0]!.reason, 'BROADCASTS_LAPSED');
+    const since = Date.parse(resyncs[0]!.since);
+    assert.ok(since >= droppedAt - 5 && since <= Date.now(), `since ${resyncs[0]!.since} is when the connection dropped`);
+    // Told once the subscription is back: what is published after it arrives live.
+    t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'after' });
+    await until(() => heard.length === 2, 'the broadcast after the lapse');
+    assert.deepEqual(heard, ['before', 'after']);
+    // Every socket of a hub whose connection dropped is told, whatever its rooms (every hub's dropped here).
+    await until(() => otherTold === 1, 'the socket on another hub told as well');
+    assert.equal(resyncs.length, 1, 'told once');
   });
 
   it('presence: online while connected, offline within the heartbeat bound after its node dies', async () => {
