@@ -87,7 +87,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     swaps: await start(QUEUES.swaps, swapFillProcessor(services.swaps)),
     paymentRequests: await start(QUEUES.paymentRequests, paymentRequestSweepProcessor(services.paymentRequests)),
     push: await start(QUEUES.push, pushProcessor(services.push)),
-    messagePush: await start(QUEUES.messagePush, async (job) => services.messagePush.fanOut(job.data.messageId)),
+    messagePush: await start(QUEUES.messagePush, async (job) => services.messagePush.fanOut(job.data)),
     calls: await start(QUEUES.calls, callTimeoutProcessor(services.anyCall)),
     media: await start(QUEUES.media, mediaProcessor(services.media)),
     summaries: await start(QUEUES.summaries, summaryProcessor(services.summaries)),

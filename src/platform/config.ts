@@ -166,6 +166,8 @@ const EnvSchema = z
     INBOX_MAX_AGE: duration.default(7 * 86_400),
 
     PUSH_PROVIDER: z.enum(['local', 'remote']).optional(),
+    PUSH_LOCAL_RATE: z.coerce.number().int().min(0).default(0),
+    PUSH_PART_MEMBERS: z.coerce.number().int().min(1).max(100_000).default(1000),
     APNS_KEY_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character key id').optional(),
     APNS_TEAM_ID: z.string().regex(/^[A-Z0-9]{10}$/, 'expected the 10-character team id').optional(),
     APNS_PRIVATE_KEY_FILE: z.string().min(1).optional(),

@@ -14,6 +14,8 @@ export interface MessagePushJob {
   messageId: string;
   /** The message was deleted: its push goes again, saying so, under the same collapse key (the room). */
   replacement?: boolean;
+  /** One part of a large room's fan-out: these members only (the post's job splits it so every worker takes parts). */
+  part?: { index: number; memberIds: string[] };
 }
 export interface CallTimeoutJob {
   callId: string;
@@ -106,8 +108,16 @@ export const QUEUES = {
     // The device's sequence number makes one push per stored event.
     jobId: (data) => `${data.deviceId}-${data.seq}`,
   }),
-  // One job per post fans its push out to the room's offline members, in batches.
-  messagePush: defineQueue<MessagePushJob>({ queue: 'message-push', job: 'push-message', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 4, jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}` }),
+  // One job per post fans its push out to the room's offline members, in batches; a large room's job
+  // queues parts of its members (their own jobs, under ids of their own), which every worker takes.
+  messagePush: defineQueue<MessagePushJob>({
+    queue: 'message-push',
+    job: 'push-message',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 2_000 },
+    concurrency: 4,
+    jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}${data.part ? `-part-${data.part.index}` : ''}`,
+  }),
   calls: defineQueue<CallTimeoutJob>({ queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` }),
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.
   media: defineQueue<MediaJob>({ queue: 'media', job: 'process-attachment', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `media-${data.attachmentId}` }),

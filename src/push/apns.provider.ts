@@ -1,6 +1,7 @@
 import http2 from 'node:http2';
 import { SignJWT, importPKCS8 } from 'jose';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
+import { retryAfterMs } from './pacing.js';
 import { z } from 'zod';
 
 export interface ApnsOptions {
@@ -64,15 +65,19 @@ export class ApnsPushProvider implements PushProvider {
     };
     if (message.collapseId) headers['apns-collapse-id'] = message.collapseId;
 
-    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const { status, text, retryAfter } = await new Promise<{ status: number; text: string; retryAfter?: string }>((resolve, reject) => {
       const request = this.connection().request(headers);
       let status = 0;
       let text = '';
+      let retryAfter: string | undefined;
       request.setEncoding('utf8');
       request.setTimeout(10_000, () => request.close(http2.constants.NGHTTP2_CANCEL));
-      request.on('response', (responseHeaders) => (status = Number(responseHeaders[':status'])));
+      request.on('response', (responseHeaders) => {
+        status = Number(responseHeaders[':status']);
+        retryAfter = responseHeaders['retry-after']?.toString();
+      });
       request.on('data', (chunk: string) => (text += chunk));
-      request.on('end', () => resolve({ status, text }));
+      request.on('end', () => resolve({ status, text, retryAfter }));
       request.on('error', reject);
       request.end(body);
     });
@@ -84,6 +89,9 @@ export class ApnsPushProvider implements PushProvider {
         return `HTTP ${status}`;
       }
     })();
+    // 429 TooManyRequests (too many pushes to one device, or over the provider's rate), 503
+    // ServiceUnavailable / Shutdown and 500: not now; APNs names no time, so a doubling backoff decides.
+    if (status === 429 || status === 503 || status === 500) return { ok: false, tokenInvalid: false, reason, retryAfterMs: retryAfterMs(retryAfter) ?? 0 };
     // 410 Unregistered, or 400 BadDeviceToken / DeviceTokenNotForTopic: the token will never work again.
     const tokenInvalid = status === 410 || ['BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered'].includes(reason);
     return { ok: false, tokenInvalid, reason };

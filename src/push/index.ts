@@ -10,6 +10,7 @@ import type { BlockReads } from '../contacts/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
 import type { MembershipReads, RoomReads } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
+import { QUEUES } from '../platform/queues.js';
 
 /**
  * Pushes to offline devices, in the worker. The providers (and their key files) are read on the
@@ -34,7 +35,8 @@ export function pushArea(
   const providerFor = (service: PushTarget['service']) => open().providerFor(service);
   return {
     push: new PushService(deps.devices, deps.inbox, deps.presence, providerFor),
-    messagePush: new MessagePushService({ ...deps, providerFor }),
+    // Added together, the parts go to Redis in one write (the queues group what is added at once).
+    messagePush: new MessagePushService({ ...deps, providerFor, partMembers: p.config.PUSH_PART_MEMBERS, enqueueParts: async (jobs) => void (await Promise.all(jobs.map((job) => p.queues.add(QUEUES.messagePush, job)))) }),
     close: async () => providers?.close(),
   };
 }

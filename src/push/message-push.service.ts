@@ -3,10 +3,13 @@ import type { DevicePushTokens } from '../devices/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
 import { unreadCount } from '../messages/index.js';
 import type { PresenceStore } from '../presence/index.js';
-import type { MembershipReads, RoomReads } from '../rooms/index.js';
+import type { MembershipReads, RoomDoc, RoomReads } from '../rooms/index.js';
+import type { MessagePushJob } from '../platform/queues.js';
 import type { UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
 import { limiter } from '../platform/limiter.js';
+
+type MessageDoc = NonNullable<Awaited<ReturnType<MessageReads['findById']>>>;
 
 /** How much of a message a push shows. */
 export const PUSH_PREVIEW_LENGTH = 100;
@@ -55,16 +58,40 @@ export class MessagePushService {
       presence: Pick<PresenceStore, 'ofDevices'>;
       users: Pick<UserReads, 'findById'>;
       providerFor: (service: PushTarget['service']) => PushProvider | null;
+      /** Queues the parts of a large room's fan-out (message-push jobs with `part`). */
+      enqueueParts: (jobs: MessagePushJob[]) => Promise<void>;
+      /** Members per part of a large room's fan-out (PUSH_PART_MEMBERS). */
+      partMembers: number;
     },
   ) {}
 
-  async fanOut(messageId: string): Promise<MessagePushOutcome> {
+  /**
+   * A post's job: its recipients, pushed here when they are few, else split into parts of
+   * `partMembers` queued as jobs of their own (so every worker process pushes some); a part's
+   * job pushes to its members.
+   */
+  async fanOut(job: MessagePushJob): Promise<MessagePushOutcome & { parts: number }> {
     const outcome: MessagePushOutcome = { recipients: 0, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0 };
-    const message = await this.deps.messages.findById(messageId);
+    const message = await this.deps.messages.findById(job.messageId);
     const room = message ? await this.deps.rooms.findById(message.roomId) : null;
-    if (!message || !room) return outcome;
-    const recipients = await this.recipientsOf(message.roomId, message.userId, message.parentId);
-    outcome.recipients = recipients.length;
+    if (!message || !room) return { ...outcome, parts: 0 };
+    const recipients = job.part ? job.part.memberIds : await this.recipientsOf(message.roomId, message.userId, message.parentId);
+    const size = this.deps.partMembers;
+    if (!job.part && recipients.length > size) {
+      const parts: MessagePushJob[] = [];
+      for (let i = 0; i < recipients.length; i += size) {
+        parts.push({ messageId: job.messageId, ...(job.replacement ? { replacement: true } : {}), part: { index: parts.length, memberIds: recipients.slice(i, i + size) } });
+      }
+      await this.deps.enqueueParts(parts);
+      return { ...outcome, recipients: recipients.length, parts: parts.length };
+    }
+    return { ...(await this.pushTo(message, room, recipients)), parts: 0 };
+  }
+
+  /** Pushes `message` to the offline devices of `recipients`. */
+  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[]): Promise<MessagePushOutcome> {
+    const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0 };
+    const messageId = message._id;
     const author = message.appId ? null : await this.deps.users.findById(message.userId);
     const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
     const deleted = Boolean(message.deletedAt);

@@ -18,7 +18,11 @@ export interface PushTarget {
   service: 'APNS' | 'FCM';
 }
 
-export type PushResult = { ok: true } | { ok: false; tokenInvalid: boolean; reason: string };
+/**
+ * A refusal with `retryAfterMs` is for now (throttled, or the service briefly unavailable): try again
+ * after that long (0: at once, with backoff); without it, the refusal stands (`tokenInvalid`: for good).
+ */
+export type PushResult = { ok: true } | { ok: false; tokenInvalid: boolean; reason: string; retryAfterMs?: number };
 
 export interface PushProvider {
   readonly name: string;

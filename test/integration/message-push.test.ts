@@ -8,6 +8,31 @@ import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 import { pushPreview } from '../../src/push/message-push.service.js';
 
+/** Members with an offline Android device each, written straight to the database (fast for thousands). */
+async function seedOfflineMembers(t: TestApp, roomId: string, count: number): Promise<void> {
+  const at = new Date();
+  const run = randomUUID().slice(0, 8);
+  const people = Array.from({ length: count }, (_, i) => ({ userId: `push-${run}-${i}`, deviceId: `push-device-${run}-${i}` }));
+  await Promise.all([
+    t.db.collection('devices').insertMany(
+      people.map(({ userId, deviceId }) => ({ _id: deviceId as never, userId, name: 'seeded', platform: 'ANDROID', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: { token: `fcm-big-${deviceId}`, provider: 'FCM', updatedAt: at }, voipPushToken: null })),
+    ),
+    t.db.collection('room_members').insertMany(people.map(({ userId }) => ({ _id: `${roomId}:${userId}` as never, roomId, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at }))),
+    t.db.collection('user_rooms').insertMany(people.map(({ userId }) => ({ _id: userId as never, roomIds: [roomId] }))),
+  ]);
+}
+
+/** What the post's message-push job and each of its parts answered (BullMQ keeps a job's hash under <prefix>:<queue>:<jobId>). */
+async function jobOutcomes(t: TestApp, messageId: string, parts: number): Promise<{ post: unknown; parts: unknown[] }> {
+  const prefix = `${t.ctx.platform.queues.prefixOf('message-push')}:message-push:message-${messageId}`;
+  const outcome = async (jobId: string) => {
+    const job = await t.ctx.platform.redis.hgetall(jobId);
+    assert.ok(job.finishedOn, `${jobId} finished`);
+    return JSON.parse(job.returnvalue ?? '{}') as unknown;
+  };
+  return { post: await outcome(prefix), parts: await Promise.all(Array.from({ length: parts }, (_, i) => outcome(`${prefix}-part-${i}`))) };
+}
+
 interface Recorded {
   token: string;
   message: { alert?: { title: string; body: string }; data: Record<string, string>; collapseId?: string; badge?: number; mutableContent?: boolean };
@@ -101,26 +126,17 @@ describe('pushes for new messages', () => {
     assert.equal((await pushesTo(b, comment.json().id)).length, 0);
   });
 
-  it('a room of 2,000 offline members gets 2,000 pushes from one job', async () => {
+  it('a room of 2,000 offline members: the post\'s job queues two parts of 1,000, each pushing to its members once', async () => {
     const owner = await signIn(t);
     const room = await makeRoom(t, owner, { name: 'Big room' });
-    const at = new Date();
-    const run = randomUUID().slice(0, 8);
-    const people = Array.from({ length: 2_000 }, (_, i) => ({ userId: `push-${run}-${i}`, deviceId: `push-device-${run}-${i}` }));
-    await Promise.all([
-      t.db.collection('devices').insertMany(
-        people.map(({ userId, deviceId }) => ({ _id: deviceId as never, userId, name: 'seeded', platform: 'ANDROID', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: { token: `fcm-big-${deviceId}`, provider: 'FCM', updatedAt: at }, voipPushToken: null })),
-      ),
-      t.db.collection('room_members').insertMany(people.map(({ userId }) => ({ _id: `${room.id}:${userId}` as never, roomId: room.id, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at }))),
-      t.db.collection('user_rooms').insertMany(people.map(({ userId }) => ({ _id: userId as never, roomIds: [room.id] }))),
-    ]);
+    await seedOfflineMembers(t, room.id, 2_000);
     const messageId = await postMessage(t, owner, room.id, 'Hello, everyone');
     await until(async () => (await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId })) >= 2_000, '2,000 pushes', 60_000);
     assert.equal(await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId }), 2_000);
-    // All of them from the post's one job (BullMQ keeps a job's hash under <prefix>:<queue>:<jobId>).
-    const job = await t.ctx.platform.redis.hgetall(`${t.ctx.platform.queues.prefixOf('message-push')}:message-push:message-${messageId}`);
-    assert.ok(job.finishedOn, 'the job finished');
-    assert.deepEqual(JSON.parse(job.returnvalue ?? '{}'), { recipients: 2_000, devices: 2_000, online: 0, sent: 2_000, invalid: 0, failed: 0 });
+    assert.equal((await t.db.collection('push_records').distinct('token', { 'message.data.messageId': messageId })).length, 2_000, 'each device once');
+    const outcomes = await jobOutcomes(t, messageId, 2);
+    assert.deepEqual(outcomes.post, { recipients: 2_000, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, parts: 2 });
+    assert.deepEqual(outcomes.parts, [0, 1].map(() => ({ recipients: 1_000, devices: 1_000, online: 0, sent: 1_000, invalid: 0, failed: 0, parts: 0 })));
   });
 
   it('typing: relayed to the room\'s other members on other sockets, once per interval, never from a non-member', async () => {
@@ -155,5 +171,44 @@ describe('pushes for new messages', () => {
     assert.equal(pushPreview('a\u0000b\u200bc   d\n\ne'), 'a b c d e');
     assert.equal(pushPreview('x'.repeat(100)), 'x'.repeat(100));
     assert.equal(pushPreview('x'.repeat(101)), `${'x'.repeat(99)}…`);
+  });
+});
+
+/** The providers throttle (issue 44): the local provider made to refuse past a quota, as FCM and APNs do. */
+describe('pushes for a large room against a throttling provider', () => {
+  let t: TestApp;
+  let workers: Workers;
+
+  before(async () => {
+    // A quota of 40 pushes a second, and parts of 30 members: 100 members make 4 parts.
+    t = await startTestApp({ PUSH_LOCAL_RATE: '40', PUSH_PART_MEMBERS: '30' });
+    workers = await startTestWorkers(t);
+  });
+  after(async () => {
+    await workers?.close();
+    await t?.close();
+  });
+
+  it('every member pushed once, no faster than the quota: refused pushes wait as told and go again, delivered ones never', async () => {
+    const owner = await signIn(t);
+    const room = await makeRoom(t, owner, { name: 'Throttled room' });
+    await seedOfflineMembers(t, room.id, 100);
+    // Starts at a second's beginning, so the quota's windows are whole.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000)));
+    const started = Date.now();
+    const messageId = await postMessage(t, owner, room.id, 'Hello, crowd');
+    await until(async () => (await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId })) >= 100, '100 pushes', 30_000);
+    const recorded = await t.db.collection('push_records').find({ 'message.data.messageId': messageId }).project({ token: 1, at: 1 }).toArray();
+    assert.equal(recorded.length, 100);
+    assert.equal(new Set(recorded.map((record) => record.token as string)).size, 100, 'each device once');
+    // 100 at 40 a second need three windows.
+    const last = Math.max(...recorded.map((record) => (record.at as Date).getTime()));
+    assert.ok(last - started >= 2_000, `all pushed within ${last - started} ms: faster than the quota`);
+    const outcomes = await jobOutcomes(t, messageId, 4);
+    assert.deepEqual(outcomes.post, { recipients: 100, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, parts: 4 });
+    const parts = outcomes.parts as { recipients: number; sent: number; failed: number }[];
+    assert.deepEqual(parts.map((part) => part.recipients), [30, 30, 30, 10]);
+    assert.equal(parts.reduce((sum, part) => sum + part.sent, 0), 100);
+    assert.equal(parts.reduce((sum, part) => sum + part.failed, 0), 0);
   });
 });

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { ApnsPushProvider } from '../../src/push/apns.provider.js';
 import { FcmPushProvider } from '../../src/push/fcm.provider.js';
+import { PacedPushProvider, retryAfterMs } from '../../src/push/pacing.js';
 import { bearer, freshPhone, signIn, startTestApp } from '../helpers/app.js';
 
 const alert = { kind: 'alert' as const, alert: { title: 'New sign-in', body: 'Pixel signed in' }, data: { event: 'device.added', seq: '3' }, ttlSeconds: 60 };
@@ -16,6 +17,9 @@ describe('APNs adapter against an HTTP/2 server speaking the APNs protocol', () 
   let server: http2.Http2Server;
   let origin: string;
   const seen: { headers: http2.IncomingHttpHeaders; body: Record<string, unknown> }[] = [];
+  /** The next pushes to `paced-` tokens answered 429, and the ones delivered. */
+  let apnsRefusals = 0;
+  const apnsDelivered: string[] = [];
 
   before(async () => {
     server = http2.createServer();
@@ -46,6 +50,12 @@ describe('APNs adapter against an HTTP/2 server speaking the APNs protocol', () 
           stream.respond({ ':status': 503 });
           return stream.end(JSON.stringify({ reason: 'ServiceUnavailable' }));
         }
+        if (token === 'crowded' || (token?.startsWith('paced-') && apnsRefusals > 0)) {
+          if (token !== 'crowded') apnsRefusals--;
+          stream.respond({ ':status': 429 });
+          return stream.end(JSON.stringify({ reason: 'TooManyRequests' }));
+        }
+        if (token?.startsWith('paced-')) apnsDelivered.push(token);
         stream.respond({ ':status': 200, 'apns-id': '00000000-0000-0000-0000-000000000001' });
         stream.end();
       });
@@ -103,8 +113,27 @@ describe('APNs adapter against an HTTP/2 server speaking the APNs protocol', () 
     const apns = provider();
     assert.deepEqual(await apns.send({ token: 'gone', service: 'APNS' }, alert), { ok: false, tokenInvalid: true, reason: 'Unregistered' });
     assert.deepEqual(await apns.send({ token: 'bad', service: 'APNS' }, alert), { ok: false, tokenInvalid: true, reason: 'BadDeviceToken' });
-    assert.deepEqual(await apns.send({ token: 'busy', service: 'APNS' }, alert), { ok: false, tokenInvalid: false, reason: 'ServiceUnavailable' });
+    assert.deepEqual(await apns.send({ token: 'busy', service: 'APNS' }, alert), { ok: false, tokenInvalid: false, reason: 'ServiceUnavailable', retryAfterMs: 0 });
+    assert.deepEqual(await apns.send({ token: 'crowded', service: 'APNS' }, alert), { ok: false, tokenInvalid: false, reason: 'TooManyRequests', retryAfterMs: 0 });
     await apns.close();
+  });
+
+  it('paced, a 429 holds every push with a doubling backoff, then sends again what was refused and never what was delivered', async () => {
+    const paced = new PacedPushProvider(provider(), { attempts: 6, baseDelayMs: 100, maxDelayMs: 2_000 });
+    apnsRefusals = 3;
+    const tokens = Array.from({ length: 8 }, (_, i) => `paced-${i}`);
+    const started = Date.now();
+    const results = await Promise.all(tokens.map((token) => paced.send({ token, service: 'APNS' }, alert)));
+    assert.ok(results.every((result) => result.ok), JSON.stringify(results));
+    assert.deepEqual([...apnsDelivered].sort(), [...tokens].sort(), 'each push delivered once');
+    assert.equal(paced.counts.throttled, 3);
+    assert.ok(Date.now() - started >= 100, 'sent again before the backoff');
+    // Refused for good after its attempts: the last refusal is the answer.
+    const once = new PacedPushProvider(provider(), { attempts: 2, baseDelayMs: 10, maxDelayMs: 100 });
+    assert.deepEqual(await once.send({ token: 'crowded', service: 'APNS' }, alert), { ok: false, tokenInvalid: false, reason: 'TooManyRequests', retryAfterMs: 0 });
+    assert.equal(once.counts.throttled, 2);
+    await paced.close();
+    await once.close();
   });
 });
 
@@ -114,6 +143,10 @@ describe('FCM HTTP v1 adapter against a server speaking the OAuth and FCM protoc
   let base: string;
   const sends: { authorization?: string; body: { message: Record<string, unknown> } }[] = [];
   let tokenExchanges = 0;
+  /** The throttling server's quota per second, its current second, and what it refused and delivered. */
+  const QUOTA = 10;
+  const window = { second: 0, sent: 0, refused: 0 };
+  const fcmDelivered: string[] = [];
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -140,6 +173,28 @@ describe('FCM HTTP v1 adapter against a server speaking the OAuth and FCM protoc
           if (req.headers.authorization !== 'Bearer ya29.test-access-token') {
             res.statusCode = 401;
             return res.end(JSON.stringify({ error: { status: 'UNAUTHENTICATED' } }));
+          }
+          if (body.message.token === 'over-quota') {
+            res.statusCode = 429;
+            res.setHeader('retry-after', '7');
+            return res.end(JSON.stringify({ error: { status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: 'QUOTA_EXCEEDED' }] } }));
+          }
+          if (body.message.token === 'down') {
+            res.statusCode = 503;
+            res.setHeader('retry-after', new Date(Date.now() + 30_000).toUTCString());
+            return res.end(JSON.stringify({ error: { status: 'UNAVAILABLE', details: [{ errorCode: 'UNAVAILABLE' }] } }));
+          }
+          if (body.message.token.startsWith('quota-')) {
+            // A quota of QUOTA sends a second: past it, 429 with Retry-After 1 (and the send counts against it).
+            const second = Math.floor(Date.now() / 1000);
+            if (second !== window.second) Object.assign(window, { second, sent: 0 });
+            if (++window.sent > QUOTA) {
+              window.refused++;
+              res.statusCode = 429;
+              res.setHeader('retry-after', '1');
+              return res.end(JSON.stringify({ error: { status: 'RESOURCE_EXHAUSTED', details: [{ errorCode: 'QUOTA_EXCEEDED' }] } }));
+            }
+            fcmDelivered.push(body.message.token);
           }
           if (body.message.token === 'dead') {
             res.statusCode = 404;
@@ -190,6 +245,39 @@ describe('FCM HTTP v1 adapter against a server speaking the OAuth and FCM protoc
 
   it('reports an unregistered token as invalid', async () => {
     assert.deepEqual(await provider().send({ token: 'dead', service: 'FCM' }, alert), { ok: false, tokenInvalid: true, reason: 'UNREGISTERED' });
+  });
+
+  it('reads when to come back from a 429 or a 503: Retry-After in seconds or as a date', async () => {
+    assert.deepEqual(await provider().send({ token: 'over-quota', service: 'FCM' }, alert), { ok: false, tokenInvalid: false, reason: 'QUOTA_EXCEEDED', retryAfterMs: 7_000 });
+    const down = await provider().send({ token: 'down', service: 'FCM' }, alert);
+    assert.ok(!down.ok && down.reason === 'UNAVAILABLE' && down.retryAfterMs! > 25_000 && down.retryAfterMs! <= 30_000, JSON.stringify(down));
+    assert.equal(retryAfterMs('120'), 120_000);
+    assert.equal(retryAfterMs('soon'), undefined);
+    assert.equal(retryAfterMs(null), undefined);
+  });
+
+  it('paced against a quota of 10 a second: 35 pushes, 16 at a time, each delivered once, and the refusals stay few', async () => {
+    const paced = new PacedPushProvider(provider(), { attempts: 8, baseDelayMs: 100, maxDelayMs: 5_000 });
+    const tokens = Array.from({ length: 35 }, (_, i) => `quota-${i}`);
+    // Starts at a second's beginning, so the quota's windows are whole.
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000)));
+    const started = Date.now();
+    const inFlight = 16;
+    const results: boolean[] = [];
+    const queue = [...tokens];
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        for (let token = queue.shift(); token; token = queue.shift()) results.push((await paced.send({ token, service: 'FCM' }, alert)).ok);
+      }),
+    );
+    assert.equal(results.filter(Boolean).length, tokens.length, 'every push delivered');
+    assert.deepEqual([...fcmDelivered].sort(), [...tokens].sort(), 'each once');
+    // 35 at 10 a second need four windows; the service was asked again only after the time it gave.
+    assert.ok(Date.now() - started >= 3_000, `done in ${Date.now() - started} ms: faster than the quota allows`);
+    // Without pacing each refused push is sent again at once and refused again, hundreds of times a
+    // second; paced, a window sees at most the pushes already in flight when the gate closed.
+    assert.ok(window.refused <= 3 * inFlight, `${window.refused} refusals`);
+    assert.equal(paced.counts.throttled, window.refused);
   });
 });
 
