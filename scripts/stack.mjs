@@ -229,7 +229,8 @@ function devMongoClasses() {
 
 export async function startMongo({ h2File }) {
   const port = await freePort();
-  const args = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
+  // MONGO_JAVA_HEAP: the in-memory server's heap (the benches that hold tens of thousands of documents give it more).
+  const args = [`-Xmx${process.env.MONGO_JAVA_HEAP ?? '512m'}`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xshare:auto'];
   const classes = devMongoClasses();
   if (classes) args.push('-cp', `${mongoLib}/*${path.delimiter}${classes}`, 'DevMongo', '--port', String(port));
   else args.push('-cp', `${mongoLib}/*`, path.join(here, 'DevMongo.java'), '--port', String(port));

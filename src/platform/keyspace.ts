@@ -23,6 +23,8 @@ export function keyspace(prefix: string) {
     /** Texts sent in one hour (its number since 1970) to one scope: global, country:XX, prefix:NNNNNN. */
     /** In one slot (`{sms}`): a text counts against its three budgets in one transaction. */
     smsBudget: (scope: string, hour: number) => `${prefix}sms-budget:{sms}:${scope}:${hour}`,
+    /** The devices a message's push was delivered to (a hash, one per message and kind): a part's job run again skips them. */
+    pushDelivered: (messageId: string, replacement: boolean) => `${prefix}push:delivered:${messageId}${replacement ? ':replacement' : ''}`,
     inboxMeta: (deviceId: string) => `${prefix}inbox:meta:${device(deviceId)}`,
     inboxEvents: (deviceId: string) => `${prefix}inbox:events:${device(deviceId)}`,
     /** Pub/sub channel of the shared caches' clearings. */

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/platform.js';
 import type { PresenceStore } from '../presence/index.js';
 import { pushProviders } from './providers.js';
 import { PushService } from './push.service.js';
-import { MessagePushService } from './message-push.service.js';
+import { MessagePushService, redisDeliveredLog } from './message-push.service.js';
 import type { PushTarget } from './push.js';
 import type { BlockReads } from '../contacts/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
@@ -36,7 +36,7 @@ export function pushArea(
   return {
     push: new PushService(deps.devices, deps.inbox, deps.presence, providerFor),
     // Added together, the parts go to Redis in one write (the queues group what is added at once).
-    messagePush: new MessagePushService({ ...deps, providerFor, partMembers: p.config.PUSH_PART_MEMBERS, enqueueParts: async (jobs) => void (await Promise.all(jobs.map((job) => p.queues.add(QUEUES.messagePush, job)))) }),
+    messagePush: new MessagePushService({ ...deps, providerFor, partMembers: p.config.PUSH_PART_MEMBERS, delivered: redisDeliveredLog(p.redis, p.keys.pushDelivered), enqueueParts: async (jobs) => void (await Promise.all(jobs.map((job) => p.queues.add(QUEUES.messagePush, job)))) }),
     close: async () => providers?.close(),
   };
 }

@@ -5,17 +5,40 @@ import { unreadCount } from '../messages/index.js';
 import type { PresenceStore } from '../presence/index.js';
 import type { MembershipReads, RoomDoc, RoomReads } from '../rooms/index.js';
 import type { MessagePushJob } from '../platform/queues.js';
+import type { RedisClient } from '../platform/redis.js';
 import type { UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
 import { limiter } from '../platform/limiter.js';
 
 type MessageDoc = NonNullable<Awaited<ReturnType<MessageReads['findById']>>>;
 
+/** The devices a message's push (or its replacement's) reached. */
+export interface DeliveredLog {
+  /** Those of `deviceIds` already reached; the log kept a day from now (a job is not run again later than that). */
+  among(messageId: string, replacement: boolean, deviceIds: string[]): Promise<Set<string>>;
+  add(messageId: string, replacement: boolean, deviceId: string): Promise<void>;
+}
+
+/** The log in Redis: one hash per message and kind (one key: one slot on a cluster). */
+export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, replacement: boolean) => string): DeliveredLog {
+  return {
+    async among(messageId, replacement, deviceIds) {
+      const name = key(messageId, replacement);
+      // The hash made (with a field of its own) and its life set before any push is added to it.
+      const [found] = await Promise.all([deviceIds.length > 0 ? redis.hmget(name, ...deviceIds) : [], redis.multi().hset(name, '_', '1').expire(name, 86_400).exec()]);
+      return new Set(deviceIds.filter((_, i) => found[i] !== null));
+    },
+    async add(messageId, replacement, deviceId) {
+      await redis.hset(key(messageId, replacement), deviceId, '1');
+    },
+  };
+}
+
 /** How much of a message a push shows. */
 export const PUSH_PREVIEW_LENGTH = 100;
 /** Members handled per batch: one read of their devices, one of their rooms, one of their read marks. */
 const BATCH = 500;
-/** Pushes in flight to the providers at once. */
+/** Pushes in flight to the providers at once, from this process (shared by the parts it runs together). */
 const IN_FLIGHT = 256;
 
 export interface MessagePushOutcome {
@@ -29,6 +52,8 @@ export interface MessagePushOutcome {
   /** Tokens the push service refused for good: removed from their devices. */
   invalid: number;
   failed: number;
+  /** Devices an earlier run of the same job had reached already: not pushed again. */
+  alreadySent: number;
 }
 
 /** The text a push shows: control characters and runs of white space folded, at most 100 characters. */
@@ -47,6 +72,8 @@ export function pushPreview(text: string): string {
  * author of the message it answers only. Members who blocked the author get nothing.
  */
 export class MessagePushService {
+  private readonly inFlight = limiter(IN_FLIGHT);
+
   constructor(
     private readonly deps: {
       messages: Pick<MessageReads, 'findById'>;
@@ -62,6 +89,8 @@ export class MessagePushService {
       enqueueParts: (jobs: MessagePushJob[]) => Promise<void>;
       /** Members per part of a large room's fan-out (PUSH_PART_MEMBERS). */
       partMembers: number;
+      /** Which devices a message's push already reached (a job run again after a failure sends to the others only). */
+      delivered: DeliveredLog;
     },
   ) {}
 
@@ -71,7 +100,7 @@ export class MessagePushService {
    * job pushes to its members.
    */
   async fanOut(job: MessagePushJob): Promise<MessagePushOutcome & { parts: number }> {
-    const outcome: MessagePushOutcome = { recipients: 0, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0 };
+    const outcome: MessagePushOutcome = { recipients: 0, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const message = await this.deps.messages.findById(job.messageId);
     const room = message ? await this.deps.rooms.findById(message.roomId) : null;
     if (!message || !room) return { ...outcome, parts: 0 };
@@ -85,12 +114,12 @@ export class MessagePushService {
       await this.deps.enqueueParts(parts);
       return { ...outcome, recipients: recipients.length, parts: parts.length };
     }
-    return { ...(await this.pushTo(message, room, recipients)), parts: 0 };
+    return { ...(await this.pushTo(message, room, recipients, Boolean(job.replacement))), parts: 0 };
   }
 
-  /** Pushes `message` to the offline devices of `recipients`. */
-  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[]): Promise<MessagePushOutcome> {
-    const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0 };
+  /** Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again after a failure). */
+  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean): Promise<MessagePushOutcome> {
+    const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const messageId = message._id;
     const author = message.appId ? null : await this.deps.users.findById(message.userId);
     const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
@@ -101,16 +130,19 @@ export class MessagePushService {
       text: deleted ? 'This message was deleted' : message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
     };
     // The next batch is read while the pushes of the ones before are on their way.
-    const limit = limiter(IN_FLIGHT);
+    const limit = this.inFlight;
     const sends: Promise<void>[] = [];
     for (let i = 0; i < recipients.length; i += BATCH) {
       const batch = recipients.slice(i, i + BATCH);
       const devices = await this.deps.devices.pushableOf(batch);
       const presence = await this.deps.presence.ofDevices(devices.map((device) => device._id));
       const online = new Set(presence.filter((p) => p.online).map((p) => p.deviceId));
-      const offline = devices.filter((device) => !online.has(device._id) && device.pushToken);
+      const unsent = devices.filter((device) => !online.has(device._id) && device.pushToken);
+      const reached = await this.deps.delivered.among(messageId, replacement, unsent.map((device) => device._id));
+      const offline = unsent.filter((device) => !reached.has(device._id));
       outcome.devices += devices.length;
       outcome.online += online.size;
+      outcome.alreadySent += reached.size;
       const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
       const pushes = offline.map((device) => ({
         device,
@@ -124,8 +156,10 @@ export class MessagePushService {
             const provider = this.deps.providerFor(token.provider);
             if (!provider) return;
             const result = await provider.send({ token: token.token, service: token.provider }, push).catch((error: unknown) => ({ ok: false as const, tokenInvalid: false, reason: String(error) }));
-            if (result.ok) outcome.sent++;
-            else if (result.tokenInvalid) {
+            if (result.ok) {
+              outcome.sent++;
+              await this.deps.delivered.add(messageId, replacement, device._id);
+            } else if (result.tokenInvalid) {
               outcome.invalid++;
               await this.deps.devices.setPushToken(device._id, null);
             } else outcome.failed++;

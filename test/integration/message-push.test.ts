@@ -135,8 +135,8 @@ describe('pushes for new messages', () => {
     assert.equal(await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId }), 2_000);
     assert.equal((await t.db.collection('push_records').distinct('token', { 'message.data.messageId': messageId })).length, 2_000, 'each device once');
     const outcomes = await jobOutcomes(t, messageId, 2);
-    assert.deepEqual(outcomes.post, { recipients: 2_000, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, parts: 2 });
-    assert.deepEqual(outcomes.parts, [0, 1].map(() => ({ recipients: 1_000, devices: 1_000, online: 0, sent: 1_000, invalid: 0, failed: 0, parts: 0 })));
+    assert.deepEqual(outcomes.post, { recipients: 2_000, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0, parts: 2 });
+    assert.deepEqual(outcomes.parts, [0, 1].map(() => ({ recipients: 1_000, devices: 1_000, online: 0, sent: 1_000, invalid: 0, failed: 0, alreadySent: 0, parts: 0 })));
   });
 
   it('typing: relayed to the room\'s other members on other sockets, once per interval, never from a non-member', async () => {
@@ -205,10 +205,16 @@ describe('pushes for a large room against a throttling provider', () => {
     const last = Math.max(...recorded.map((record) => (record.at as Date).getTime()));
     assert.ok(last - started >= 2_000, `all pushed within ${last - started} ms: faster than the quota`);
     const outcomes = await jobOutcomes(t, messageId, 4);
-    assert.deepEqual(outcomes.post, { recipients: 100, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, parts: 4 });
+    assert.deepEqual(outcomes.post, { recipients: 100, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0, parts: 4 });
     const parts = outcomes.parts as { recipients: number; sent: number; failed: number }[];
     assert.deepEqual(parts.map((part) => part.recipients), [30, 30, 30, 10]);
     assert.equal(parts.reduce((sum, part) => sum + part.sent, 0), 100);
     assert.equal(parts.reduce((sum, part) => sum + part.failed, 0), 0);
+
+    // A part's job run again (as after a failure midway) pushes to nobody it reached: none here.
+    const memberIds = (await t.db.collection('room_members').find({ roomId: room.id, userId: { $ne: owner.userId } }).project({ userId: 1 }).toArray()).map((row) => row.userId as string).slice(0, 30);
+    const again = await t.ctx.services.messagePush.fanOut({ messageId, part: { index: 0, memberIds } });
+    assert.deepEqual({ sent: again.sent, alreadySent: again.alreadySent }, { sent: 0, alreadySent: 30 });
+    assert.equal(await t.db.collection('push_records').countDocuments({ 'message.data.messageId': messageId }), 100);
   });
 });
