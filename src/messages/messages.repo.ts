@@ -6,6 +6,9 @@ import { bulkOf, GroupWriter } from '../platform/group-writer.js';
 
 export type { GeoLocation };
 
+/** The client key of a message the phone gave no id of its own: unique by the message's. */
+export const ownClientKey = (roomId: string, messageId: string) => `${roomId}:id:${messageId}`;
+
 export interface MessageDoc {
   /** A MongoDB ObjectId in hex: ordered by time, so it is also the paging cursor. */
   _id: string;
@@ -23,8 +26,12 @@ export interface MessageDoc {
   translations: Record<string, string>;
   /** Number in the room's timeline (1, 2, …); absent on comments and on messages from before it was kept. */
   seq?: number;
-  /** `<roomId>:<userId>:<clientMessageId>` when the phone sent one: a resend finds the message it already made. */
-  clientKey?: string;
+  /**
+   * `<roomId>:<userId>:<clientMessageId>` when the phone sent one (a resend finds the message it
+   * already made), else `<roomId>:id:<_id>`. Always there: with the room it is the unique index, and the
+   * shard key on a sharded cluster (src/platform/shard-keys.ts), which a unique index must start with.
+   */
+  clientKey: string;
   /** A card posted by an app (its author is `app:<appId>`, the text empty). */
   appId?: string;
   card?: Card;
@@ -103,10 +110,25 @@ export class MessagesRepo {
   }
 
   async ensureIndexes(): Promise<void> {
+    await this.backfillClientKeys();
+    // Before the room's: unique over the key alone (sparse), which a sharded cluster cannot keep.
+    await this.collection.dropIndex('client_message_once').catch(() => undefined);
     await this.collection.createIndexes([
       { key: { roomId: 1, _id: -1 }, name: 'room_timeline' },
-      { key: { clientKey: 1 }, name: 'client_message_once', unique: true, sparse: true },
+      { key: { roomId: 1, clientKey: 1 }, name: 'client_message_once_in_room', unique: true },
     ]);
+  }
+
+  /** Messages stored before every message had a client key get their own (`<roomId>:id:<_id>`), a thousand at a time. */
+  private async backfillClientKeys(): Promise<void> {
+    for (;;) {
+      const missing = await this.collection.find({ clientKey: { $exists: false } }, { projection: { _id: 1, roomId: 1 } }).limit(1000).toArray();
+      if (missing.length === 0) return;
+      await this.collection.bulkWrite(
+        missing.map(({ _id, roomId }) => ({ updateOne: { filter: { _id, clientKey: { $exists: false } }, update: { $set: { clientKey: ownClientKey(roomId, _id) } } } })),
+        { ordered: false },
+      );
+    }
   }
 
   /**
@@ -119,8 +141,9 @@ export class MessagesRepo {
 
   private readonly inserts = new GroupWriter(bulkOf<MessageDoc>((messages) => this.collection.insertMany(messages, { ordered: false })));
 
-  findByClientKey(clientKey: string): Promise<MessageDoc | null> {
-    return this.collection.findOne({ clientKey });
+  /** With the room, so a sharded cluster asks the one shard that holds it. */
+  findByClientKey(roomId: string, clientKey: string): Promise<MessageDoc | null> {
+    return this.collection.findOne({ roomId, clientKey });
   }
 
   findById(id: string): Promise<MessageDoc | null> {

@@ -12,6 +12,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
 import { randomUUID } from 'node:crypto';
 import type { GeoLocation, MessageDoc, MessageEditsRepo, MessagesRepo, ReplyExcerpt } from './messages.repo.js';
+import { ownClientKey } from './messages.repo.js';
 import type { RoomActivityRepo } from './room-activity.repo.js';
 import type { RoomDoc } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
@@ -193,9 +194,11 @@ export class MessagesService {
    * message of the room's timeline whose author is `app:<appId>`, broadcast like any other.
    */
   async postAppCard(roomId: string, appId: string, card: Card): Promise<MessageView> {
+    const id = new ObjectId().toHexString();
     const doc: MessageDoc = {
-      _id: new ObjectId().toHexString(),
+      _id: id,
       roomId,
+      clientKey: ownClientKey(roomId, id),
       userId: `app:${appId}`,
       message: '',
       encrypted: false,
@@ -236,9 +239,11 @@ export class MessagesService {
 
     const replyTo = input.replyToId ? await this.replyExcerpt(room._id, input.replyToId, principal.userId) : null;
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
+    const id = new ObjectId().toHexString();
     const doc: MessageDoc = {
-      _id: new ObjectId().toHexString(),
+      _id: id,
       roomId: room._id,
+      clientKey: clientKey ?? ownClientKey(room._id, id),
       userId: principal.userId,
       message: text,
       encrypted,
@@ -248,7 +253,6 @@ export class MessagesService {
       parentId,
       language,
       translations: {},
-      ...(clientKey ? { clientKey } : {}),
       ...(replyTo ? { replyTo } : {}),
       createdAt: this.deps.clock(),
     };
@@ -259,7 +263,7 @@ export class MessagesService {
         return null;
       } catch (error) {
         // A resend of a stored message (the phone never heard the answer): the first send's message.
-        const earlier = clientKey && isDuplicateKey(error) ? await this.deps.messages.findByClientKey(clientKey) : null;
+        const earlier = clientKey && isDuplicateKey(error) ? await this.deps.messages.findByClientKey(room._id, clientKey) : null;
         if (!earlier) throw error;
         return earlier;
       }

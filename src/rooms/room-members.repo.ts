@@ -60,7 +60,7 @@ export class RoomMembersRepo {
    */
   async add(roomId: string, userId: string, now: Date, options: { muted?: boolean } = {}): Promise<boolean> {
     const before = await this.collection.findOneAndUpdate(
-      { _id: `${roomId}:${userId}` },
+      { _id: `${roomId}:${userId}`, roomId, userId },
       {
         // Enabled and muted belong to the membership: leaving and joining again, or being added
         // again, keeps what an admin (or the member) set; only a first join sets them.
@@ -76,7 +76,7 @@ export class RoomMembersRepo {
 
   /** Ends a membership; true when it was active. `byAdmin` remembers a removal by the creator or an admin. */
   async deactivate(roomId: string, userId: string, byAdmin = false): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: `${roomId}:${userId}`, active: true }, { $set: { active: false, removedByAdmin: byAdmin } });
+    const result = await this.collection.updateOne({ _id: `${roomId}:${userId}`, roomId, userId, active: true }, { $set: { active: false, removedByAdmin: byAdmin } });
     await this.userRooms.updateOne({ _id: userId }, { $pull: { roomIds: roomId } });
     await this.recent.clear(`${roomId}:${userId}`);
     return result.modifiedCount === 1;
@@ -90,11 +90,11 @@ export class RoomMembersRepo {
   }
 
   find(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
-    return this.collection.findOne({ _id: `${roomId}:${userId}` });
+    return this.collection.findOne({ _id: `${roomId}:${userId}`, roomId, userId });
   }
 
   async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
-    const updated = await this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, active: true }, { $set: set }, { returnDocument: 'after' });
+    const updated = await this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, roomId, userId, active: true }, { $set: set }, { returnDocument: 'after' });
     await this.recent.clear(`${roomId}:${userId}`);
     return updated;
   }

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { SHARD_KEYS } from '../../src/platform/shard-keys.js';
 import { english, generateMnemonic } from 'viem/accounts';
 import { parse } from 'yaml';
 import { loadConfig, productionRequirements } from '../../src/platform/config.js';
@@ -71,6 +72,27 @@ describe('production configuration and docker-compose.yml', () => {
       assert.equal(service.depends_on?.redis, undefined, `${name} still waits for the single Redis`);
       const config = loadConfig({ ...service.environment });
       for (const key of ['REDIS_URL', 'REDIS_QUEUES_URL', 'REDIS_PUBSUB_URL'] as const) assert.match(String(config[key]), /^redis-cluster:\/\/redis-1:6379,/);
+    }
+  });
+
+  it('docker-compose.mongo-sharded.yml puts every app node on mongos over a config server replica set and two shards, and shards what shard-keys.ts says', () => {
+    const text = readFileSync(path.join(root, 'docker-compose.mongo-sharded.yml'), 'utf8');
+    const sharded = parse(text, { merge: true, customTags: [{ tag: '!override', resolve: (value: unknown) => value, collection: 'map' }] }) as { services: Record<string, ComposeService & { profiles?: string[]; depends_on?: Record<string, unknown>; volumes?: string[] }> };
+    assert.deepEqual(sharded.services.mongo?.profiles, ['single-mongo'], 'the single replica set is left out');
+    assert.match(sharded.services['mongo-config']!.command!.join(' '), /--configsvr --replSet cfgrs/);
+    for (const shard of ['mongo-shard-1', 'mongo-shard-2']) assert.match(sharded.services[shard]!.command!.join(' '), /--shardsvr --replSet shard\drs/);
+    assert.match(sharded.services.mongos!.command!.join(' '), /^mongos --configdb cfgrs\/mongo-config:27018/);
+    const init = sharded.services['mongo-shard-init']!;
+    assert.ok(init.volumes?.some((volume) => volume.startsWith('./deploy/mongo-shard-init.js:')), 'the init script is mounted');
+    // The script shards exactly the collections that have a shard key, each by it.
+    const script = readFileSync(path.join(root, 'deploy/mongo-shard-init.js'), 'utf8');
+    const lines = [...script.matchAll(/^shard\('([a-z0-9_]+)', (\{.*\})\);$/gm)].map((match) => [match[1]!, JSON.parse(match[2]!.replaceAll("'", '"'))]);
+    assert.deepEqual(lines, Object.entries(SHARD_KEYS).flatMap(([name, plan]) => ('key' in plan ? [[name, plan.key]] : [])));
+    for (const [name] of appServices) {
+      const service = sharded.services[name];
+      assert.ok(service?.environment && service.depends_on?.['mongo-shard-init'], `${name} is not moved to mongos`);
+      assert.equal(service.depends_on?.mongo, undefined, `${name} still waits for the single replica set`);
+      assert.equal(loadConfig({ ...service.environment }).MONGODB_URL, 'mongodb://mongos:27017/');
     }
   });
 
