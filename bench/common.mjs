@@ -73,10 +73,10 @@ export function forkWorker(script, children) {
  * (the banner main.ts prints to stdout whatever the log level). Logs go at the level `env` gives: the
  * benchmarks run at `warn`, so per-request log lines do not weigh on what they measure.
  */
-export async function spawnRole(role, env, children) {
+export async function spawnRole(role, env, children, nodeArgs = []) {
   // BENCH_CPU_PROF_DIR: each role writes a V8 CPU profile there when it exits (see bench/cpu-profile-summary.mjs).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`, `--cpu-prof-name=${role}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, mainJs, `--role=${role}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, mainJs, `--role=${role}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   await new Promise((resolve, reject) => {
     let out = '';
@@ -90,11 +90,16 @@ export async function spawnRole(role, env, children) {
   return child;
 }
 
-/** A hub node (`--role=realtime`) on free ports with the bench's environment; `BENCH_HUB_NODE_OPTIONS`: V8 flags for the hubs alone (memory experiments). */
+/**
+ * A hub node (`--role=realtime`) on free ports with the bench's environment. Memory experiments:
+ * `BENCH_HUB_NODE_OPTIONS` (NODE_OPTIONS for the hubs alone) and `BENCH_HUB_NODE_ARGS` (flags on the
+ * hubs' command line, which also takes the V8 flags NODE_OPTIONS refuses).
+ */
 export async function spawnHub(env, children, engine) {
   const [port, opsPort] = [await freePort(), await freePort()];
   const hubOptions = process.env.BENCH_HUB_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_HUB_NODE_OPTIONS } : {};
-  const child = await spawnRole('realtime', { ...env, ...hubOptions, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children);
+  const nodeArgs = (process.env.BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = await spawnRole('realtime', { ...env, ...hubOptions, SOCKET_PORT: String(port), SOCKET_ENGINE: engine, OPS_PORT: String(opsPort) }, children, nodeArgs);
   return { port, opsPort, pid: child.pid, child };
 }
 

@@ -11,6 +11,7 @@ import { cpuMs, forkWorker, seedMembers, spawnHub, spawnRole, startBench, stopAl
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/stack.mjs';
+import { Queue } from 'bullmq';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -91,6 +92,12 @@ try {
       `${done} pushes handed to the provider in ${seconds.toFixed(1)} s (${Math.round(done / seconds)}/s); worker CPU ${perWorker}: ${Math.round(done / cpuSeconds)} pushes per worker CPU-second; the post answered in ${answered.toFixed(1)} ms`,
     ]);
     log(rows.at(-1).join(': '));
+    // Where the post's jobs stand (a part still waiting or failed shows here).
+    const queue = new Queue('message-push', { connection: ctx.platform.redis, prefix: ctx.platform.queues.prefixOf('message-push') });
+    log(`message-push jobs: ${JSON.stringify(await queue.getJobCounts())}`);
+    for (const job of await queue.getJobs(['failed', 'active', 'waiting', 'delayed'])) log(`  ${job.id}: ${job.failedReason ?? (await job.getState())}`);
+    await queue.obliterate({ force: true });
+    await queue.close();
     for (const worker of workers) {
       worker.kill('SIGTERM');
       await new Promise((resolve) => worker.once('exit', resolve));

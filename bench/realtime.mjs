@@ -94,17 +94,21 @@ try {
     await sleep(5000);
     const early = rssKb(hub.pid);
     const samples = [early];
+    // The hub's CPU while it holds the idle sockets (keep-alive pings, timers, GC), over the last half of the minute.
+    let idleCpu = { ms: 0, from: 0, seconds: 0 };
     for (let waited = 5000; waited < SETTLE_MS; waited += 5000) {
+      if (waited >= SETTLE_MS / 2 && !idleCpu.from) idleCpu = { ms: cpuMs(hub.pid), from: performance.now(), seconds: 0 };
       await sleep(5000);
       samples.push(rssKb(hub.pid));
     }
+    idleCpu = { ms: cpuMs(hub.pid) - idleCpu.ms, from: idleCpu.from, seconds: (performance.now() - idleCpu.from) / 1000 };
     log(`hub RSS every 5 s while idle (MB): ${samples.map((kb) => (kb / 1024).toFixed(0)).join(' ')}; then ${await heapOf(hub)}`);
     const after = samples.at(-1);
     const perSocket = (kb) => (((kb - before) * 1024) / connected / 1000).toFixed(1);
     rows.push([
       `capacity, idle authenticated sockets on 1 hub node${CAPACITY_ENGINE === 'uws' ? '' : ` (${CAPACITY_ENGINE})`}`,
       `${connected} sockets held; hub RSS ${(before / 1024).toFixed(0)} MB → ${(after / 1024).toFixed(0)} MB after ${SETTLE_MS / 1000} s idle: ${perSocket(after)} KB per socket (${perSocket(early)} KB 5 s after connecting)`,
-      `limit: 20,000 descriptors per process on this machine`,
+      `limit: 20,000 descriptors per process on this machine; idle upkeep ${(idleCpu.ms / idleCpu.seconds).toFixed(0)} ms of CPU a second (${((1000 * idleCpu.ms) / idleCpu.seconds / connected).toFixed(1)} µs per socket per second)`,
     ]);
     await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
     clients.forEach((c) => c.kill());

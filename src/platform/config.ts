@@ -63,6 +63,7 @@ const EnvSchema = z
     // events wait in its inbox; slow for HUB_SLOW_SOCKET_GRACE_MS, or at 4 times the bytes, it is disconnected.
     HUB_SLOW_SOCKET_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
     HUB_SLOW_SOCKET_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    HUB_MEMORY_SAVER: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     PUBLIC_BASE_URL: z.url().optional(),
     BODY_LIMIT: positiveInt.default(1_048_576),
     /** Trust X-Forwarded-For from this many proxy hops (0: use the connection's address). */

@@ -113,7 +113,8 @@ export const QUEUES = {
   messagePush: defineQueue<MessagePushJob>({
     queue: 'message-push',
     job: 'push-message',
-    attempts: 3,
+    // A part run again skips the devices it reached (the delivered log): retried for about a minute.
+    attempts: 6,
     backoff: { type: 'exponential', delay: 2_000 },
     concurrency: 4,
     jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}${data.part ? `-part-${data.part.index}` : ''}`,
