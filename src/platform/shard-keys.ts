@@ -25,7 +25,7 @@ export const SHARD_KEYS: Record<string, ShardPlan> = {
   room_reads: { key: { _id: 'hashed' }, why: 'one read mark per member and room (id room:user), read by lists of those ids for unread counts' },
   room_members: {
     key: { roomId: 1, userId: 1 },
-    why: 'a room\'s members (push recipients, member lists, the broadcast\'s join at connect) by room; a membership read by its id room:user names the room too',
+    why: 'a room\'s members (push recipients, member lists) by room; membership writes name the room and user; a membership read by its id room:user (the posting path, behind a 5-second cache) asks every shard',
   },
   attachments: { key: { _id: 'hashed' }, why: 'read by id (download, claim); a room\'s attachment list is rare and goes to every shard' },
 

@@ -89,8 +89,13 @@ export class RoomMembersRepo {
     return new Map(rows.map((row) => [row.roomId, row]));
   }
 
+  /**
+   * By `_id` alone: mongo-java-server uses the `_id` index only for a filter on `_id` by itself, and this
+   * read is the posting path's (behind the 5-second cache). On a sharded cluster it asks every shard;
+   * the writes below name the shard key (room and user), which a sharded upsert or findAndModify needs.
+   */
   find(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
-    return this.collection.findOne({ _id: `${roomId}:${userId}`, roomId, userId });
+    return this.collection.findOne({ _id: `${roomId}:${userId}` });
   }
 
   async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
