@@ -110,9 +110,14 @@ export class MessagesRepo {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.backfillClientKeys();
-    // Before the room's: unique over the key alone (sparse), which a sharded cluster cannot keep.
-    await this.collection.dropIndex('client_message_once').catch(() => undefined);
+    // A database from before every message had a client key still has the index unique over the key
+    // alone (sparse), which a sharded cluster cannot keep: its messages get their keys, then it goes.
+    // Checked by the index, so a start never scans the messages once that is done.
+    const indexes = await this.collection.listIndexes().toArray().catch(() => []);
+    if (indexes.some((index) => index.name === 'client_message_once')) {
+      await this.backfillClientKeys();
+      await this.collection.dropIndex('client_message_once');
+    }
     await this.collection.createIndexes([
       { key: { roomId: 1, _id: -1 }, name: 'room_timeline' },
       { key: { roomId: 1, clientKey: 1 }, name: 'client_message_once_in_room', unique: true },
