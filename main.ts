@@ -45,7 +45,8 @@ async function main() {
   }
   const logger = createLogger(config, 'chat-platform');
   // A hub holds tens of thousands of idle sockets: V8's memory saver mode gives back the heap pages a
-  // connection storm left committed (bench/RESULTS.md: 23 → 9 KB of RSS per idle socket on Node 24).
+  // connection storm left committed (bench/RESULTS.md: 26 → 9 KB of RSS per idle socket on Node 24,
+  // for about 20-25 ms of CPU a second per process).
   // Set before the hub allocates anything.
   if (roles.has('realtime') && config.HUB_MEMORY_SAVER) setFlagsFromString('--memory-saver-mode');
   // A hub asked for uWebSockets.js whose addon cannot load refuses to start, before anything connects.
