@@ -43,6 +43,8 @@ export class DeviceClient {
    * field, or a field the document does not list): `until` fails on the first.
    */
   readonly violations: string[] = [];
+  /** Each `rooms.resync-required` the hub sent (its room broadcasts lapsed: catch up over REST), over every connection. */
+  readonly resyncs: { reason: string; since: string }[] = [];
   lastSeq = 0;
   private waiters: (() => void)[] = [];
 
@@ -58,6 +60,7 @@ export class DeviceClient {
       forceNew: true,
     });
     this.socket = socket;
+    socket.on('rooms.resync-required', (payload: { reason: string; since: string }) => this.resyncs.push(payload));
     socket.onAny((event: string, envelope: { seq: number; at: string; data: Record<string, unknown> }) => {
       if (typeof envelope?.seq !== 'number') return;
       this.received.push({ event, ...envelope });
