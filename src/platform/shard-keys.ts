@@ -3,11 +3,11 @@
  * "MongoDB shards"). Chosen from the queries of the hot paths: a collection is sharded by what those
  * queries name (a room's timeline by its room, a user's things by the user), hashed where reads name
  * one or a list of ids (spread evenly, each read still going to the shards that hold them), ranged
- * where a read walks an order within one owner (a room's timeline by `_id`).
+ * where reads name an owner whose documents may outgrow one chunk (a room's messages, its members).
  *
  * MongoDB refuses to shard a collection with a unique index that does not start with the shard key
  * (and enforces `_id`'s uniqueness per shard only: ours are ObjectIds, UUIDs or names made of the
- * owner's ids, unique by construction). test/unit/shard-keys.test.ts checks every unique index the
+ * owner's ids, unique by construction). test/integration/shard-keys.test.ts checks every unique index the
  * repositories declare against this table, and that every collection is in it.
  */
 export type ShardKey = Record<string, 1 | 'hashed'>;

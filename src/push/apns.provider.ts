@@ -1,7 +1,7 @@
 import http2 from 'node:http2';
 import { SignJWT, importPKCS8 } from 'jose';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
-import { retryAfterMs } from './pacing.js';
+import { notNowMs } from './pacing.js';
 import { z } from 'zod';
 
 export interface ApnsOptions {
@@ -91,7 +91,8 @@ export class ApnsPushProvider implements PushProvider {
     })();
     // 429 TooManyRequests (too many pushes to one device, or over the provider's rate), 503
     // ServiceUnavailable / Shutdown and 500: not now; APNs names no time, so a doubling backoff decides.
-    if (status === 429 || status === 503 || status === 500) return { ok: false, tokenInvalid: false, reason, retryAfterMs: retryAfterMs(retryAfter) ?? 0 };
+    const wait = notNowMs(status, retryAfter);
+    if (wait !== undefined) return { ok: false, tokenInvalid: false, reason, retryAfterMs: wait };
     // 410 Unregistered, or 400 BadDeviceToken / DeviceTokenNotForTopic: the token will never work again.
     const tokenInvalid = status === 410 || ['BadDeviceToken', 'DeviceTokenNotForTopic', 'Unregistered'].includes(reason);
     return { ok: false, tokenInvalid, reason };

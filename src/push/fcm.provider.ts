@@ -1,6 +1,6 @@
 import { SignJWT, importPKCS8 } from 'jose';
 import type { PushMessage, PushProvider, PushResult, PushTarget } from './push.js';
-import { retryAfterMs } from './pacing.js';
+import { notNowMs } from './pacing.js';
 import { z } from 'zod';
 
 /** The fields of a Google service-account key file FCM needs. */
@@ -69,9 +69,8 @@ export class FcmPushProvider implements PushProvider {
     const error = SendRefusalSchema.safeParse(await response.json().catch(() => ({}))).data?.error;
     const code = error?.details?.find((d) => d.errorCode)?.errorCode ?? error?.status ?? `HTTP ${response.status}`;
     // 429 (QUOTA_EXCEEDED) and 503 (UNAVAILABLE) say when to come back; a 500 is retried with backoff (FCM's guidance).
-    if (response.status === 429 || response.status === 503 || response.status === 500) {
-      return { ok: false, tokenInvalid: false, reason: code, retryAfterMs: retryAfterMs(response.headers.get('retry-after')) ?? 0 };
-    }
+    const wait = notNowMs(response.status, response.headers.get('retry-after'));
+    if (wait !== undefined) return { ok: false, tokenInvalid: false, reason: code, retryAfterMs: wait };
     return { ok: false, tokenInvalid: code === 'UNREGISTERED' || (response.status === 404 && code === 'NOT_FOUND'), reason: code };
   }
 }

@@ -24,6 +24,15 @@ export function retryAfterMs(header: string | null | undefined, now = Date.now()
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/**
+ * When a push service's answer means "not now" (429: throttled; 503: unavailable; 500: retry with
+ * backoff, as FCM and APNs both advise), how long to wait: its `Retry-After`, else 0 (the pacing's
+ * doubling backoff decides). Undefined for any other answer.
+ */
+export function notNowMs(status: number, retryAfter: string | null | undefined): number | undefined {
+  return status === 429 || status === 503 || status === 500 ? (retryAfterMs(retryAfter) ?? 0) : undefined;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
