@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Cluster } from 'ioredis';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { callSignal as signal, DeviceClient, dropConnections, shardChannels, shardSubscribers, spawnHub, type HubProcess } from '../helpers/hubs.js';
@@ -244,17 +245,24 @@ for (const engine of ['uws', 'ws']) describe(`realtime hub across three node pro
     const droppedAt = Date.now();
     const dropped = await dropConnections(t.ctx.platform.pubsub, `${t.config.REDIS_PREFIX}hub-rooms`);
     assert.ok(dropped >= 3, `the hubs' room connections: ${dropped}`);
-    await until(() => resyncs.length === 1, 'the socket told to catch up');
+    await until(() => resyncs.length >= 1, 'the socket told to catch up');
     assert.equal(resyncs[0]!.reason, 'BROADCASTS_LAPSED');
     const since = Date.parse(resyncs[0]!.since);
     assert.ok(since >= droppedAt - 5 && since <= Date.now(), `since ${resyncs[0]!.since} is when the connection dropped`);
-    // Told once the subscription is back: what is published after it arrives live.
+    // On a cluster a hub has a connection per master, dropped one after another here, and each may be
+    // noticed (and made up) apart, as two failovers would be: told once per connection at most.
+    const pubsub = t.ctx.platform.pubsub;
+    const atMost = pubsub instanceof Cluster ? pubsub.nodes('master').length : 1;
+    // Once the room's channel is subscribed again, what is published arrives live.
+    const channel = roomChannel(t.ctx.platform.keys.socketIo, chatRoom(roomId));
+    await until(async () => (await shardSubscribers(t.ctx.platform.pubsub, channel)) === 1, 'the room subscribed again');
     t.ctx.events.toRoom(roomId, 'message.new', { roomId, messageId: 'after' });
     await until(() => heard.length === 2, 'the broadcast after the lapse');
     assert.deepEqual(heard, ['before', 'after']);
     // Every socket of a hub whose connection dropped is told, whatever its rooms (every hub's dropped here).
-    await until(() => otherTold === 1, 'the socket on another hub told as well');
-    assert.equal(resyncs.length, 1, 'told once');
+    await until(() => otherTold >= 1, 'the socket on another hub told as well');
+    assert.ok(resyncs.length <= atMost && otherTold <= atMost, `told ${resyncs.length} and ${otherTold} times, at most ${atMost}`);
+    assert.ok(resyncs.every((resync) => Date.parse(resync.since) >= droppedAt - 5), 'every notice is of this lapse');
   });
 
   it('presence: online while connected, offline within the heartbeat bound after its node dies', async () => {
