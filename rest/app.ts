@@ -50,6 +50,7 @@ import { accountsRoutes, exportFileRoutes } from './routes/accounts.routes.js';
 import { moderationRoutes } from './routes/moderation.routes.js';
 import { utilitiesRoutes } from './routes/utilities.routes.js';
 import { CommonErrors } from '../src/platform/common.errors.js';
+import { consoleRoutes } from './console/console.plugin.js';
 import { AppError } from '../src/platform/errors.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -152,6 +153,8 @@ export async function buildApp({ services, config, logger, metrics: registry = c
   await app.register(appKeysRoutes, routeOptions);
   await app.register(botApiRoutes, routeOptions);
   await app.register(appApiRoutes, routeOptions);
+  // The developer console and the administrators' pages: HTML, with a browser session of their own.
+  await app.register(consoleRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
     const idempotency = idempotencyHooks(services.idempotency);

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureMediasoupWorker } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
 import { PYTHON_CLIENT_REQUIREMENTS, SOCKET_CLIENT_REQUIREMENTS, ensureVenv } from './python-venv.mjs';
-import { ensureNodeModules, onShutdownSignal, stackEnv, startRedisCluster, startStack, stopChild } from './stack.mjs';
+import { aptInstall, ensureNodeModules, has, onShutdownSignal, stackEnv, startRedisCluster, startStack, stopChild } from './stack.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const filter = process.argv.slice(2);
@@ -46,6 +46,8 @@ if (!mediasoupWorker) {
 const pythonClientVenv = ensureVenv('openapi-python-client', PYTHON_CLIENT_REQUIREMENTS);
 // The socket test drives the hub with python-socketio.
 const pythonSocketVenv = ensureVenv('python-socketio', SOCKET_CLIENT_REQUIREMENTS);
+// The console's browser tests drive Debian's chromium through Playwright (which downloads no browser here).
+if (!has('chromium')) aptInstall(['chromium']);
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 for (const [what, command, args] of [
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],

@@ -82,6 +82,7 @@ async function composeAreas(p: Platform) {
       avatars: users.avatars,
       devices: devices.devices,
       auth: auth.auth,
+      webSessions: auth.webSessions,
       biometric: biometric.biometric,
       contacts: contacts.contacts,
       blocks: contacts.blocks,

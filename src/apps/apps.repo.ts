@@ -1,4 +1,4 @@
-import type { Collection, Db, UpdateFilter } from 'mongodb';
+import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 import { must } from '../platform/must.js';
@@ -92,6 +92,14 @@ export interface DeliveryDoc {
   claimedUntil?: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** Which activity rows to list: by outcome, by event (kind of call), by time (from inclusive, to exclusive). */
+export interface ActivityFilter {
+  outcome?: ActivityDoc['outcome'] | undefined;
+  event?: string | undefined;
+  from?: Date | undefined;
+  to?: Date | undefined;
 }
 
 /** One call to an app's webhook, as the activity list shows it; kept 30 days. */
@@ -194,6 +202,11 @@ export class AppsRepo {
     return this.manifests.findOne({ _id: `${appId}:${version}` });
   }
 
+  /** Every version uploaded, newest first (the console's version history). */
+  manifestsOf(appId: string): Promise<ManifestDoc[]> {
+    return this.manifests.find({ appId }).sort({ createdAt: -1 }).toArray();
+  }
+
   // Credentials (bot tokens and payments keys, kept as hashes).
 
   async insertCredential(credential: CredentialDoc): Promise<void> {
@@ -260,16 +273,25 @@ export class AppsRepo {
     await this.activity.updateOne({ _id: activityId }, { $set: { appErrorCode: code } });
   }
 
+  /** A reply that kept the contract but that the service refused (a payment it cannot open): failed, and why. */
+  async setRefused(activityId: string, failure: 'PAYMENT_REFUSED', detail: string): Promise<void> {
+    await this.activity.updateOne({ _id: activityId }, { $set: { outcome: 'FAILED', failure, detail } });
+  }
+
   /** An app's activity, newest first, read as a stream. */
   activityStream(appId: string): AsyncIterable<ActivityDoc> {
     return this.activity.find({ appId }).sort({ createdAt: -1, _id: -1 });
   }
 
-  /** One page of an app's activity, newest first, and how many rows there are. */
-  async pageOfActivity(appId: string, pageSize: number, currentPage: number): Promise<{ items: ActivityDoc[]; total: number }> {
+  /** One page of an app's activity (the rows that pass `filter`), newest first, and how many rows there are. */
+  async pageOfActivity(appId: string, pageSize: number, currentPage: number, filter: ActivityFilter = {}): Promise<{ items: ActivityDoc[]; total: number }> {
+    const query: Filter<ActivityDoc> = { appId };
+    if (filter.outcome) query.outcome = filter.outcome;
+    if (filter.event) query.event = filter.event;
+    if (filter.from || filter.to) query.createdAt = { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) };
     const [items, total] = await Promise.all([
-      this.activity.find({ appId }).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
-      this.activity.countDocuments({ appId }),
+      this.activity.find(query).sort({ createdAt: -1, _id: -1 }).skip(currentPage * pageSize).limit(pageSize).toArray(),
+      this.activity.countDocuments(query),
     ]);
     return { items, total };
   }

@@ -72,6 +72,7 @@ export const AppDtoSchema = z
     public: z.boolean(),
     replyTimeoutSeconds: z.number().describe('How long the app may take to reply: 5, or up to 120 granted by a site administrator'),
     secretRotating: z.boolean().describe('True for 24 hours after a rotation: calls carry the old secret\'s signature too'),
+    previousSecretValidUntil: IsoDateTime.nullable().describe('While rotating: when the previous secret stops signing calls'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'AppDto' });
@@ -96,8 +97,8 @@ export const ActivityDtoSchema = z
     ms: z.number().int(),
     requestBytes: z.number().int(),
     replyBytes: z.number().int(),
-    failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
-    detail: z.string().nullable().describe('CONTRACT: what broke it (the first problem: where and what); a payment event\'s reply that was received but not shown to the payer: why'),
+    failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), PAYMENT_REFUSED (a `payment` reply the service could not open: the member was told it failed), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
+    detail: z.string().nullable().describe('CONTRACT: what broke it (the first problem: where and what); PAYMENT_REFUSED: which field and why (an amount with more decimals than its currency, a reference used before); a payment event\'s reply that was received but not shown to the payer: why'),
     appErrorCode: z.string().nullable().describe('An `error` reply\'s `code`, as the app gave it (never shown to members)'),
     createdAt: IsoDateTime,
   })

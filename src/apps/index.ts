@@ -38,8 +38,19 @@ export function appsArea(
     dnsServer: p.config.WEBHOOK_DNS_SERVER,
     clock: p.clock,
   });
-  const apps = new AppsService({ repo, webhooks, rooms: deps.rooms.policy, isSiteAdmin: deps.isSiteAdmin, audit: new AdminAuditRepo(p.db), secretKey, allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE, clock: p.clock });
-  const installs = new InstallsService(new InstallsRepo(p.db), { repo, rooms: deps.rooms.policy, clock: p.clock });
+  const installsRepo = new InstallsRepo(p.db);
+  const apps = new AppsService({
+    repo,
+    webhooks,
+    rooms: deps.rooms.policy,
+    isSiteAdmin: deps.isSiteAdmin,
+    countInstalls: (appId) => installsRepo.countInstalls(appId),
+    audit: new AdminAuditRepo(p.db),
+    secretKey,
+    allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE,
+    clock: p.clock,
+  });
+  const installs = new InstallsService(installsRepo, { repo, rooms: deps.rooms.policy, clock: p.clock });
   const { ledger } = deps.wallets;
   const payments = new AppPaymentsService(new AppPaymentsRepo(p.db), {
     ledger,

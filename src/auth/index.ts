@@ -5,6 +5,10 @@ import type { UsersRepo } from '../users/index.js';
 import { AuthService } from './auth.service.js';
 import { LoginCodesRepo } from './login-codes.repo.js';
 import { TokenService } from './tokens.js';
+import { WebSessions } from './web-sessions.js';
+
+/** How long a console browser session lasts without signing in again. */
+const WEB_SESSION_TTL_SECONDS = 12 * 3600;
 
 /** Sign-in by SMS code and two-factor, refresh and sign-out, and the access-token check every entry point uses. */
 export function authArea(p: Platform, deps: { users: UsersRepo; devices: DevicesArea; events: DeviceEvents }) {
@@ -27,10 +31,19 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
     domainEvents: p.domainEvents,
     clock: p.clock,
   });
-  return { repos: { loginCodes }, auth, tokens };
+  const devices = deps.devices.repos.devices;
+  const webSessions = new WebSessions({
+    ephemeral: p.ephemeral,
+    keys: p.keys.auth,
+    auth,
+    isActive: (deviceId, userId) => devices.isActive(deviceId, userId),
+    ttlSeconds: WEB_SESSION_TTL_SECONDS,
+  });
+  return { repos: { loginCodes }, auth, tokens, webSessions };
 }
 
 // What other areas use of this one (they import only this file).
-export type { AuthService } from './auth.service.js';
+export type { AuthService, LoginResult } from './auth.service.js';
+export type { WebSession, WebSessions } from './web-sessions.js';
 export { InvalidTokenError } from './tokens.js';
 export type { TokenService } from './tokens.js';

@@ -46,6 +46,9 @@ export function keyspace(prefix: string) {
       fromAddress: (kind: 'codes' | 'attempts', scope: 'address' | 'network', value: string) => `${prefix}rl:signin-${kind}:${scope}:${value}`,
       twoFactorTries: (attemptId: string) => `${prefix}rl:2fa:${attemptId}`,
       twoFactorUsed: (attemptId: string) => `${prefix}2fa-used:${attemptId}`,
+      /** A console browser session (by the hash of its cookie), and what it keeps to show once. */
+      webSession: (id: string) => `${prefix}web-session:${id}`,
+      webShown: (id: string, shownId: string) => `${prefix}web-shown:${id}:${shownId}`,
     },
     users: {
       /** Wrong authenticator codes on two-factor enable and disable, per account. */

@@ -3,6 +3,7 @@ import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, di
 import type { AccountDoc } from '../../src/wallets/ledger.repo.js';
 import type { ActivityDoc } from '../../src/apps/apps.repo.js';
 import { after, before, describe, it } from 'node:test';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import type { Workers } from '../../workers/main.js';
 import { walletWith } from '../helpers/wallets.js';
@@ -468,6 +469,25 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const noScope = await setUp();
     reply = () => ({ type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'x', description: 'd', expiresIn: 600 } });
     assert.equal((await invoke(noScope.member, noScope.appId, { roomId: noScope.roomId, command: 'hello' })).json().outcome, 'failed');
+  });
+
+  it('a payment reply the service refuses is failed for the member and logged as refused, with why, in the list and the CSV alike', async () => {
+    const s = await setUp({ scopes: ['payments'] });
+    const asked = { amount: '1.1234567', reference: 'once' };
+    reply = () => ({ type: 'payment', payment: { ...asked, currency: 'USDT', description: 'd', expiresIn: 600 } });
+    const refused = async (why: RegExp) => {
+      assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json().outcome, 'failed');
+      const row = (await api(s.owner, 'GET', `/api/apps/${s.appId}/activity`)).json().items[0] as { id: string; outcome: string; failure: string; detail: string };
+      assert.deepEqual([row.outcome, row.failure], ['FAILED', 'PAYMENT_REFUSED']);
+      assert.match(row.detail, why);
+      const csv = parseCsv((await api(s.owner, 'GET', `/api/apps/${s.appId}/activity.csv`)).body, { columns: true }) as Record<string, string>[];
+      assert.deepEqual([csv[0]!.id, csv[0]!.outcome, csv[0]!.failure, csv[0]!.detail], [row.id, 'FAILED', 'PAYMENT_REFUSED', row.detail]);
+    };
+    await refused(/^payment\.amount: 1\.1234567 has more decimals than USDT has \(6\)$/);
+    asked.amount = '1.5';
+    assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json().outcome, 'payment');
+    assert.equal((await api(s.owner, 'GET', `/api/apps/${s.appId}/activity`)).json().items[0].outcome, 'OK');
+    await refused(/^payment\.reference: "once" was used by an earlier payment of this app$/);
   });
 
   it('the payments interface: look-ups, refunds never past the payment, payouts from the balance, each idempotent by key', async () => {

@@ -270,6 +270,8 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     assert.equal(rows.length, 4);
     assert.deepEqual(rows.map((r) => [r.id, r.event, r.outcome, Number(r.ms)]), listed.map((a) => [a.id, a.event, a.outcome, a.ms]));
     assert.equal(rows[0]!.event, 'odd, "event"\nname');
+    // Every field of the JSON row has its column (what broke included: failure, detail, the app's error code).
+    assert.deepEqual(Object.keys(rows[0]!).sort(), Object.keys(listed[0]!).sort());
     assert.equal((await api(await makeUser(t), 'GET', `/api/apps/${id}/activity.csv`)).json().code, 'APP_NOT_FOUND');
   });
 

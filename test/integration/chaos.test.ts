@@ -375,8 +375,11 @@ describe('chaos: payment events when a worker or an api is killed (SIGKILL)', ()
     const created = (await t.app.inject({ method: 'POST', url: '/api/apps', headers: bearer(owner.accessToken), payload: { name: 'Crash shop', webhookUrl: app!.url } })).json() as { id: string };
     const walletId = await walletWith(t, member, 'USDT', 10_000_000n);
     const payments = t.ctx.services.appPayments;
-    const open = async (reference: string) =>
-      (await payments.open({ appId: created.id, userId: member.userId, appUserId: `au-${reference}`, invocationId: `inv-${reference}`, payment: { amount: '2', currency: 'USDT', reference, description: 'Crash test', expiresIn: 600 } }))!;
+    const open = async (reference: string) => {
+      const opening = await payments.open({ appId: created.id, userId: member.userId, appUserId: `au-${reference}`, invocationId: `inv-${reference}`, payment: { amount: '2', currency: 'USDT', reference, description: 'Crash test', expiresIn: 600 } });
+      assert.ok('opened' in opening, 'the payment opened');
+      return opening.opened;
+    };
     const paid = await open('crash-1');
     const declined = await open('crash-2');
 

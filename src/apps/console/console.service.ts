@@ -8,7 +8,7 @@ import type { Principal } from '../../platform/principal.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
 import { AppsErrors } from '../apps.errors.js';
 import { CommonErrors } from '../../platform/common.errors.js';
-import type { AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
+import type { ActivityFilter, AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
 import type { AppCreatedSchema, AppDtoSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, WebhookSecretSchema } from '../apps.schemas.js';
 import { manifestHash, parseManifest } from '../shared/manifest.js';
 import { newSecret, sealSecret, tokenHash, tokenMatches } from './secrets.js';
@@ -24,7 +24,8 @@ const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 export const DEFAULT_TIMEOUT_MS = 5_000;
 const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
 
-const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'id'] as const;
+// Every column of the JSON row: what broke (failure, detail) and the app's own error code included.
+const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'id'] as const;
 
 /** One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for null. */
 export function csvField(value: string | number | null): string {
@@ -48,6 +49,8 @@ export class AppsService {
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
       isSiteAdmin: (userId: string) => Promise<boolean>;
+      /** How many members have an app installed. */
+      countInstalls: (appId: string) => Promise<number>;
       /** The administrators' audit log. */
       audit: Pick<AdminAuditRepo, 'record'>;
       secretKey: Buffer;
@@ -58,6 +61,7 @@ export class AppsService {
 
   present(app: AppDoc): AppView {
     const now = this.deps.clock().getTime();
+    const retiring = app.secrets.find((s) => s.retiresAt !== null && s.retiresAt.getTime() > now);
     return {
       id: app._id,
       name: app.name,
@@ -67,7 +71,8 @@ export class AppsService {
       health: app.health,
       public: app.public,
       replyTimeoutSeconds: app.timeoutMs / 1000,
-      secretRotating: app.secrets.some((s) => s.retiresAt !== null && s.retiresAt.getTime() > now),
+      secretRotating: retiring !== undefined,
+      previousSecretValidUntil: retiring?.retiresAt?.toISOString() ?? null,
       createdAt: app.createdAt.toISOString(),
     };
   }
@@ -211,10 +216,46 @@ export class AppsService {
     return this.present(app);
   }
 
+  /** What the console's app page shows beside the app: breaker, installs, manifest versions (newest first). */
+  async overview(principal: Principal, appId: string): Promise<{ app: AppView; breakerOpen: boolean; installs: number; manifests: { version: string; hash: string; createdAt: string }[] }> {
+    const app = await this.owned(principal, appId);
+    const [breakerOpen, installs, manifests] = await Promise.all([this.deps.webhooks.breakerOpen(appId), this.deps.countInstalls(appId), this.deps.repo.manifestsOf(appId)]);
+    return { app: this.present(app), breakerOpen, installs, manifests: manifests.map((m) => ({ version: m.version, hash: m.hash, createdAt: m.createdAt.toISOString() })) };
+  }
+
+  /** One uploaded manifest version as its JSON text (pretty), for the console's editor. */
+  async manifestText(principal: Principal, appId: string, version: string): Promise<string> {
+    await this.owned(principal, appId);
+    const doc = await this.deps.repo.findManifest(appId, version);
+    if (!doc) throw AppsErrors.APP_NOT_FOUND({ message: 'No such manifest version' });
+    return JSON.stringify(JSON.parse(doc.manifest), null, 2);
+  }
+
+  /**
+   * The console's way to change the webhook URL: saved only when the new URL answers a signed ping
+   * with a pong (as Discord's interactions URL); the ping's activity row either way.
+   */
+  async saveWebhookUrlAfterPing(principal: Principal, appId: string, webhookUrl: string): Promise<{ saved: boolean; ping: ActivityView }> {
+    const app = await this.owned(principal, appId);
+    this.assertUrl(webhookUrl);
+    const ping = presentActivity(must((await this.deps.webhooks.pingCandidate(app, webhookUrl)).activity, 'a ping\'s activity row'));
+    if (ping.outcome !== 'OK') return { saved: false, ping };
+    await this.deps.repo.updateApp(appId, { $set: { webhookUrl, health: 'UP', pingFailures: 0, updatedAt: this.deps.clock() } });
+    return { saved: true, ping };
+  }
+
   /** The owner's "send a ping now": the call's activity row. */
   async pingNow(principal: Principal, appId: string): Promise<ActivityView> {
     const app = await this.owned(principal, appId);
     return presentActivity(must((await this.deps.webhooks.ping(app)).activity, 'a ping\'s activity row'));
+  }
+
+  /** One row of the app's activity (the console's row page). */
+  async activityRow(principal: Principal, appId: string, activityId: string): Promise<ActivityView> {
+    await this.owned(principal, appId);
+    const row = await this.deps.repo.findActivity(appId, activityId);
+    if (!row) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
+    return presentActivity(row);
   }
 
   /** Sends a recorded payment-event delivery again, with its original delivery id, through the queue. */
@@ -238,9 +279,9 @@ export class AppsService {
     })();
   }
 
-  async activity(principal: Principal, appId: string, pageSize: number, currentPage: number): Promise<Page<ActivityView>> {
+  async activity(principal: Principal, appId: string, pageSize: number, currentPage: number, filter: ActivityFilter = {}): Promise<Page<ActivityView>> {
     await this.owned(principal, appId);
-    const { items, total } = await this.deps.repo.pageOfActivity(appId, pageSize, currentPage);
+    const { items, total } = await this.deps.repo.pageOfActivity(appId, pageSize, currentPage, filter);
     return page(items.map(presentActivity), total, pageSize, currentPage);
   }
 }

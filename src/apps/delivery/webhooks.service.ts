@@ -360,9 +360,23 @@ export class WebhooksService {
    * A health check: a signed `{type: "ping", ts}`, answered `{type: "pong"}`. A pong marks the app UP;
    * two failed checks in a row mark it DOWN (a check refused for 8 calls in flight counts as neither).
    */
-  async ping(app: AppDoc): Promise<CallResult> {
+  /** Whether the app's breaker is open now (its calls refused as BREAKER_OPEN). */
+  breakerOpen(appId: string): Promise<boolean> {
+    return this.deps.gate.isOpen(appId, this.deps.clock().getTime());
+  }
+
+  /** A signed ping to a URL the owner wants to use instead, recorded in the activity; the app's health is left as it is. */
+  async pingCandidate(app: AppDoc, webhookUrl: string): Promise<CallResult> {
+    return this.callPing({ ...app, webhookUrl });
+  }
+
+  private callPing(app: AppDoc): Promise<CallResult> {
     const ts = Math.floor(this.deps.clock().getTime() / 1000);
-    const result = await this.call(app, 'ping', { type: 'ping', ts }, { contractBreach: (reply) => (propertyOf(reply, 'type') === 'pong' ? null : 'type: expected "pong"') });
+    return this.call(app, 'ping', { type: 'ping', ts }, { contractBreach: (reply) => (propertyOf(reply, 'type') === 'pong' ? null : 'type: expected "pong"') });
+  }
+
+  async ping(app: AppDoc): Promise<CallResult> {
+    const result = await this.callPing(app);
     // Without waitWhenBusy every call is recorded, so its activity is there.
     const activity = must(result.activity, 'the ping\'s activity row');
     const { repo } = this.deps;

@@ -57,6 +57,11 @@ export class InstallsRepo {
     return this.installs.findOne({ _id: `${appId}:${userId}` });
   }
 
+  /** How many members have the app installed. */
+  countInstalls(appId: string): Promise<number> {
+    return this.installs.countDocuments({ appId });
+  }
+
   /** A member's installs, newest first. */
   installsOf(userId: string): Promise<InstallDoc[]> {
     return this.installs.find({ userId }).sort({ installedAt: -1 }).toArray();

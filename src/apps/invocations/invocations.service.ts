@@ -336,9 +336,13 @@ export class InvocationsService {
       case 'view':
         return { invocationId, outcome: 'view', ...empty, view: answer.view };
       case 'payment': {
-        const opened = await this.deps.payments.open({ appId: call.appId, userId: call.userId, appUserId: call.appUserId, invocationId, payment: answer.payment });
-        if (!opened) return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
-        return { invocationId, outcome: 'payment', ...empty, payment: this.deps.payments.present(opened) };
+        const opening = await this.deps.payments.open({ appId: call.appId, userId: call.userId, appUserId: call.appUserId, invocationId, payment: answer.payment });
+        if ('refused' in opening) {
+          // The member is told it failed; the app's activity row says so, and why.
+          await this.deps.repo.setRefused(call.activityId, 'PAYMENT_REFUSED', opening.refused);
+          return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
+        }
+        return { invocationId, outcome: 'payment', ...empty, payment: this.deps.payments.present(opening.opened) };
       }
     }
   }

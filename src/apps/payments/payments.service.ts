@@ -7,7 +7,7 @@ import type { CrashAt } from '../../platform/crash-points.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import type { Principal } from '../../platform/principal.js';
 import { hasMoved, InsufficientFunds, type Ledger } from '../../wallets/index.js';
-import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/index.js';
+import { CURRENCIES, formatAmount, fromStored, parseAmount, toStored } from '../../wallets/index.js';
 import { WalletsErrors } from '../../wallets/wallets.errors.js';
 import type { WalletsService } from '../../wallets/index.js';
 import { AppsErrors } from '../apps.errors.js';
@@ -103,11 +103,14 @@ export class AppPaymentsService {
     };
   }
 
-  /** Opens the payment sheet an app's `payment` reply asks for; null when the reply cannot be honoured (an amount out of bounds, a reference used before). */
-  async open(input: { appId: string; userId: string; appUserId: string; invocationId: string; payment: Extract<Reply, { type: 'payment' }>['payment'] }): Promise<AppPaymentDoc | null> {
+  /**
+   * Opens the payment sheet an app's `payment` reply asks for, or says why the reply cannot be honoured
+   * (an amount out of bounds, a reference used before): the app's activity row records it.
+   */
+  async open(input: { appId: string; userId: string; appUserId: string; invocationId: string; payment: Extract<Reply, { type: 'payment' }>['payment'] }): Promise<{ opened: AppPaymentDoc } | { refused: string }> {
     const currency = input.payment.currency;
     const amount = parseAmount(input.payment.amount, currency);
-    if (amount === null) return null;
+    if (amount === null) return { refused: amountProblem(input.payment.amount, currency) };
     const now = this.deps.clock();
     const doc: AppPaymentDoc = {
       _id: randomUUID(),
@@ -132,10 +135,10 @@ export class AppPaymentsService {
     try {
       await this.repo.insert(doc);
     } catch (error) {
-      if (isDuplicateKey(error)) return null;
+      if (isDuplicateKey(error)) return { refused: `payment.reference: "${input.payment.reference}" was used by an earlier payment of this app` };
       throw error;
     }
-    return doc;
+    return { opened: doc };
   }
 
   async get(principal: Principal, paymentId: string): Promise<AppPaymentView> {
@@ -283,4 +286,12 @@ export class AppPaymentsService {
     if (answer.type === 'error') return { outcome: 'error', card: null, message: null, userMessage: answer.userMessage };
     return null;
   }
+}
+
+/** Why an amount an app asked for cannot be charged (parseAmount refused it). */
+function amountProblem(amount: string, currency: keyof typeof CURRENCIES): string {
+  const { decimals } = CURRENCIES[currency];
+  const fraction = amount.split('.')[1] ?? '';
+  if (fraction.length > decimals) return `payment.amount: ${amount} has more decimals than ${currency} has (${decimals})`;
+  return `payment.amount: ${amount} is not an amount more than 0 (a decimal string such as "12.50")`;
 }

@@ -1,0 +1,426 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ActivityView } from '../../src/apps/delivery/webhooks.service.js';
+import type { AppView } from '../../src/apps/console/console.service.js';
+import { AppsErrors } from '../../src/apps/apps.errors.js';
+import { AuthErrors } from '../../src/auth/auth.errors.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
+import { AppError } from '../../src/platform/errors.js';
+import { html, type Html } from './html.js';
+import { csrfField, notice, problem, shownOnce } from './layout.js';
+import { annotated, syntaxErrorPlace, type Problem } from './manifest-view.js';
+import { Redirect, type ConsoleContext } from './context.js';
+
+type Form = Record<string, string | undefined>;
+type Params = { appId: string };
+const field = (request: FastifyRequest, name: string) => String((request.body as Form | undefined)?.[name] ?? '').trim();
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const OUTCOMES = ['OK', 'APP_ERROR', 'FAILED'] as const;
+
+function appId(request: FastifyRequest): string {
+  const id = (request.params as Params).appId;
+  if (!ID.test(id)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+  return id;
+}
+
+/** What broke, in words: the failure, where the contract broke, the app's own error code. */
+function whatBroke(row: ActivityView): string {
+  const parts = [row.failure, row.detail, row.appErrorCode ? `app error code ${row.appErrorCode}` : null].filter((part): part is string => Boolean(part));
+  return parts.join(' · ') || '—';
+}
+
+function time(iso: string | null): Html {
+  return iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>` : html`—`;
+}
+
+function left(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  const hours = Math.floor(ms / 3_600_000);
+  const minutes = Math.floor((ms % 3_600_000) / 60_000);
+  return `${hours} h ${minutes} min left`;
+}
+
+/** The developer's pages: apps, one app (webhook, secrets, keys), the manifest editor, the activity, the test console. */
+export function appPages(app: FastifyInstance, ctx: ConsoleContext): void {
+  const { services } = ctx;
+  const { apps } = services;
+  const hide = { schema: { hide: true } };
+
+  /** Keeps a secret for the next page and redirects there (post, redirect, get: a reload shows nothing). */
+  const showNext = async (request: FastifyRequest, label: string, secret: string, to: string) => {
+    const shown = await services.webSessions.keepToShowOnce(ctx.cookie(request), ctx.session(request), JSON.stringify({ label, secret }));
+    throw new Redirect(`${to}?shown=${shown}`);
+  };
+  const takeShown = async (request: FastifyRequest): Promise<Html> => {
+    const shown = (request.query as { shown?: string }).shown;
+    if (!shown) return html``;
+    const text = await services.webSessions.takeShown(ctx.cookie(request), ctx.session(request), shown);
+    if (!text) return notice('That secret was shown once already and is not kept in a form anyone can read. Rotate or create a new one if you did not copy it.');
+    const { label, secret } = JSON.parse(text) as { label: string; secret: string };
+    return shownOnce(label, secret);
+  };
+
+  // My apps.
+  const createForm = (csrf: string, message: string | null, values: { name?: string; webhookUrl?: string } = {}) => html`<section aria-labelledby="create-h">
+<h2 id="create-h">Create an app</h2>
+${problem(message)}
+<form method="post" action="/console/apps">${csrfField(csrf)}
+<label for="name">Name</label>
+<input id="name" name="name" required maxlength="100" value="${values.name ?? ''}">
+<label for="webhookUrl">Webhook URL</label>
+<p class="hint" id="url-hint">Where the service sends signed calls (HTTPS; private addresses are refused outside development).</p>
+<input id="webhookUrl" name="webhookUrl" type="url" required aria-describedby="url-hint" value="${values.webhookUrl ?? ''}">
+<button type="submit">Create app</button>
+</form></section>`;
+  const appsPage = async (request: FastifyRequest, reply: FastifyReply, message: string | null = null, values = {}, status = 200) => {
+    const session = ctx.session(request);
+    const mine = await apps.list(session.principal);
+    const cards = await Promise.all(mine.map(async (view) => ({ view, overview: await apps.overview(session.principal, view.id) })));
+    return ctx.send(
+      reply,
+      request,
+      'My apps',
+      html`${cards.length === 0
+        ? html`<p>No apps yet.</p>`
+        : html`<ul class="cards">${cards.map(
+            ({ view, overview }) => html`<li><h2><a href="/console/apps/${view.id}">${view.name}</a></h2>
+<p>Health: <strong class="health-${view.health}">${view.health}</strong> · Breaker: ${overview.breakerOpen ? html`<strong class="health-DOWN">open</strong>` : 'closed'} · Installs: ${overview.installs}</p>
+<p>Manifest: ${view.manifestVersion ?? 'none yet'}</p></li>`,
+          )}</ul>`}
+${createForm(session.csrf, message, values)}`,
+      status,
+    );
+  };
+
+  app.get('/console', hide, async (request, reply) => appsPage(request, reply));
+
+  app.post('/console/apps', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const values = { name: field(request, 'name'), webhookUrl: field(request, 'webhookUrl') };
+    if (values.name.length < 1 || values.name.length > 100) return appsPage(request, reply, 'Give the app a name of 1 to 100 characters.', values, 400);
+    let created;
+    try {
+      created = await apps.create(session.principal, values);
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500) return appsPage(request, reply, `${error.message}. Give an https:// URL of your app's server.`, values, 400);
+      throw error;
+    }
+    return showNext(request, 'Your webhook signing secret', created.webhookSecret, `/console/apps/${created.id}`);
+  });
+
+  // One app.
+  const appPage = async (request: FastifyRequest, reply: FastifyReply, extra: { top?: Html; webhookUrl?: string; status?: number } = {}) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const { app: view, breakerOpen, installs } = await apps.overview(session.principal, id);
+    const credentials = await apps.credentials(session.principal, id);
+    const now = Date.now();
+    const csrf = csrfField(session.csrf);
+    return ctx.send(
+      reply,
+      request,
+      view.name,
+      html`${await takeShown(request)}${extra.top ?? ''}
+<nav aria-label="This app"><a href="/console/apps/${id}/manifest">Manifest</a> · <a href="/console/apps/${id}/activity">Activity</a> · <a href="/console/apps/${id}/test">Test console</a></nav>
+<dl class="facts">
+<dt>App id</dt><dd><code>${id}</code></dd>
+<dt>Health</dt><dd><strong class="health-${view.health}">${view.health}</strong></dd>
+<dt>Breaker</dt><dd>${breakerOpen ? 'open: calls are refused for a minute after repeated failures' : 'closed'}</dd>
+<dt>Installs</dt><dd>${installs}</dd>
+<dt>Manifest</dt><dd>${view.manifestVersion ?? 'none yet'}</dd>
+<dt>Reply time</dt><dd>${view.replyTimeoutSeconds} s</dd>
+</dl>
+<section aria-labelledby="webhook-h"><h2 id="webhook-h">Webhook URL</h2>
+<p>Now: <code>${view.webhookUrl}</code>. A new URL is saved only once it answers a signed ping with a pong.</p>
+<form method="post" action="/console/apps/${id}/webhook">${csrf}
+<label for="webhookUrl">New webhook URL</label>
+<input id="webhookUrl" name="webhookUrl" type="url" required value="${extra.webhookUrl ?? ''}">
+<button type="submit">Ping it and save</button>
+</form>
+<form method="post" action="/console/apps/${id}/ping">${csrf}<button type="submit" class="secondary">Ping the current URL now</button></form>
+</section>
+<section aria-labelledby="secret-h"><h2 id="secret-h">Webhook signing secret</h2>
+${rotation(view, now)}
+<form method="post" action="/console/apps/${id}/secret/rotate">${csrf}<button type="submit">Rotate the secret</button></form>
+</section>
+<section aria-labelledby="keys-h"><h2 id="keys-h">Bot tokens and payments keys</h2>
+${credentials.length === 0
+  ? html`<p>None in force.</p>`
+  : html`<table><thead><tr><th scope="col">Kind</th><th scope="col">Prefix</th><th scope="col">Room</th><th scope="col">Created</th><th scope="col"><span class="skip">Revoke</span></th></tr></thead><tbody>
+${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : 'Payments key'}</td><td><code>${c.prefix}</code></td><td>${c.roomId ?? '—'}</td><td>${time(c.createdAt)}</td>
+<td><form method="post" action="/console/apps/${id}/credentials/${c.id}/revoke" class="inline">${csrf}<button type="submit" class="danger" aria-label="Revoke ${c.prefix}">Revoke</button></form></td></tr>`)}
+</tbody></table>`}
+<form method="post" action="/console/apps/${id}/payment-keys">${csrf}<button type="submit">New payments key</button></form>
+<form method="post" action="/console/apps/${id}/bot-tokens">${csrf}
+<label for="roomId">Room id for a new bot token</label>
+<p class="hint" id="room-hint">A room the app was added to.</p>
+<input id="roomId" name="roomId" required aria-describedby="room-hint">
+<button type="submit">New bot token</button>
+</form></section>`,
+      extra.status,
+    );
+  };
+  const rotation = (view: AppView, now: number) =>
+    view.previousSecretValidUntil
+      ? html`<p>Rotating: calls carry both signatures until ${time(view.previousSecretValidUntil)} (<span data-overlap>${left(view.previousSecretValidUntil, now)}</span>); then only the new secret signs.</p>`
+      : html`<p>One secret signs every call. Rotating makes a new one (shown once); the old one keeps signing for 24 hours beside it.</p>`;
+
+  app.get('/console/apps/:appId', hide, async (request, reply) => appPage(request, reply));
+
+  app.post('/console/apps/:appId/webhook', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const webhookUrl = field(request, 'webhookUrl');
+    try {
+      const { saved, ping } = await apps.saveWebhookUrlAfterPing(session.principal, appId(request), webhookUrl);
+      if (saved) return appPage(request, reply, { top: notice(`Saved: ${webhookUrl} answered the signed ping in ${ping.ms} ms.`) });
+      return appPage(request, reply, { top: problem(`Not saved: ${webhookUrl} did not answer the signed ping with a pong (${whatBroke(ping)}). Make your server answer {"type":"pong"} to a ping, then try again.`), webhookUrl, status: 400 });
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return appPage(request, reply, { top: problem(`Not saved: ${error.message}.`), webhookUrl, status: 400 });
+      throw error;
+    }
+  });
+
+  app.post('/console/apps/:appId/ping', hide, async (request, reply) => {
+    const ping = await apps.pingNow(ctx.session(request).principal, appId(request));
+    return appPage(request, reply, { top: ping.outcome === 'OK' ? notice(`Pong in ${ping.ms} ms.`) : problem(`The ping failed: ${whatBroke(ping)}.`) });
+  });
+
+  app.post('/console/apps/:appId/secret/rotate', hide, async (request) => {
+    const id = appId(request);
+    const rotated = await apps.rotateSecret(ctx.session(request).principal, id);
+    return showNext(request, 'Your new webhook signing secret', rotated.webhookSecret, `/console/apps/${id}`);
+  });
+
+  app.post('/console/apps/:appId/payment-keys', hide, async (request) => {
+    const id = appId(request);
+    const created = await apps.createCredential(ctx.session(request).principal, id, 'PAYMENT_KEY', null);
+    return showNext(request, 'Your new payments key', created.token, `/console/apps/${id}`);
+  });
+
+  app.post('/console/apps/:appId/bot-tokens', hide, async (request, reply) => {
+    const id = appId(request);
+    const roomId = field(request, 'roomId');
+    let created;
+    try {
+      if (!ID.test(roomId)) throw CommonErrors.VALIDATION_FAILED({ message: 'A room id is letters, digits, - and _' });
+      created = await apps.createCredential(ctx.session(request).principal, id, 'BOT_TOKEN', roomId);
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return appPage(request, reply, { top: problem(`No bot token made: ${error.message}. Add the app to the room first, then try again.`), status: 400 });
+      throw error;
+    }
+    return showNext(request, 'Your new bot token', created.token, `/console/apps/${id}`);
+  });
+
+  app.post('/console/apps/:appId/credentials/:credentialId/revoke', hide, async (request, reply) => {
+    const { credentialId } = request.params as { credentialId: string };
+    if (!ID.test(credentialId)) throw AppsErrors.CREDENTIAL_NOT_FOUND();
+    await apps.revokeCredential(ctx.session(request).principal, appId(request), credentialId);
+    return appPage(request, reply, { top: notice('Revoked: it stopped working at once.') });
+  });
+
+  // The manifest editor.
+  const manifestPage = async (request: FastifyRequest, reply: FastifyReply, state: { text?: string; result?: Html; status?: number } = {}) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const { app: view, manifests } = await apps.overview(session.principal, id);
+    const version = (request.query as { version?: string }).version ?? view.manifestVersion;
+    const text = state.text ?? (version ? await apps.manifestText(session.principal, id, version) : '');
+    return ctx.send(
+      reply,
+      request,
+      `${view.name}: manifest`,
+      html`<p><a href="/console/apps/${id}">Back to ${view.name}</a></p>
+${state.result ?? ''}
+<form method="post" action="/console/apps/${id}/manifest" enctype="multipart/form-data">${csrfField(session.csrf)}
+<label for="manifest">Manifest (JSON)</label>
+<p class="hint" id="manifest-hint">Paste it here, or choose a file below (a file wins). Checked by the same rules as the REST upload; problems are shown at their line.</p>
+<textarea id="manifest" name="manifest" rows="18" aria-describedby="manifest-hint">${text}</textarea>
+<label for="file">Or upload a file</label>
+<input id="file" name="file" type="file" accept="application/json,.json">
+<button type="submit">Check and save</button>
+</form>
+<section aria-labelledby="history-h"><h2 id="history-h">Version history</h2>
+${manifests.length === 0 ? html`<p>No version uploaded yet.</p>` : html`<table><thead><tr><th scope="col">Version</th><th scope="col">Uploaded</th><th scope="col">Hash</th></tr></thead><tbody>
+${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?version=${encodeURIComponent(m.version)}">${m.version}</a>${m.version === view.manifestVersion ? ' (current)' : ''}</td><td>${time(m.createdAt)}</td><td><code>${m.hash}</code></td></tr>`)}
+</tbody></table>`}</section>`,
+      state.status,
+    );
+  };
+
+  app.get('/console/apps/:appId/manifest', hide, async (request, reply) => manifestPage(request, reply));
+
+  app.post('/console/apps/:appId/manifest', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    // Multipart: its fields are read here, and the form's token checked with them.
+    const fields: Record<string, string> = {};
+    let file: string | null = null;
+    if (!request.isMultipart()) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send the manifest form as the page does (multipart/form-data)' });
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        const body = (await part.toBuffer()).toString('utf8');
+        if (body.trim() !== '') file = body;
+      } else fields[part.fieldname] = String(part.value);
+    }
+    if (!services.webSessions.csrfMatches(session, fields._csrf)) throw AuthErrors.CSRF_REFUSED();
+    const text = file ?? fields.manifest ?? '';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      const place = syntaxErrorPlace(text, error as Error);
+      const where = place ? `line ${place.line}, column ${place.column}` : 'somewhere';
+      return manifestPage(request, reply, { text, result: problem(`Not saved: the manifest is not valid JSON (${where}: ${(error as Error).message}). Fix it there and send it again.`), status: 400 });
+    }
+    try {
+      const saved = await apps.putManifest(session.principal, id, parsed);
+      return manifestPage(request, reply, { text: JSON.stringify(parsed, null, 2), result: notice(`Saved version ${saved.version} (hash ${saved.manifestHash}). Members move to it when they update.`) });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status >= 500 || error.code === 'APP_NOT_FOUND') throw error;
+      const problems: Problem[] = (error.details ?? []).map((d) => ({ path: String(d.path ?? d.field ?? ''), message: String(d.message ?? '') }));
+      const result = problems.length > 0 ? html`${problem(`Not saved: ${error.code === 'MANIFEST_INVALID' ? 'the manifest has problems' : error.message}. Fix each one where it is marked, then send it again.`)}${annotated(parsed, problems)}` : problem(`Not saved: ${error.message}`);
+      // The editor holds it as the marked view prints it, so their line numbers agree.
+      return manifestPage(request, reply, { text: JSON.stringify(parsed, null, 2), result, status: 400 });
+    }
+  });
+
+  // The activity.
+  app.get('/console/apps/:appId/activity', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const query = request.query as Record<string, string | undefined>;
+    const outcome = OUTCOMES.find((o) => o === query.outcome);
+    const event = query.event && /^[A-Za-z0-9._-]{1,64}$/.test(query.event) ? query.event : undefined;
+    const day = (value: string | undefined) => (value && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)) ? new Date(`${value}T00:00:00Z`) : undefined);
+    const from = day(query.from);
+    const toDay = day(query.to);
+    const to = toDay ? new Date(toDay.getTime() + 86_400_000) : undefined;
+    const pageNo = Math.max(0, Math.min(1000, Number.parseInt(query.page ?? '0', 10) || 0));
+    const { app: view } = await apps.overview(session.principal, id);
+    const listed = await apps.activity(session.principal, id, 50, pageNo, { outcome, event, from, to });
+    const keep = new URLSearchParams(Object.entries({ outcome, event, from: query.from && from ? query.from : undefined, to: query.to && toDay ? query.to : undefined }).filter((e): e is [string, string] => e[1] !== undefined));
+    return ctx.send(
+      reply,
+      request,
+      `${view.name}: activity`,
+      html`<p><a href="/console/apps/${id}">Back to ${view.name}</a> · <a href="/console/apps/${id}/activity.csv" download>Download all as CSV</a></p>
+<form method="get" action="/console/apps/${id}/activity" aria-label="Filter">
+<label for="outcome">Outcome</label>
+<select id="outcome" name="outcome"><option value="">Any</option>${OUTCOMES.map((o) => html`<option value="${o}"${o === outcome ? html` selected` : ''}>${o}</option>`)}</select>
+<label for="event">Kind of call</label>
+<input id="event" name="event" placeholder="invocation, ping, payment.completed" value="${event ?? ''}">
+<label for="from">From (day, UTC)</label><input id="from" name="from" type="date" value="${from ? query.from : ''}">
+<label for="to">To (day, UTC, included)</label><input id="to" name="to" type="date" value="${toDay ? query.to : ''}">
+<button type="submit">Filter</button>
+</form>
+<p>${listed.totalItems} ${listed.totalItems === 1 ? 'call' : 'calls'}${listed.totalPages > 1 ? `, page ${pageNo + 1} of ${listed.totalPages}` : ''}.</p>
+<table><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">ms</th><th scope="col">What broke</th></tr></thead><tbody>
+${listed.items.map((row) => html`<tr data-activity="${row.id}"><td><a href="/console/apps/${id}/activity/${row.id}">${time(row.createdAt)}</a></td><td>${row.event}</td><td>${row.outcome}</td><td>${row.status ?? '—'}</td><td>${row.ms}</td><td>${whatBroke(row)}</td></tr>`)}
+</tbody></table>
+${pageNo > 0 ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&page=${pageNo - 1}">Newer</a> ` : ''}${pageNo + 1 < listed.totalPages ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&page=${pageNo + 1}">Older</a>` : ''}`,
+    );
+  });
+
+  app.get('/console/apps/:appId/activity/:activityId', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const { activityId } = request.params as { activityId: string };
+    if (!ID.test(activityId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
+    const row = await apps.activityRow(session.principal, id, activityId);
+    const replayable = row.event.startsWith('payment.') && row.outcome !== 'OK';
+    return ctx.send(
+      reply,
+      request,
+      `Call ${row.deliveryId}`,
+      html`<p><a href="/console/apps/${id}/activity">Back to the activity</a></p>
+<dl class="facts">
+<dt>When</dt><dd>${time(row.createdAt)}</dd><dt>Kind</dt><dd>${row.event}</dd><dt>Delivery id</dt><dd><code>${row.deliveryId}</code> (X-Service-Delivery)</dd>
+<dt>Outcome</dt><dd>${row.outcome}</dd><dt>Reply status</dt><dd>${row.status ?? 'no reply'}</dd><dt>Time</dt><dd>${row.ms} ms</dd>
+<dt>Request</dt><dd>${row.requestBytes} bytes</dd><dt>Reply</dt><dd>${row.replyBytes} bytes</dd>
+<dt>Failure</dt><dd>${row.failure ?? '—'}</dd><dt>What broke</dt><dd>${row.detail ?? '—'}</dd><dt>App error code</dt><dd>${row.appErrorCode ?? '—'}</dd>
+</dl>
+${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${row.id}/replay">${csrfField(session.csrf)}<button type="submit">Send this payment event again</button></form>` : ''}`,
+    );
+  });
+
+  app.post('/console/apps/:appId/activity/:activityId/replay', hide, async (request, reply) => {
+    const id = appId(request);
+    const { activityId } = request.params as { activityId: string };
+    if (!ID.test(activityId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
+    await apps.replay(ctx.session(request).principal, id, activityId);
+    return ctx.send(reply, request, 'Sent again', html`${notice('Queued: the event goes out again with its original delivery id, so your server can tell it from a new one.')}<p><a href="/console/apps/${id}/activity">Back to the activity</a></p>`);
+  });
+
+  app.get('/console/apps/:appId/activity.csv', hide, async (request, reply) => {
+    const id = appId(request);
+    const rows = await apps.activityCsv(ctx.session(request).principal, id);
+    reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="activity-${id}.csv"`);
+    return reply.send(Readable.from(rows));
+  });
+
+  // The test console: the owner calls the app with no room, as a tester, and sees the call and the reply.
+  const testPage = async (request: FastifyRequest, reply: FastifyReply, state: { command?: string; values?: string; result?: Html; status?: number } = {}) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const { app: view } = await apps.overview(session.principal, id);
+    const commands = view.manifestVersion ? commandsOf(await apps.manifestText(session.principal, id, view.manifestVersion)) : [];
+    return ctx.send(
+      reply,
+      request,
+      `${view.name}: test console`,
+      html`<p><a href="/console/apps/${id}">Back to ${view.name}</a></p>
+${state.result ?? ''}
+${commands.length === 0
+  ? html`<p>Upload a manifest with a command first.</p>`
+  : html`<form method="post" action="/console/apps/${id}/test">${csrfField(session.csrf)}
+<label for="command">Command</label>
+<select id="command" name="command">${commands.map((c) => html`<option value="${c}"${c === state.command ? html` selected` : ''}>${c}</option>`)}</select>
+<label for="values">Answers (JSON object by input id; empty for none)</label>
+<textarea id="values" name="values" rows="4">${state.values ?? ''}</textarea>
+<button type="submit">Run as the tester</button>
+</form>`}`,
+      state.status,
+    );
+  };
+
+  app.get('/console/apps/:appId/test', hide, async (request, reply) => testPage(request, reply));
+
+  app.post('/console/apps/:appId/test', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const command = field(request, 'command');
+    const valuesText = field(request, 'values');
+    let values: Record<string, unknown> | undefined;
+    if (valuesText !== '') {
+      try {
+        values = JSON.parse(valuesText) as Record<string, unknown>;
+      } catch {
+        values = undefined;
+      }
+      if (values === undefined || typeof values !== 'object' || values === null || Array.isArray(values)) {
+        return testPage(request, reply, { command, values: valuesText, result: problem('The answers must be a JSON object, e.g. {"size": "l"}: fix them and run again.'), status: 400 });
+      }
+    }
+    let result;
+    try {
+      result = await services.appInvocations.invoke(session.principal, id, { command, ...(values ? { values } : {}) }, { ip: request.ip, testConsole: true });
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return testPage(request, reply, { command, values: valuesText, result: problem(`Not sent: ${error.message}`), status: 400 });
+      throw error;
+    }
+    const call = (await apps.activity(session.principal, id, 1, 0)).items[0];
+    return testPage(request, reply, {
+      command,
+      values: valuesText,
+      result: html`<section aria-labelledby="result-h"><h2 id="result-h">Reply: ${result.outcome}</h2>
+${call ? html`<p>The call: <a href="/console/apps/${id}/activity/${call.id}">${call.event} ${call.deliveryId}</a>, ${call.outcome}, ${call.ms} ms${call.outcome === 'OK' ? '' : `, ${whatBroke(call)}`}.</p>` : ''}
+<pre data-reply>${JSON.stringify(result, null, 2)}</pre></section>`,
+    });
+  });
+}
+
+/** The command ids of a manifest's text. */
+function commandsOf(text: string): string[] {
+  const manifest = JSON.parse(text) as { commands?: { id?: unknown }[] };
+  return (manifest.commands ?? []).map((c) => c.id).filter((id): id is string => typeof id === 'string');
+}
