@@ -339,6 +339,11 @@ ${pageNo > 0 ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&pag
 <dt>Request</dt><dd>${row.requestBytes} bytes</dd><dt>Reply</dt><dd>${row.replyBytes} bytes</dd>
 <dt>Failure</dt><dd>${row.failure ?? '—'}</dd><dt>What broke</dt><dd>${row.detail ?? '—'}</dd><dt>App error code</dt><dd>${row.appErrorCode ?? '—'}</dd>
 </dl>
+<h2>Request</h2>
+<p class="hint">POST to the webhook URL with X-Service-App, X-Service-Delivery, X-Service-Timestamp and X-Service-Signature; the body:</p>
+<pre data-request>${pretty(row.request)}</pre>
+<h2>Reply</h2>
+<pre data-reply-body>${row.reply === null ? 'No reply came.' : pretty(row.reply)}</pre>
 ${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${row.id}/replay">${csrfField(session.csrf)}<button type="submit">Send this payment event again</button></form>` : ''}`,
     );
   });
@@ -417,6 +422,16 @@ ${call ? html`<p>The call: <a href="/console/apps/${id}/activity/${call.id}">${c
 <pre data-reply>${JSON.stringify(result, null, 2)}</pre></section>`,
     });
   });
+}
+
+/** A body as kept, indented when it is whole JSON. */
+function pretty(text: string | null): string {
+  if (text === null) return '(not kept for this call)';
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 /** The command ids of a manifest's text. */

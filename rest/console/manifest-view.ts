@@ -61,13 +61,94 @@ export function annotated(value: unknown, problems: Problem[]): Html {
   })}</ol>`;
 }
 
-/** Where a JSON syntax error is: line and column from Node's message (position N, or line and column). */
+/**
+ * Where a JSON syntax error is: line and column from V8's message when it names them, else from a
+ * scan of the text (V8 names no place for an unexpected token).
+ */
 export function syntaxErrorPlace(text: string, error: Error): { line: number; column: number } | null {
   const lineColumn = /line (\d+) column (\d+)/.exec(error.message);
   if (lineColumn) return { line: Number(lineColumn[1]), column: Number(lineColumn[2]) };
-  const position = /position (\d+)/.exec(error.message);
-  if (!position) return null;
-  const before = text.slice(0, Number(position[1]));
-  const lines = before.split('\n');
+  const position = firstJsonError(text);
+  if (position === null) return null;
+  const lines = text.slice(0, position).split('\n');
   return { line: lines.length, column: lines.at(-1)!.length + 1 };
+}
+
+/** The offset of the first character where `text` stops being JSON; null when it is JSON. */
+export function firstJsonError(text: string): number | null {
+  let i = 0;
+  const space = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const literal = (word: string) => {
+    if (text.startsWith(word, i)) i += word.length;
+    else fail();
+  };
+  const string = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) fail();
+      if (text[i] === '\\') {
+        i++;
+        if (text[i] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail();
+          i += 4;
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? 'x')) fail();
+      }
+      i++;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const value = (): void => {
+    space();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      space();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        space();
+        if (text[i] !== '"') fail();
+        string();
+        space();
+        if (text[i] !== ':') fail();
+        i++;
+        value();
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail();
+      }
+    }
+    if (c === '[') {
+      i++;
+      space();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail();
+      }
+    }
+    if (c === '"') return string();
+    if (c === 't') return literal('true');
+    if (c === 'f') return literal('false');
+    if (c === 'n') return literal('null');
+    const number = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!number) fail();
+    i += number![0].length;
+  };
+  try {
+    value();
+    space();
+    return i < text.length ? i : null;
+  } catch (at) {
+    return at as number;
+  }
 }

@@ -118,6 +118,9 @@ export interface ActivityDoc {
   appErrorCode?: string;
   /** What broke the contract (the first problem: where and what), or what was refused of a reply; absent when nothing did. */
   detail?: string | null;
+  /** The body sent and the body of the reply (null when none came), cut at 2,048 characters; absent on rows from before they were kept. */
+  request?: string;
+  reply?: string | null;
   createdAt: Date;
 }
 

@@ -100,6 +100,8 @@ export const ActivityDtoSchema = z
     failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), PAYMENT_REFUSED (a `payment` reply the service could not open: the member was told it failed), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
     detail: z.string().nullable().describe('CONTRACT: what broke it (the first problem: where and what); PAYMENT_REFUSED: which field and why (an amount with more decimals than its currency, a reference used before); a payment event\'s reply that was received but not shown to the payer: why'),
     appErrorCode: z.string().nullable().describe('An `error` reply\'s `code`, as the app gave it (never shown to members)'),
+    request: z.string().nullable().describe('The JSON body sent (headers aside), its first 2,048 characters'),
+    reply: z.string().nullable().describe('The reply\'s body as text, its first 2,048 characters; null when no reply came'),
     createdAt: IsoDateTime,
   })
   .meta({ id: 'AppActivityDto' });

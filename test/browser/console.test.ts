@@ -158,6 +158,11 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     await page.getByRole('heading', { name: 'Reply: ack' }).waitFor();
     assert.match((await page.locator('[data-reply]').textContent())!, /Hello from hello/);
     await shot(page, 'test-console');
+    // The call's row: what was sent and what came back.
+    await page.getByRole('link', { name: /^invocation / }).click();
+    assert.match((await page.locator('[data-request]').textContent())!, /"command": "hello"/);
+    assert.match((await page.locator('[data-reply-body]').textContent())!, /"message": "Hello from hello"/);
+    await shot(page, 'activity-row');
 
     // The activity: every call, filtered by outcome, and the CSV download.
     await page.goto(`${base}/console/apps/${appId}/activity`);

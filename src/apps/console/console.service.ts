@@ -25,7 +25,7 @@ export const DEFAULT_TIMEOUT_MS = 5_000;
 const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
 
 // Every column of the JSON row: what broke (failure, detail) and the app's own error code included.
-const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'id'] as const;
+const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'request', 'reply', 'id'] as const;
 
 /** One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for null. */
 export function csvField(value: string | number | null): string {

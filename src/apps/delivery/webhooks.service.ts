@@ -44,8 +44,19 @@ export const presentActivity = (doc: ActivityDoc): ActivityView => ({
   failure: doc.failure,
   detail: doc.detail ?? null,
   appErrorCode: doc.appErrorCode ?? null,
+  request: doc.request ?? null,
+  reply: doc.reply ?? null,
   createdAt: doc.createdAt.toISOString(),
 });
+
+/** How much of a call's request and reply body an activity row keeps (characters of UTF-8 text). */
+export const BODY_EXCERPT_CHARS = 2_048;
+
+/** A body as the activity row keeps it: its text, cut at BODY_EXCERPT_CHARS with how long it was. */
+export function bodyExcerpt(body: Buffer): string {
+  const text = body.toString('utf8');
+  return text.length <= BODY_EXCERPT_CHARS ? text : `${text.slice(0, BODY_EXCERPT_CHARS)}… (${body.length} bytes in all)`;
+}
 
 export interface CallResult {
   /** Null only for a queued delivery that found 8 calls in flight: it waits in the queue instead (see deliver). */
@@ -166,6 +177,9 @@ export class WebhooksService {
       replyBytes: reply.body?.length ?? 0,
       failure,
       detail,
+      // What was sent and what came back, so the owner can see a call without logging it themselves.
+      request: bodyExcerpt(body),
+      reply: reply.body ? bodyExcerpt(reply.body) : null,
       createdAt: now,
     };
     await this.deps.repo.insertActivity(activity);
