@@ -364,7 +364,7 @@ ${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${r
   });
 
   // The test console: the owner calls the app with no room, as a tester, and sees the call and the reply.
-  const testPage = async (request: FastifyRequest, reply: FastifyReply, state: { command?: string; values?: string; result?: Html; status?: number } = {}) => {
+  const testPage = async (request: FastifyRequest, reply: FastifyReply, state: { command?: string; values?: string; result?: Html; next?: { invocationId: string; step: string; title: string }; status?: number } = {}) => {
     const session = ctx.session(request);
     const id = appId(request);
     const { app: view } = await apps.overview(session.principal, id);
@@ -375,11 +375,22 @@ ${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${r
       `${view.name}: test console`,
       html`<p><a href="/console/apps/${id}">Back to ${view.name}</a></p>
 ${state.result ?? ''}
+${state.next
+  ? html`<form method="post" action="/console/apps/${id}/test">${csrfField(session.csrf)}
+<h2>Next step: ${state.next.title}</h2>
+<input type="hidden" name="command" value="${state.command ?? ''}"><input type="hidden" name="invocationId" value="${state.next.invocationId}"><input type="hidden" name="step" value="${state.next.step}">
+<label for="step-values">Answers to this step (JSON object by input id)</label>
+<textarea id="step-values" name="values" rows="4"></textarea>
+<button type="submit">Answer this step</button>
+</form>`
+  : ''}
 ${commands.length === 0
   ? html`<p>Upload a manifest with a command first.</p>`
   : html`<form method="post" action="/console/apps/${id}/test">${csrfField(session.csrf)}
 <label for="command">Command</label>
 <select id="command" name="command">${commands.map((c) => html`<option value="${c}"${c === state.command ? html` selected` : ''}>${c}</option>`)}</select>
+<label for="first-step">First view (a dynamic flow's; empty otherwise)</label>
+<input id="first-step" name="step">
 <label for="values">Answers (JSON object by input id; empty for none)</label>
 <textarea id="values" name="values" rows="4">${state.values ?? ''}</textarea>
 <button type="submit">Run as the tester</button>
@@ -395,6 +406,10 @@ ${commands.length === 0
     const id = appId(request);
     const command = field(request, 'command');
     const valuesText = field(request, 'values');
+    // A dynamic flow's later step: the invocation and the view the answers come from.
+    const invocationId = field(request, 'invocationId');
+    const step = field(request, 'step');
+    const continuing = { ...(invocationId !== '' && ID.test(invocationId) ? { invocationId } : {}), ...(step !== '' && ID.test(step) ? { step } : {}) };
     let values: Record<string, unknown> | undefined;
     if (valuesText !== '') {
       try {
@@ -408,7 +423,7 @@ ${commands.length === 0
     }
     let result;
     try {
-      result = await services.appInvocations.invoke(session.principal, id, { command, ...(values ? { values } : {}) }, { ip: request.ip, testConsole: true });
+      result = await services.appInvocations.invoke(session.principal, id, { command, ...continuing, ...(values ? { values } : {}) }, { ip: request.ip, testConsole: true });
     } catch (error) {
       if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return testPage(request, reply, { command, values: valuesText, result: problem(`Not sent: ${error.message}`), status: 400 });
       throw error;
@@ -417,6 +432,7 @@ ${commands.length === 0
     return testPage(request, reply, {
       command,
       values: valuesText,
+      ...(result.outcome === 'view' && result.view ? { next: { invocationId: result.invocationId, step: result.view.id, title: result.view.title } } : {}),
       result: html`<section aria-labelledby="result-h"><h2 id="result-h">Reply: ${result.outcome}</h2>
 ${call ? html`<p>The call: <a href="/console/apps/${id}/activity/${call.id}">${call.event} ${call.deliveryId}</a>, ${call.outcome}, ${call.ms} ms${call.outcome === 'OK' ? '' : `, ${whatBroke(call)}`}.</p>` : ''}
 <pre data-reply>${JSON.stringify(result, null, 2)}</pre></section>`,

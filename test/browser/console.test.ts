@@ -27,7 +27,16 @@ const manifest = (flow = 'order-form') => ({
     { id: 'hello', title: 'Hello' },
     { id: 'order', title: 'Order', flow },
   ],
-  flows: [{ id: 'order-form', mode: 'static', views: [{ id: 'size', title: 'Size', inputs: [{ id: 'size', type: 'text', label: 'Size', required: true }] }] }],
+  flows: [
+    {
+      id: 'order-form',
+      mode: 'dynamic',
+      views: [
+        { id: 'size', title: 'Size', inputs: [{ id: 'size', type: 'text', label: 'Size', required: true }] },
+        { id: 'details', title: 'Details', inputs: [{ id: 'count', type: 'number', label: 'How many', required: true, rules: { min: 1, max: 10 } }] },
+      ],
+    },
+  ],
 });
 
 describe('the console in a real browser (Chromium driven by Playwright)', () => {
@@ -47,8 +56,11 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     // localhost: a secure context for the browser, so the Secure, __Host- cookie is kept over plain HTTP.
     base = `http://localhost:${port}`;
     appServer = await startAppServer((call, res) => {
-      const body = JSON.parse(call.raw.toString()) as { type: string; command?: string };
+      const body = JSON.parse(call.raw.toString()) as { type: string; command?: string; step?: string; values?: Record<string, unknown> };
       if (body.type === 'ping') return json(res, { type: 'pong' });
+      // The order form: the size, then the details, then an ack naming both answers.
+      if (body.step === 'size') return json(res, { type: 'view', view: { id: 'details', title: 'How many?', blocks: [{ type: 'input', id: 'count' }] } });
+      if (body.step === 'details') return json(res, { type: 'ack', message: `Ordered ${String(body.values?.count)}` });
       return json(res, { type: 'ack', message: `Hello from ${body.command}` });
     });
     broken = await startAppServer((_call, res) => json(res, { type: 'nope' }));
@@ -158,16 +170,26 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     await page.getByRole('heading', { name: 'Reply: ack' }).waitFor();
     assert.match((await page.locator('[data-reply]').textContent())!, /Hello from hello/);
     await shot(page, 'test-console');
+    // A dynamic form, step by step.
+    await page.getByLabel('Command').selectOption('order');
+    await page.getByLabel('First view').fill('size');
+    await page.getByLabel('Answers (JSON object by input id; empty for none)').fill('{"size": "l"}');
+    await page.getByRole('button', { name: 'Run as the tester' }).click();
+    await page.getByRole('heading', { name: 'Next step: How many?' }).waitFor();
+    await page.getByLabel('Answers to this step').fill('{"count": 2}');
+    await page.getByRole('button', { name: 'Answer this step' }).click();
+    await page.getByRole('heading', { name: 'Reply: ack' }).waitFor();
+    assert.match((await page.locator('[data-reply]').textContent())!, /Ordered 2/);
     // The call's row: what was sent and what came back.
     await page.getByRole('link', { name: /^invocation / }).click();
-    assert.match((await page.locator('[data-request]').textContent())!, /"command": "hello"/);
-    assert.match((await page.locator('[data-reply-body]').textContent())!, /"message": "Hello from hello"/);
+    assert.match((await page.locator('[data-request]').textContent())!, /"step": "details"/);
+    assert.match((await page.locator('[data-reply-body]').textContent())!, /"message": "Ordered 2"/);
     await shot(page, 'activity-row');
 
     // The activity: every call, filtered by outcome, and the CSV download.
     await page.goto(`${base}/console/apps/${appId}/activity`);
     const rows = page.locator('tr[data-activity]');
-    assert.equal(await rows.count(), 3, 'two pings and an invocation');
+    assert.equal(await rows.count(), 5, 'two pings and three invocations');
     await page.getByLabel('Outcome').selectOption('FAILED');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/outcome=FAILED/);
@@ -176,7 +198,7 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     await shot(page, 'activity');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download all as CSV' }).click()]);
     const csv = parseCsv(await readFile((await download.path())!), { columns: true }) as Record<string, string>[];
-    assert.equal(csv.length, 3);
+    assert.equal(csv.length, 5);
     assert.ok(csv.some((row) => row.outcome === 'FAILED' && row.detail === 'type: expected "pong"'), 'the CSV says what broke');
 
     // Rotation: the new secret once, and the overlap's time left.
