@@ -1,15 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSession } from '../../src/auth/index.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
-import { AppError } from '../../src/platform/errors.js';
 import { MODERATION_ACTIONS, REPORT_TARGETS } from '../../src/moderation/moderation.schemas.js';
 import { html, type Html } from './html.js';
 import { csrfField, notice, problem } from './layout.js';
-import type { ConsoleContext } from './context.js';
+import { field, ID, refusal, type ConsoleContext } from './context.js';
 
-type Form = Record<string, string | undefined>;
-const field = (request: FastifyRequest, name: string) => String((request.body as Form | undefined)?.[name] ?? '').trim();
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const ACTION_LABELS: Record<(typeof MODERATION_ACTIONS)[number], string> = {
   DISMISS: 'Dismiss the reports',
@@ -96,8 +92,7 @@ ${audit.items.map((e) => html`<tr><td>${e.at}</td><td><code>${e.adminId}</code><
         const decided = await services.walletLimits.decide(session.principal, requestId, decision === 'approve');
         return adminPage(request, reply, notice(`The request of ${decided.userId} is ${decided.status.toLowerCase()}.`));
       } catch (error) {
-        if (error instanceof AppError && error.status < 500) return adminPage(request, reply, problem(`${error.message}.`), 400);
-        throw error;
+        return adminPage(request, reply, problem(`${refusal(error).message}.`), 400);
       }
     });
   }
@@ -112,8 +107,7 @@ ${audit.items.map((e) => html`<tr><td>${e.at}</td><td><code>${e.adminId}</code><
       const granted = await services.apps.grantReplyTime(session.principal, appId, seconds);
       return adminPage(request, reply, notice(`${granted.name} may now take ${granted.replyTimeoutSeconds} s to reply.`));
     } catch (error) {
-      if (error instanceof AppError && error.status < 500) return adminPage(request, reply, problem(`${error.message}: check the app id.`), 400);
-      throw error;
+      return adminPage(request, reply, problem(`${refusal(error).message}: check the app id.`), 400);
     }
   });
 
@@ -129,8 +123,7 @@ ${audit.items.map((e) => html`<tr><td>${e.at}</td><td><code>${e.adminId}</code><
       const outcome = await services.moderation.act(session.principal, { targetType, targetId, action, reason });
       return adminPage(request, reply, notice(`Done: ${outcome.decidedReports} ${outcome.decidedReports === 1 ? 'report' : 'reports'} decided.`));
     } catch (error) {
-      if (error instanceof AppError && error.status < 500) return adminPage(request, reply, problem(`${error.message}.`), 400);
-      throw error;
+      return adminPage(request, reply, problem(`${refusal(error).message}.`), 400);
     }
   });
 }

@@ -5,16 +5,12 @@ import type { AppView } from '../../src/apps/console/console.service.js';
 import { AppsErrors } from '../../src/apps/apps.errors.js';
 import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
-import { AppError } from '../../src/platform/errors.js';
 import { html, type Html } from './html.js';
 import { csrfField, notice, problem, shownOnce } from './layout.js';
 import { annotated, syntaxErrorPlace, type Problem } from './manifest-view.js';
-import { Redirect, type ConsoleContext } from './context.js';
+import { field, ID, Redirect, refusal, type ConsoleContext } from './context.js';
 
-type Form = Record<string, string | undefined>;
 type Params = { appId: string };
-const field = (request: FastifyRequest, name: string) => String((request.body as Form | undefined)?.[name] ?? '').trim();
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const OUTCOMES = ['OK', 'APP_ERROR', 'FAILED'] as const;
 
 function appId(request: FastifyRequest): string {
@@ -102,8 +98,7 @@ ${createForm(session.csrf, message, values)}`,
     try {
       created = await apps.create(session.principal, values);
     } catch (error) {
-      if (error instanceof AppError && error.status < 500) return appsPage(request, reply, `${error.message}. Give an https:// URL of your app's server.`, values, 400);
-      throw error;
+      return appsPage(request, reply, `${refusal(error).message}. Give an https:// URL of your app's server.`, values, 400);
     }
     return showNext(request, 'Your webhook signing secret', created.webhookSecret, `/console/apps/${created.id}`);
   });
@@ -175,8 +170,7 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
       if (saved) return appPage(request, reply, { top: notice(`Saved: ${webhookUrl} answered the signed ping in ${ping.ms} ms.`) });
       return appPage(request, reply, { top: problem(`Not saved: ${webhookUrl} did not answer the signed ping with a pong (${whatBroke(ping)}). Make your server answer {"type":"pong"} to a ping, then try again.`), webhookUrl, status: 400 });
     } catch (error) {
-      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return appPage(request, reply, { top: problem(`Not saved: ${error.message}.`), webhookUrl, status: 400 });
-      throw error;
+      return appPage(request, reply, { top: problem(`Not saved: ${refusal(error, ['APP_NOT_FOUND']).message}.`), webhookUrl, status: 400 });
     }
   });
 
@@ -205,8 +199,7 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
       if (!ID.test(roomId)) throw CommonErrors.VALIDATION_FAILED({ message: 'A room id is letters, digits, - and _' });
       created = await apps.createCredential(ctx.session(request).principal, id, 'BOT_TOKEN', roomId);
     } catch (error) {
-      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return appPage(request, reply, { top: problem(`No bot token made: ${error.message}. Add the app to the room first, then try again.`), status: 400 });
-      throw error;
+      return appPage(request, reply, { top: problem(`No bot token made: ${refusal(error, ['APP_NOT_FOUND']).message}. Add the app to the room first, then try again.`), status: 400 });
     }
     return showNext(request, 'Your new bot token', created.token, `/console/apps/${id}`);
   });
@@ -276,9 +269,9 @@ ${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?versio
       const saved = await apps.putManifest(session.principal, id, parsed);
       return manifestPage(request, reply, { text: JSON.stringify(parsed, null, 2), result: notice(`Saved version ${saved.version} (hash ${saved.manifestHash}). Members move to it when they update.`) });
     } catch (error) {
-      if (!(error instanceof AppError) || error.status >= 500 || error.code === 'APP_NOT_FOUND') throw error;
-      const problems: Problem[] = (error.details ?? []).map((d) => ({ path: String(d.path ?? d.field ?? ''), message: String(d.message ?? '') }));
-      const result = problems.length > 0 ? html`${problem(`Not saved: ${error.code === 'MANIFEST_INVALID' ? 'the manifest has problems' : error.message}. Fix each one where it is marked, then send it again.`)}${annotated(parsed, problems)}` : problem(`Not saved: ${error.message}`);
+      const refused = refusal(error, ['APP_NOT_FOUND']);
+      const problems: Problem[] = (refused.details ?? []).map((d) => ({ path: String(d.path ?? d.field ?? ''), message: String(d.message ?? '') }));
+      const result = problems.length > 0 ? html`${problem(`Not saved: ${refused.code === 'MANIFEST_INVALID' ? 'the manifest has problems' : refused.message}. Fix each one where it is marked, then send it again.`)}${annotated(parsed, problems)}` : problem(`Not saved: ${refused.message}`);
       // The editor holds it as the marked view prints it, so their line numbers agree.
       return manifestPage(request, reply, { text: JSON.stringify(parsed, null, 2), result, status: 400 });
     }
@@ -425,8 +418,7 @@ ${commands.length === 0
     try {
       result = await services.appInvocations.invoke(session.principal, id, { command, ...continuing, ...(values ? { values } : {}) }, { ip: request.ip, testConsole: true });
     } catch (error) {
-      if (error instanceof AppError && error.status < 500 && error.code !== 'APP_NOT_FOUND') return testPage(request, reply, { command, values: valuesText, result: problem(`Not sent: ${error.message}`), status: 400 });
-      throw error;
+      return testPage(request, reply, { command, values: valuesText, result: problem(`Not sent: ${refusal(error, ['APP_NOT_FOUND']).message}`), status: 400 });
     }
     const call = (await apps.activity(session.principal, id, 1, 0)).items[0];
     return testPage(request, reply, {

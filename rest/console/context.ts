@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSession } from '../../src/auth/index.js';
+import { AppError } from '../../src/platform/errors.js';
 import type { RouteOptions } from '../route-options.js';
 import type { Html } from './html.js';
 import type { Frame } from './layout.js';
@@ -24,3 +25,19 @@ export class Redirect extends Error {
   }
 }
 
+/** A form field as posted (urlencoded), trimmed; empty when absent. */
+export function field(request: FastifyRequest, name: string): string {
+  return String((request.body as Record<string, string | undefined> | undefined)?.[name] ?? '').trim();
+}
+
+/** What an id in a console URL or form may be (the service's ids are UUIDs and base64url). */
+export const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * A service's refusal (a 4xx AppError) to show on the form's page; anything else, and the codes in
+ * `passOn` (a missing app: the whole page is gone), is thrown on to the error page.
+ */
+export function refusal(error: unknown, passOn: string[] = []): AppError {
+  if (error instanceof AppError && error.status < 500 && !passOn.includes(error.code)) return error;
+  throw error;
+}

@@ -1,12 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { SessionTokens } from '../../src/auth/auth.service.js';
-import { AppError } from '../../src/platform/errors.js';
 import { html } from './html.js';
 import { problem } from './layout.js';
-import { COOKIE_NAME, Redirect, type ConsoleContext } from './context.js';
+import { COOKIE_NAME, field, Redirect, refusal, type ConsoleContext } from './context.js';
 
-type Form = Record<string, string | undefined>;
-const field = (request: FastifyRequest, name: string) => String((request.body as Form | undefined)?.[name] ?? '').trim();
 
 /** The device a browser session is: listed with the member's devices, where revoking it signs the browser out. */
 const CONSOLE_DEVICE = { name: 'Developer console (browser)', platform: 'WEB' } as const;
@@ -47,10 +44,7 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
     reply.header('set-cookie', `${COOKIE_NAME}=${cookie}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${12 * 3600}`);
     return reply.code(303).header('location', '/console').send();
   };
-  const message = (error: unknown) => {
-    if (error instanceof AppError && error.status < 500) return error.message;
-    throw error;
-  };
+  const message = (error: unknown) => refusal(error).message;
 
   app.get('/console/sign-in', hide, async (request, reply) => {
     if (request.consoleSession) throw new Redirect('/console');

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { addressOf, freshPhone, lastCode, startTestApp, type TestApp } from '../helpers/app.js';
+import { json, startAppServer, type AppServer } from '../helpers/app-server.js';
+
+/** The console's pages at their edges, over HTTP without a browser (the browser walk is test/browser/console.test.ts). */
+describe('console pages: sign-in, refusals and what they leave unchanged', () => {
+  let t: TestApp;
+  let appServer: AppServer;
+  before(async () => {
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    appServer = await startAppServer((_call, res) => json(res, { type: 'pong' }));
+  });
+  after(async () => {
+    await appServer.close();
+    await t.close();
+  });
+
+  const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+  const post = (url: string, fields: Record<string, string>, headers: Record<string, string> = {}, remoteAddress?: string) =>
+    t.app.inject({ method: 'POST', url, payload: form(fields), headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'localhost', ...headers }, ...(remoteAddress ? { remoteAddress } : {}) });
+  const get = (url: string, cookie?: string) => t.app.inject({ url, headers: { host: 'localhost', ...(cookie ? { cookie } : {}) } });
+
+  /** Signs in through the forms: the cookie and the session's form token. */
+  async function signInByForms(phone = freshPhone()): Promise<{ cookie: string; csrf: string; phone: string }> {
+    const address = addressOf(phone);
+    assert.equal((await post('/console/sign-in', { phone }, {}, address)).statusCode, 200);
+    const wrong = await post('/console/sign-in/code', { phone, code: '000000' }, {}, address);
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.body, /Type the code again, or ask for a new one/);
+    assert.equal(wrong.headers['set-cookie'], undefined, 'no session for a wrong code');
+    const signedIn = await post('/console/sign-in/code', { phone, code: await lastCode(t.outbox, phone) }, {}, address);
+    assert.equal(signedIn.statusCode, 303);
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    const page = await get('/console', cookie);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    return { cookie, csrf, phone };
+  }
+
+  it('sends a visitor to sign in, and answers a malformed number with what to do', async () => {
+    const visitor = await get('/console/apps/some-app');
+    assert.deepEqual([visitor.statusCode, visitor.headers.location], [303, '/console/sign-in']);
+    const bad = await post('/console/sign-in', { phone: '12' }, {}, '10.9.9.9');
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /Check the number and try again/);
+    assert.equal(bad.headers['content-security-policy'], "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    assert.equal(bad.headers['cache-control'], 'no-store');
+  });
+
+  it('refuses forms from another origin, from an opaque origin, and without the form token, changing nothing', async () => {
+    const { cookie, csrf } = await signInByForms();
+    const created = await post('/console/apps', { _csrf: csrf, name: 'Edge', webhookUrl: appServer.url }, { cookie });
+    assert.equal(created.statusCode, 303);
+    const appId = /\/console\/apps\/([^?]+)/.exec(String(created.headers.location))![1]!;
+    const secrets = async () => (await t.ctx.repos.apps.findApp(appId))!.secrets.length;
+    const before = await secrets();
+    for (const [headers, code] of [
+      [{ cookie, origin: 'http://evil.example' }, 'CROSS_SITE_REFUSED'],
+      [{ cookie, origin: 'null' }, 'CROSS_SITE_REFUSED'],
+      [{ cookie, origin: 'http://localhost' }, 'CSRF_REFUSED'],
+    ] as const) {
+      const fields: Record<string, string> = code === 'CSRF_REFUSED' ? { _csrf: `${csrf.slice(0, -1)}x` } : { _csrf: csrf };
+      const res = await post(`/console/apps/${appId}/secret/rotate`, fields, headers);
+      assert.equal(res.statusCode, 403, `${headers.origin}: ${res.body}`);
+      assert.match(res.body, new RegExp(code));
+    }
+    assert.equal(await secrets(), before, 'not rotated');
+    // The same form with its token, from the console's origin, rotates.
+    assert.equal((await post(`/console/apps/${appId}/secret/rotate`, { _csrf: csrf }, { cookie, origin: 'http://localhost' })).statusCode, 303);
+    assert.equal(await secrets(), before + 1);
+  });
+
+  it('shows refusals on their forms: a private-address URL, a bot token for a room without the app, a manifest that is not JSON, another member\'s app', async () => {
+    const { cookie, csrf } = await signInByForms();
+    const refused = await post('/console/apps', { _csrf: csrf, name: 'X', webhookUrl: 'ftp://example.com/hook' }, { cookie });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.body, /Give an https:\/\/ URL/);
+    const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: csrf, name: 'Y', webhookUrl: appServer.url }, { cookie })).headers.location))![1]!;
+    const token = await post(`/console/apps/${appId}/bot-tokens`, { _csrf: csrf, roomId: 'no-such-room' }, { cookie });
+    assert.equal(token.statusCode, 400);
+    assert.match(token.body, /No bot token made: .*Add the app to the room first/);
+    assert.deepEqual(await t.ctx.services.apps.credentials({ userId: (await t.ctx.repos.apps.findApp(appId))!.ownerId, deviceId: 'x' }, appId), []);
+
+    const boundary = '----console-test';
+    const multipart = (manifest: string) =>
+      [`--${boundary}`, 'Content-Disposition: form-data; name="_csrf"', '', csrf, `--${boundary}`, 'Content-Disposition: form-data; name="manifest"', '', manifest, `--${boundary}--`, ''].join('\r\n');
+    const notJson = await t.app.inject({ method: 'POST', url: `/console/apps/${appId}/manifest`, payload: multipart('{\n  "version": "1.0.0",\n  "commands": [,]\n}'), headers: { host: 'localhost', cookie, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    assert.equal(notJson.statusCode, 400);
+    assert.match(notJson.body, /not valid JSON \(line 3, column 16/);
+    assert.equal((await t.ctx.repos.apps.findApp(appId))!.manifestVersion, null, 'nothing saved');
+
+    const other = await signInByForms();
+    const foreign = await get(`/console/apps/${appId}`, other.cookie);
+    assert.equal(foreign.statusCode, 400);
+    assert.match(foreign.body, /APP_NOT_FOUND/);
+    assert.equal((await get(`/console/apps/${appId}/activity.csv`, other.cookie)).statusCode, 400, 'nor its activity');
+  });
+
+  it('filters the activity by outcome, kind and day', async () => {
+    const { cookie, csrf } = await signInByForms();
+    const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: csrf, name: 'Z', webhookUrl: appServer.url }, { cookie })).headers.location))![1]!;
+    for (let i = 0; i < 2; i++) assert.equal((await post(`/console/apps/${appId}/ping`, { _csrf: csrf }, { cookie })).statusCode, 200);
+    const rows = async (query: string) => ((await get(`/console/apps/${appId}/activity?${query}`, cookie)).body.match(/<tr data-activity=/g) ?? []).length;
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    assert.equal(await rows(''), 2);
+    assert.equal(await rows('outcome=OK&event=ping'), 2);
+    assert.equal(await rows('outcome=FAILED'), 0);
+    assert.equal(await rows('event=invocation'), 0);
+    assert.equal(await rows(`from=${today}&to=${today}`), 2, 'the "to" day is included');
+    assert.equal(await rows(`from=${tomorrow}`), 0);
+    assert.equal(await rows('outcome=<script>&from=not-a-day'), 2, 'a filter it cannot read is left out');
+  });
+});
