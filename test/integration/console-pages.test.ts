@@ -1,14 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { addressOf, freshPhone, lastCode, startTestApp, type TestApp } from '../helpers/app.js';
+import { addressOf, freshPhone, lastCode, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { httpAs } from '../helpers/factories.js';
+import { totp } from '../helpers/totp.js';
 import { json, startAppServer, type AppServer } from '../helpers/app-server.js';
 
 /** The console's pages at their edges, over HTTP without a browser (the browser walk is test/browser/console.test.ts). */
+const ADMIN_PHONE = '+4915100000778';
+
 describe('console pages: sign-in, refusals and what they leave unchanged', () => {
   let t: TestApp;
   let appServer: AppServer;
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', ADMIN_PHONES: ADMIN_PHONE });
     appServer = await startAppServer((_call, res) => json(res, { type: 'pong' }));
   });
   after(async () => {
@@ -19,6 +23,7 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
   const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
   const post = (url: string, fields: Record<string, string>, headers: Record<string, string> = {}, remoteAddress?: string) =>
     t.app.inject({ method: 'POST', url, payload: form(fields), headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'localhost', ...headers }, ...(remoteAddress ? { remoteAddress } : {}) });
+  const api = httpAs(() => t);
   const get = (url: string, cookie?: string) => t.app.inject({ url, headers: { host: 'localhost', ...(cookie ? { cookie } : {}) } });
 
   /** Signs in through the forms: the cookie and the session's form token. */
@@ -110,5 +115,57 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
     assert.equal(await rows(`from=${today}&to=${today}`), 2, 'the "to" day is included');
     assert.equal(await rows(`from=${tomorrow}`), 0);
     assert.equal(await rows('outcome=<script>&from=not-a-day'), 2, 'a filter it cannot read is left out');
+  });
+
+  it('asks for the authenticator code when two-factor is on; a wrong one gives no session', async () => {
+    const phone = freshPhone();
+    const member = await signIn(t, phone);
+    const setup = (await api(member, 'POST', '/api/users/2fa/setup')).json() as { secret: string };
+    assert.equal((await api(member, 'POST', `/api/users/2fa/enable?code=${totp(setup.secret, Date.now())}`)).statusCode, 200);
+    const address = addressOf(phone);
+    assert.equal((await post('/console/sign-in', { phone }, {}, address)).statusCode, 200);
+    const asked = await post('/console/sign-in/code', { phone, code: await lastCode(t.outbox, phone) }, {}, address);
+    assert.equal(asked.statusCode, 200);
+    assert.equal(asked.headers['set-cookie'], undefined);
+    const twoFactorToken = /name="twoFactorToken" value="([^"]+)"/.exec(asked.body)![1]!;
+    const wrong = await post('/console/sign-in/two-factor', { twoFactorToken, code: '123456' }, {}, address);
+    assert.equal(wrong.statusCode, 400);
+    assert.match(wrong.body, /Type the current code from your authenticator app/);
+    assert.equal(wrong.headers['set-cookie'], undefined);
+    const right = await post('/console/sign-in/two-factor', { twoFactorToken, code: totp(setup.secret, Date.now() + 30_000) }, {}, address);
+    assert.equal(right.statusCode, 303, right.body);
+    assert.match(String(right.headers['set-cookie']), /^__Host-console=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Strict/);
+  });
+
+  it('administrators grant reply time and act on the moderation queue, into the audit log; members get no such page', async () => {
+    const admin = await signInByForms(ADMIN_PHONE);
+    const member = await signInByForms();
+    assert.equal((await get('/console/admin', member.cookie)).statusCode, 404);
+    assert.equal((await post('/console/admin/reply-time', { _csrf: member.csrf, appId: 'x', seconds: '10' }, { cookie: member.cookie })).statusCode, 404, 'nor its forms');
+    const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: member.csrf, name: 'Slow', webhookUrl: appServer.url }, { cookie: member.cookie })).headers.location))![1]!;
+
+    for (const seconds of ['0', '121', 'ten']) {
+      const refused = await post('/console/admin/reply-time', { _csrf: admin.csrf, appId, seconds }, { cookie: admin.cookie });
+      assert.equal(refused.statusCode, 400, seconds);
+      assert.match(refused.body, /whole number of seconds from 1 to 120/);
+    }
+    const granted = await post('/console/admin/reply-time', { _csrf: admin.csrf, appId, seconds: '120' }, { cookie: admin.cookie });
+    assert.equal(granted.statusCode, 200);
+    assert.match(granted.body, /Slow may now take 120 s to reply/);
+    assert.equal((await t.ctx.repos.apps.findApp(appId))!.timeoutMs, 120_000);
+
+    const reporter = await signIn(t);
+    const offender = await signIn(t);
+    assert.equal((await api(reporter, 'POST', '/api/reports', { targetType: 'USER', targetId: offender.userId, reason: 'SPAM', comment: 'sells <b>things</b>' })).statusCode, 200);
+    const queue = await get('/console/admin', admin.cookie);
+    assert.match(queue.body, new RegExp(`data-reported="${offender.userId}"`));
+    assert.match(queue.body, /sells &lt;b&gt;things&lt;\/b&gt;/, 'what a member wrote is escaped');
+    const noReason = await post('/console/admin/reports/actions', { _csrf: admin.csrf, targetType: 'USER', targetId: offender.userId, action: 'DISMISS', reason: '' }, { cookie: admin.cookie });
+    assert.equal(noReason.statusCode, 400);
+    const acted = await post('/console/admin/reports/actions', { _csrf: admin.csrf, targetType: 'USER', targetId: offender.userId, action: 'DISMISS', reason: 'Not spam' }, { cookie: admin.cookie });
+    assert.equal(acted.statusCode, 200, acted.body);
+    assert.match(acted.body, /Done: 1 report decided/);
+    assert.doesNotMatch(acted.body, new RegExp(`data-reported="${offender.userId}"`), 'out of the queue');
+    assert.match(acted.body, /Not spam/, 'in the audit log');
   });
 });
