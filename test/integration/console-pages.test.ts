@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { addressOf, freshPhone, lastCode, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { addressOf, freshPhone, lastCode, signIn, startTestApp, startTestWorkers, type TestApp } from '../helpers/app.js';
+import type { Workers } from '../../workers/main.js';
+import { until } from '../helpers/wait.js';
 import { httpAs } from '../helpers/factories.js';
 import { totp } from '../helpers/totp.js';
 import { json, startAppServer, type AppServer } from '../helpers/app-server.js';
@@ -11,11 +13,14 @@ const ADMIN_PHONE = '+4915100000778';
 describe('console pages: sign-in, refusals and what they leave unchanged', () => {
   let t: TestApp;
   let appServer: AppServer;
+  let workers: Workers;
   before(async () => {
-    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', ADMIN_PHONES: ADMIN_PHONE });
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', ADMIN_PHONES: ADMIN_PHONE, WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' });
     appServer = await startAppServer((_call, res) => json(res, { type: 'pong' }));
+    workers = await startTestWorkers(t);
   });
   after(async () => {
+    await workers.close();
     await appServer.close();
     await t.close();
   });
@@ -167,5 +172,38 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
     assert.match(acted.body, /Done: 1 report decided/);
     assert.doesNotMatch(acted.body, new RegExp(`data-reported="${offender.userId}"`), 'out of the queue');
     assert.match(acted.body, /Not spam/, 'in the audit log');
+  });
+
+  it('sends a payment event that did not go through again from its row, with its delivery id', async () => {
+    let answering = false;
+    const shop = await startAppServer((_call, res) => {
+      if (answering) res.writeHead(204).end();
+      else json(res, { error: 'down' }, 500);
+    });
+    try {
+      const { cookie, csrf } = await signInByForms();
+      const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: csrf, name: 'Shop', webhookUrl: shop.url }, { cookie })).headers.location))![1]!;
+      const event = { type: 'payment.declined', id: 'evt-9', ts: 1, app: { id: appId }, payment: { id: 'pay-9', kind: 'charge', status: 'declined', amount: '1', currency: 'USDT' }, user: { id: 'u_x' } };
+      const deliveryId = await t.ctx.services.appWebhooks.enqueue(appId, 'payment.declined', event, { retry: true });
+      const deliveries = t.db.collection<{ _id: string; status: string }>('app_deliveries');
+      await until(async () => (await deliveries.findOne({ _id: deliveryId }))?.status === 'GAVE_UP', 'the delivery given up');
+      const list = await get(`/console/apps/${appId}/activity?event=payment.declined&outcome=FAILED`, cookie);
+      const rowId = /<tr data-activity="([^"]+)"/.exec(list.body)![1]!;
+      const row = await get(`/console/apps/${appId}/activity/${rowId}`, cookie);
+      assert.match(row.body, /Send this payment event again/);
+      answering = true;
+      const replayed = await post(`/console/apps/${appId}/activity/${rowId}/replay`, { _csrf: csrf }, { cookie });
+      assert.equal(replayed.statusCode, 200, replayed.body);
+      assert.match(replayed.body, /Queued: the event goes out again with its original delivery id/);
+      await until(() => shop.calls.length === 4, 'the replayed call');
+      assert.equal(shop.calls[3]!.headers['x-service-delivery'], deliveryId);
+      // A call that went through has no such button.
+      const pinged = await post(`/console/apps/${appId}/ping`, { _csrf: csrf }, { cookie });
+      assert.equal(pinged.statusCode, 200);
+      const pingRow = /<tr data-activity="([^"]+)"/.exec((await get(`/console/apps/${appId}/activity?event=ping`, cookie)).body)![1]!;
+      assert.doesNotMatch((await get(`/console/apps/${appId}/activity/${pingRow}`, cookie)).body, /Send this payment event again/);
+    } finally {
+      await shop.close();
+    }
   });
 });

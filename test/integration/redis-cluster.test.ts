@@ -10,6 +10,7 @@ import { opsReady, spawnApi, spawnRole, type RoleProcess } from '../helpers/proc
 import { jobCounts } from '../helpers/queued.js';
 import { until } from '../helpers/wait.js';
 import { QUEUES } from '../../src/platform/queues.js';
+import { closeRedis, connectRedis } from '../../src/platform/redis.js';
 
 /** Retries what a process retries while a failover is under way (a command refused or unanswered). */
 async function retried<T>(what: () => Promise<T>, ms = 30_000): Promise<T> {
@@ -50,6 +51,40 @@ describe('on a Redis Cluster (three masters with a replica each): three hubs, tw
     await Promise.all([...apis, ...hubs, ...others].map((node) => node.kill('SIGKILL')));
     await t?.close();
     await cluster?.stop();
+  });
+
+  it('a client closed while the map of slots is being read again leaves no timer running', async () => {
+    const client = connectRedis(cluster.url, { commandTimeoutMs: 2_000 }) as Cluster;
+    await client.ping();
+    // ioredis's own method, counted for this client: its refreshes after the close.
+    const prototype = Object.getPrototypeOf(client) as { refreshSlotsCache: (this: Cluster, callback?: () => void) => void };
+    const original = prototype.refreshSlotsCache;
+    let refreshes = 0;
+    let closed = false;
+    let underWay: (() => void) | null = null;
+    prototype.refreshSlotsCache = function (this: Cluster, callback?: () => void) {
+      if (this === client) {
+        refreshes++;
+        // The timer's refresh (it passes the callback that arms the next round), held as if still under way at the close.
+        if (callback && !closed && !underWay) {
+          underWay = () => original.call(this, callback);
+          return;
+        }
+      }
+      original.call(this, callback);
+    };
+    try {
+      await until(() => underWay !== null, 'a refresh of the timer', 5_000);
+      await closeRedis(client);
+      closed = true;
+      const atClose = refreshes;
+      underWay!();
+      // Without the fix, the refresh's callback re-arms the 2-second timer, and each round the next.
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      assert.equal(refreshes, atClose, 'no refresh after the close');
+    } finally {
+      prototype.refreshSlotsCache = original;
+    }
   });
 
   it('the keys one operation touches share a slot, and the queues spread over every master', async () => {
