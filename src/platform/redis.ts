@@ -61,7 +61,9 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
     slotsRefreshInterval: 2_000,
     redisOptions: { ...common, ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) },
   };
-  return new Cluster(target.nodes, clusterOptions);
+  const cluster = new Cluster(target.nodes, clusterOptions);
+  cluster.once('end', () => endSlotsRefresh(cluster));
+  return cluster;
 }
 
 /**
@@ -76,6 +78,8 @@ export function duplicate(redis: RedisClient, overrides: Partial<RedisOptions> =
       ? redis.duplicate(undefined, { ...redis.options, enableOfflineQueue: true, enableAutoPipelining: false, redisOptions: { ...redis.options.redisOptions, ...overrides } })
       : redis.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, ...overrides });
   copy.on('error', () => undefined);
+  // BullMQ closes the connections it is given itself, past closeRedis.
+  if (copy instanceof Cluster) copy.once('end', () => endSlotsRefresh(copy));
   return copy;
 }
 
@@ -111,8 +115,9 @@ export async function closeRedis(redis: RedisClient): Promise<void> {
  * ioredis (6.0) re-arms its slots-refresh timer (slotsRefreshInterval) from the callback of every
  * refresh, and a refresh of a closed client calls back too: a client closed while a refresh was under
  * way kept its process alive with a 2-second timer for ever (a test file that never exited, seen once
- * in the cluster pass). A refresh of a closing client does nothing and does not call back, which ends
- * the chain (at most one more timer, already armed, fires).
+ * in the cluster pass). A refresh of a closing or ended client does nothing and does not call back,
+ * which ends the chain (at most one more timer, already armed, fires). Set by closeRedis, and on 'end'
+ * for the connections others close (BullMQ's).
  */
 function endSlotsRefresh(cluster: Cluster): void {
   // Cast: an instance property shadowing ioredis's method (checked by redis-cluster.test).
