@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActivityView } from '../../src/apps/delivery/webhooks.service.js';
 import type { AppView } from '../../src/apps/console/console.service.js';
 import { AppsErrors } from '../../src/apps/apps.errors.js';
+import type { WebSession } from '../../src/auth/index.js';
 import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { html, type Html } from './html.js';
@@ -41,6 +42,8 @@ export function appPages(app: FastifyInstance, ctx: ConsoleContext): void {
   const { services } = ctx;
   const { apps } = services;
   const hide = { schema: { hide: true } };
+  // As GET /api/apps/{id} answers: the caller's own app.
+  const appView = async (principal: WebSession['principal'], id: string) => apps.present(await apps.owned(principal, id));
 
   /** Keeps a secret for the next page and redirects there (post, redirect, get: a reload shows nothing). */
   const showNext = async (request: FastifyRequest, label: string, secret: string, to: string) => {
@@ -70,8 +73,7 @@ ${problem(message)}
 </form></section>`;
   const appsPage = async (request: FastifyRequest, reply: FastifyReply, message: string | null = null, values = {}, status = 200) => {
     const session = ctx.session(request);
-    const mine = await apps.list(session.principal);
-    const cards = await Promise.all(mine.map(async (view) => ({ view, overview: await apps.overview(session.principal, view.id) })));
+    const cards = await apps.overviews(session.principal);
     return ctx.send(
       reply,
       request,
@@ -79,8 +81,8 @@ ${problem(message)}
       html`${cards.length === 0
         ? html`<p>No apps yet.</p>`
         : html`<ul class="cards">${cards.map(
-            ({ view, overview }) => html`<li><h2><a href="/console/apps/${view.id}">${view.name}</a></h2>
-<p>Health: <strong class="health-${view.health}">${view.health}</strong> · Breaker: ${overview.breakerOpen ? html`<strong class="health-DOWN">open</strong>` : 'closed'} · Installs: ${overview.installs}</p>
+            ({ app: view, breakerOpen, installs }) => html`<li><h2><a href="/console/apps/${view.id}">${view.name}</a></h2>
+<p>Health: <strong class="health-${view.health}">${view.health}</strong> · Breaker: ${breakerOpen ? html`<strong class="health-DOWN">open</strong>` : 'closed'} · Installs: ${installs}</p>
 <p>Manifest: ${view.manifestVersion ?? 'none yet'}</p></li>`,
           )}</ul>`}
 ${createForm(session.csrf, message, values)}`,
@@ -215,7 +217,7 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
   const manifestPage = async (request: FastifyRequest, reply: FastifyReply, state: { text?: string; result?: Html; status?: number } = {}) => {
     const session = ctx.session(request);
     const id = appId(request);
-    const { app: view, manifests } = await apps.overview(session.principal, id);
+    const [view, manifests] = await Promise.all([appView(session.principal, id), apps.manifestHistory(session.principal, id)]);
     const version = (request.query as { version?: string }).version ?? view.manifestVersion;
     const text = state.text ?? (version ? await apps.manifestText(session.principal, id, version) : '');
     return ctx.send(
@@ -289,7 +291,7 @@ ${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?versio
     const toDay = day(query.to);
     const to = toDay ? new Date(toDay.getTime() + 86_400_000) : undefined;
     const pageNo = Math.max(0, Math.min(1000, Number.parseInt(query.page ?? '0', 10) || 0));
-    const { app: view } = await apps.overview(session.principal, id);
+    const view = await appView(session.principal, id);
     const listed = await apps.activity(session.principal, id, 50, pageNo, { outcome, event, from, to });
     const keep = new URLSearchParams(Object.entries({ outcome, event, from: query.from && from ? query.from : undefined, to: query.to && toDay ? query.to : undefined }).filter((e): e is [string, string] => e[1] !== undefined));
     return ctx.send(
@@ -360,7 +362,7 @@ ${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${r
   const testPage = async (request: FastifyRequest, reply: FastifyReply, state: { command?: string; values?: string; result?: Html; next?: { invocationId: string; step: string; title: string }; status?: number } = {}) => {
     const session = ctx.session(request);
     const id = appId(request);
-    const { app: view } = await apps.overview(session.principal, id);
+    const view = await appView(session.principal, id);
     const commands = view.manifestVersion ? commandsOf(await apps.manifestText(session.principal, id, view.manifestVersion)) : [];
     return ctx.send(
       reply,

@@ -103,14 +103,24 @@ export function firstJsonError(text: string): number | null {
     if (i >= text.length) fail();
     i++;
   };
+  // An object's or an array's members, comma-separated, up to `close`.
+  const members = (close: string, member: () => void) => {
+    i++;
+    space();
+    if (text[i] === close) return void i++;
+    for (;;) {
+      member();
+      space();
+      if (text[i] === ',') i++;
+      else if (text[i] === close) return void i++;
+      else fail();
+    }
+  };
   const value = (): void => {
     space();
     const c = text[i];
     if (c === '{') {
-      i++;
-      space();
-      if (text[i] === '}') return void i++;
-      for (;;) {
+      return members('}', () => {
         space();
         if (text[i] !== '"') fail();
         string();
@@ -118,24 +128,9 @@ export function firstJsonError(text: string): number | null {
         if (text[i] !== ':') fail();
         i++;
         value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') return void i++;
-        else fail();
-      }
+      });
     }
-    if (c === '[') {
-      i++;
-      space();
-      if (text[i] === ']') return void i++;
-      for (;;) {
-        value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') return void i++;
-        else fail();
-      }
-    }
+    if (c === '[') return members(']', value);
     if (c === '"') return string();
     if (c === 't') return literal('true');
     if (c === 'f') return literal('false');

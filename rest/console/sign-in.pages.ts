@@ -38,10 +38,10 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
 <button type="submit">Sign in</button>
 </form>`;
 
+  // __Host-: sent only to this host, over HTTPS (browsers treat localhost as secure), for every path.
+  const sessionCookie = (value: string, maxAge: number) => `${COOKIE_NAME}=${value}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${maxAge}`;
   const signedIn = async (reply: FastifyReply, tokens: SessionTokens) => {
-    const cookie = await services.webSessions.start(tokens);
-    // __Host-: sent only to this host, over HTTPS (browsers treat localhost as secure), for every path.
-    reply.header('set-cookie', `${COOKIE_NAME}=${cookie}; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=${12 * 3600}`);
+    reply.header('set-cookie', sessionCookie(await services.webSessions.start(tokens), services.webSessions.ttlSeconds));
     return reply.code(303).header('location', '/console').send();
   };
   const message = (error: unknown) => refusal(error).message;
@@ -87,7 +87,7 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
   app.post('/console/sign-out', hide, async (request, reply) => {
     const session = request.consoleSession;
     if (session) await services.webSessions.end(session);
-    reply.header('set-cookie', `${COOKIE_NAME}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0`);
+    reply.header('set-cookie', sessionCookie('', 0));
     return reply.code(303).header('location', '/console/sign-in').send();
   });
 }

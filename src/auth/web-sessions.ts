@@ -30,11 +30,16 @@ export class WebSessions {
     private readonly deps: {
       ephemeral: EphemeralStore;
       keys: { webSession: (id: string) => string; webShown: (id: string, shownId: string) => string };
-      auth: Pick<AuthService, 'authenticate' | 'logout'>;
+      auth: Pick<AuthService, 'logout'>;
       isActive: (deviceId: string, userId: string) => Promise<boolean>;
       ttlSeconds: number;
     },
   ) {}
+
+  /** How long a session lasts (the cookie's Max-Age). */
+  get ttlSeconds(): number {
+    return this.deps.ttlSeconds;
+  }
 
   /** A session for the tokens a sign-in gave: the cookie to set. */
   async start(tokens: SessionTokens): Promise<string> {

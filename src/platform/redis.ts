@@ -61,9 +61,7 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
     slotsRefreshInterval: 2_000,
     redisOptions: { ...common, ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}), ...(target.tls ? { tls: {} } : {}) },
   };
-  const cluster = new Cluster(target.nodes, clusterOptions);
-  cluster.once('end', () => endSlotsRefresh(cluster));
-  return cluster;
+  return endingSlotsRefresh(new Cluster(target.nodes, clusterOptions));
 }
 
 /**
@@ -78,9 +76,7 @@ export function duplicate(redis: RedisClient, overrides: Partial<RedisOptions> =
       ? redis.duplicate(undefined, { ...redis.options, enableOfflineQueue: true, enableAutoPipelining: false, redisOptions: { ...redis.options.redisOptions, ...overrides } })
       : redis.duplicate({ enableOfflineQueue: true, enableAutoPipelining: false, ...overrides });
   copy.on('error', () => undefined);
-  // BullMQ closes the connections it is given itself, past closeRedis.
-  if (copy instanceof Cluster) copy.once('end', () => endSlotsRefresh(copy));
-  return copy;
+  return copy instanceof Cluster ? endingSlotsRefresh(copy) : copy;
 }
 
 /** A connection of its own for BullMQ's workers: they block on Redis, so no command timeout, and retry forever (BullMQ needs it). */
@@ -107,7 +103,6 @@ export function keepPublishesHandled(redis: RedisClient, logger: { warn(object: 
 
 /** Closes a connection: QUIT when Redis takes it, otherwise at once (a QUIT refused or unanswered must not leave it reconnecting). */
 export async function closeRedis(redis: RedisClient): Promise<void> {
-  if (redis instanceof Cluster) endSlotsRefresh(redis);
   await redis.quit().catch(() => redis.disconnect());
 }
 
@@ -115,13 +110,16 @@ export async function closeRedis(redis: RedisClient): Promise<void> {
  * ioredis (6.0) re-arms its slots-refresh timer (slotsRefreshInterval) from the callback of every
  * refresh, and a refresh of a closed client calls back too: a client closed while a refresh was under
  * way kept its process alive with a 2-second timer for ever (a test file that never exited, seen once
- * in the cluster pass). A refresh of a closing or ended client does nothing and does not call back,
- * which ends the chain (at most one more timer, already armed, fires). Set by closeRedis, and on 'end'
- * for the connections others close (BullMQ's).
+ * in the cluster pass). Once the client has ended (however it was closed: closeRedis, or BullMQ
+ * closing its own connections), a refresh does nothing and does not call back, which ends the chain
+ * (at most one more timer, already armed, fires). Every cluster client is made here, so each gets it.
  */
-function endSlotsRefresh(cluster: Cluster): void {
-  // Cast: an instance property shadowing ioredis's method (checked by redis-cluster.test).
-  (cluster as unknown as { refreshSlotsCache: () => void }).refreshSlotsCache = () => undefined;
+function endingSlotsRefresh(cluster: Cluster): Cluster {
+  cluster.once('end', () => {
+    // Cast: an instance property shadowing ioredis's method (checked by redis-cluster.test).
+    (cluster as unknown as { refreshSlotsCache: () => void }).refreshSlotsCache = () => undefined;
+  });
+  return cluster;
 }
 
 

@@ -18,6 +18,11 @@ import { wordsOf } from '../../platform/words.js';
 import { must } from '../../platform/must.js';
 
 export type AppView = z.infer<typeof AppDtoSchema>;
+export interface AppOverview {
+  app: AppView;
+  breakerOpen: boolean;
+  installs: number;
+}
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
 
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -216,11 +221,25 @@ export class AppsService {
     return this.present(app);
   }
 
-  /** What the console's app page shows beside the app: breaker, installs, manifest versions (newest first). */
-  async overview(principal: Principal, appId: string): Promise<{ app: AppView; breakerOpen: boolean; installs: number; manifests: { version: string; hash: string; createdAt: string }[] }> {
-    const app = await this.owned(principal, appId);
-    const [breakerOpen, installs, manifests] = await Promise.all([this.deps.webhooks.breakerOpen(appId), this.deps.countInstalls(appId), this.deps.repo.manifestsOf(appId)]);
-    return { app: this.present(app), breakerOpen, installs, manifests: manifests.map((m) => ({ version: m.version, hash: m.hash, createdAt: m.createdAt.toISOString() })) };
+  /** What the console shows beside an app: its breaker and how many members installed it. */
+  async overview(principal: Principal, appId: string): Promise<AppOverview> {
+    return this.withState(await this.owned(principal, appId));
+  }
+
+  /** The caller's apps, newest first, each with its breaker and installs. */
+  async overviews(principal: Principal): Promise<AppOverview[]> {
+    return Promise.all((await this.deps.repo.appsOf(principal.userId)).map((app) => this.withState(app)));
+  }
+
+  private async withState(app: AppDoc): Promise<AppOverview> {
+    const [breakerOpen, installs] = await Promise.all([this.deps.webhooks.breakerOpen(app._id), this.deps.countInstalls(app._id)]);
+    return { app: this.present(app), breakerOpen, installs };
+  }
+
+  /** Every manifest version uploaded, newest first (the console's version history). */
+  async manifestHistory(principal: Principal, appId: string): Promise<{ version: string; hash: string; createdAt: string }[]> {
+    await this.owned(principal, appId);
+    return (await this.deps.repo.manifestsOf(appId)).map((m) => ({ version: m.version, hash: m.hash, createdAt: m.createdAt.toISOString() }));
   }
 
   /** One uploaded manifest version as its JSON text (pretty), for the console's editor. */

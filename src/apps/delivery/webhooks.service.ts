@@ -370,10 +370,6 @@ export class WebhooksService {
     return { activity: await this.deps.repo.deleteActivityBefore(before), deliveries: await this.deps.repo.deleteFinishedDeliveriesBefore(before) };
   }
 
-  /**
-   * A health check: a signed `{type: "ping", ts}`, answered `{type: "pong"}`. A pong marks the app UP;
-   * two failed checks in a row mark it DOWN (a check refused for 8 calls in flight counts as neither).
-   */
   /** Whether the app's breaker is open now (its calls refused as BREAKER_OPEN). */
   breakerOpen(appId: string): Promise<boolean> {
     return this.deps.gate.isOpen(appId, this.deps.clock().getTime());
@@ -389,6 +385,10 @@ export class WebhooksService {
     return this.call(app, 'ping', { type: 'ping', ts }, { contractBreach: (reply) => (propertyOf(reply, 'type') === 'pong' ? null : 'type: expected "pong"') });
   }
 
+  /**
+   * A health check: a signed `{type: "ping", ts}`, answered `{type: "pong"}`. A pong marks the app UP;
+   * two failed checks in a row mark it DOWN (a check refused for 8 calls in flight counts as neither).
+   */
   async ping(app: AppDoc): Promise<CallResult> {
     const result = await this.callPing(app);
     // Without waitWhenBusy every call is recorded, so its activity is there.
