@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { percentile, spawnRole, stopAll, startBench } from './common.mjs';
+import { insertDevices, percentile, spawnRole, stopAll, startBench } from './common.mjs';
 
 const ROOMS = Number(process.env.ROOMS ?? 1_000);
 const MESSAGES_PER_ROOM = Number(process.env.MESSAGES_PER_ROOM ?? 3);
@@ -34,7 +34,7 @@ async function seed() {
   }
   await Promise.all([
     db.collection('users').insertMany(users),
-    db.collection('devices').insertOne({ _id: reader.deviceId, userId: reader.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null }),
+    insertDevices(db, [{ _id: reader.deviceId, userId: reader.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null }]),
     db.collection('rooms').insertMany(rooms),
     db.collection('room_members').insertMany(members),
     db.collection('user_rooms').insertMany([reader, writer].map(({ userId }) => ({ _id: userId, roomIds }))),

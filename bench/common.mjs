@@ -180,6 +180,17 @@ export async function startBench(name, extraEnv = {}) {
  * `count` members of `room` (or of `room(i)` for member i), each with one device and an access token,
  * written straight to the database (the realtime benches measure the hub, not sign-in).
  */
+/**
+ * Stores devices written straight to the database (fast for thousands), each also on its user's
+ * `user_devices` list, as DevicesRepo.insert does: the list is how the service finds a user's devices.
+ */
+export async function insertDevices(db, devices) {
+  const byUser = new Map();
+  for (const device of devices) byUser.set(device.userId, [...(byUser.get(device.userId) ?? []), device._id]);
+  await db.collection('user_devices').bulkWrite([...byUser].map(([userId, deviceIds]) => ({ updateOne: { filter: { _id: userId }, update: { $addToSet: { deviceIds: { $each: deviceIds } } }, upsert: true } })), { ordered: false });
+  await db.collection('devices').insertMany(devices, { ordered: false });
+}
+
 export async function seedMembers(ctx, config, count, room) {
   const roomOf = typeof room === 'function' ? room : () => room;
   const { TokenService } = await import('../dist/src/auth/tokens.js');
@@ -202,7 +213,7 @@ export async function seedMembers(ctx, config, count, room) {
     }
     await Promise.all([
       ctx.platform.db.collection('users').insertMany(users, { ordered: false }),
-      ctx.platform.db.collection('devices').insertMany(devices, { ordered: false }),
+      insertDevices(ctx.platform.db, devices),
       ctx.platform.db.collection('room_members').insertMany(members, { ordered: false }),
       ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
     ]);

@@ -6,7 +6,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import http from 'node:http';
 import { TokenService } from '../dist/src/auth/tokens.js';
-import { percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
+import { insertDevices, percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
 
 const MEMBERS = Number(process.env.MEMBERS ?? 100);
 const DEVICES = Number(process.env.DEVICES ?? 3);
@@ -26,7 +26,7 @@ async function seed() {
   await db.collection('users').insertMany(users.map((u, i) => ({ _id: u.userId, phone: `+1888${String(i).padStart(7, '0')}`, displayName: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: at, updatedAt: at })));
   const devices = [];
   for (const u of users) for (let d = 0; d < DEVICES; d++) devices.push({ userId: u.userId, deviceId: `${u.userId}-d${d}`, signing: generateKeyPairSync('ed25519') });
-  await db.collection('devices').insertMany(devices.map((d) => ({ _id: d.deviceId, userId: d.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null })));
+  await insertDevices(db, devices.map((d) => ({ _id: d.deviceId, userId: d.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null })));
   await ctx.repos.e2ee.identities.insertMany(
     devices.map((d) => ({ _id: d.deviceId, userId: d.userId, encryptionKey: b64(generateKeyPairSync('x25519').publicKey), signingKey: b64(d.signing.publicKey), proof: 'seeded', revoked: false, createdAt: at })),
   );

@@ -15,7 +15,7 @@ import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
 import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, percentile, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, insertDevices, percentile, spawnRole, startBench, stopAll } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -52,7 +52,7 @@ async function seedRoom(roomId, count, offset) {
     }
     await Promise.all([
       ctx.platform.db.collection('users').insertMany(users),
-      ctx.platform.db.collection('devices').insertMany(devices),
+      insertDevices(ctx.platform.db, devices),
       ctx.platform.db.collection('room_members').insertMany(members),
       ctx.platform.db.collection('user_rooms').insertMany(userRooms),
     ]);

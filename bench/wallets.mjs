@@ -9,7 +9,7 @@ import { TokenService } from '../dist/src/auth/tokens.js';
 import { Ledger } from '../dist/src/wallets/ledger.js';
 import { toStored } from '../dist/src/wallets/money.js';
 import { freePort } from '../scripts/stack.mjs';
-import { percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
+import { insertDevices, percentile, requestJson, spawnRole, stopAll, startBench } from './common.mjs';
 
 const USERS = Number(process.env.USERS ?? 64);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -29,7 +29,7 @@ async function seedMembers() {
   const people = [];
   for (let i = 0; i < USERS; i++) people.push({ userId: `wu${i}`, deviceId: `wd${i}` });
   await db.collection('users').insertMany(people.map((p, i) => ({ _id: p.userId, phone: `+1777${String(i).padStart(7, '0')}`, displayName: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: at, updatedAt: at })));
-  await db.collection('devices').insertMany(people.map((p) => ({ _id: p.deviceId, userId: p.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null })));
+  await insertDevices(db, people.map((p) => ({ _id: p.deviceId, userId: p.userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null })));
   const chain = await ledger.ensureSystemAccount('chain', 'USDT');
   for (const p of people) {
     p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });

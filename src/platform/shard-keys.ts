@@ -31,7 +31,11 @@ export const SHARD_KEYS: Record<string, ShardPlan> = {
 
   // Per user: hashed user id.
   user_rooms: { key: { _id: 'hashed' }, why: 'one document per user (its id): the rooms index read at every socket connection and chat list' },
-  devices: { key: { userId: 'hashed' }, why: 'a user\'s devices (device events to a user, pushes) by user; a device read by id alone goes to every shard unless the caller names the user (the access token carries both)' },
+  user_devices: { key: { _id: 'hashed' }, why: 'one document per user (its id): the ids of their active devices, read by lists of user ids for a push\'s recipients and by one for a device event to a user' },
+  devices: {
+    key: { _id: 'hashed' },
+    why: 'read by id: every request\'s token check, and a user\'s devices through their user_devices list (a push\'s 500 recipients: their device ids, each going to the shard that holds it). Reads by user alone (account export and deletion) go to every shard, off the hot path',
+  },
   login_codes: { key: { phone: 'hashed' }, why: 'codes are looked up by phone number' },
   account_exports: { key: { userId: 'hashed' }, why: 'a user\'s exports' },
   e2ee_identities: { key: { userId: 'hashed' }, why: 'a user\'s device identity keys' },

@@ -19,6 +19,8 @@ async function seedOfflineMembers(t: TestApp, roomId: string, count: number): Pr
     ),
     t.db.collection('room_members').insertMany(people.map(({ userId }) => ({ _id: `${roomId}:${userId}` as never, roomId, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at }))),
     t.db.collection('user_rooms').insertMany(people.map(({ userId }) => ({ _id: userId as never, roomIds: [roomId] }))),
+    // As DevicesRepo.insert lists each device under its user: how the service finds a user's devices.
+    t.db.collection('user_devices').insertMany(people.map(({ userId, deviceId }) => ({ _id: userId as never, deviceIds: [deviceId] }))),
   ]);
 }
 

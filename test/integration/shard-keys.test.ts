@@ -62,4 +62,26 @@ describe('MongoDB shard keys (src/platform/shard-keys.ts)', () => {
     assert.ok(indexes.some((index) => index.name === 'client_message_once_in_room' && index.unique));
     assert.ok(!indexes.some((index) => index.name === 'client_message_once'), 'the index unique over the key alone is gone');
   });
+
+  it('devices stored before the per-user device lists are listed under their users at start', async () => {
+    const devices = t.db.collection('devices');
+    // As an earlier version stored them: devices with no list, and the index under its first name.
+    await devices.dropIndex('devices_of_user');
+    await devices.createIndex({ userId: 1, createdAt: -1 }, { name: 'user_devices' });
+    const at = new Date();
+    const device = (id: string, userId: string, revokedAt: Date | null) => ({ _id: id, userId, name: 'old', platform: 'IOS', createdAt: at, lastSeenAt: at, revokedAt, refreshTokenHash: id, refreshExpiresAt: at, spentRefreshHashes: [], pushToken: { token: `token-${id}`, provider: 'APNS', updatedAt: at }, voipPushToken: null });
+    // More than a page of them (1,000), over a few users.
+    const old = Array.from({ length: 1_203 }, (_, i) => device(`old-device-${String(i).padStart(4, '0')}`, `old-user-${i % 3}`, i === 7 ? at : null));
+    await devices.insertMany(old as never[]);
+    await t.ctx.repos.devices.ensureIndexes();
+    for (const userId of ['old-user-0', 'old-user-1', 'old-user-2']) {
+      const listed = (await t.db.collection('user_devices').findOne({ _id: userId as never }))?.deviceIds as string[];
+      const active = old.filter((d) => d.userId === userId && d.revokedAt === null).map((d) => d._id);
+      assert.deepEqual([...listed].sort(), active.sort(), `${userId}: every active device listed, the revoked one not`);
+    }
+    assert.equal((await t.ctx.repos.devices.pushableOf(['old-user-1'])).length, 401 - 1);
+    const indexes = await devices.listIndexes().toArray();
+    assert.ok(indexes.some((index) => index.name === 'devices_of_user'));
+    assert.ok(!indexes.some((index) => index.name === 'user_devices'), 'the index under its first name is gone');
+  });
 });

@@ -61,6 +61,29 @@ describe('users and devices', () => {
     assert.equal((await devices.findOne({ _id: a.deviceId as never }))?.pushToken, null);
   });
 
+  it('finds a user\'s devices through their list: a revoked device leaves it, and an id listed wrongly is not trusted', async () => {
+    const phone = freshPhone();
+    const [a, b, c] = [await signIn(t, phone, { name: 'A', platform: 'IOS' }), await signIn(t, phone, { name: 'B', platform: 'IOS' }), await signIn(t, phone, { name: 'C', platform: 'ANDROID' })];
+    const stranger = await signIn(t);
+    const list = async () => (await t.db.collection('user_devices').findOne({ _id: a.userId as never }))?.deviceIds as string[];
+    assert.deepEqual(new Set(await list()), new Set([a.deviceId, b.deviceId, c.deviceId]));
+    const listed = async () => (await t.app.inject({ url: '/api/devices', headers: bearer(a.accessToken) })).json().map((device: { id: string }) => device.id);
+    assert.deepEqual(await listed(), [c.deviceId, b.deviceId, a.deviceId], 'newest first');
+
+    assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/devices/${b.deviceId}`, headers: bearer(a.accessToken) })).statusCode, 204);
+    assert.deepEqual(new Set(await list()), new Set([a.deviceId, c.deviceId]));
+    assert.deepEqual(await listed(), [c.deviceId, a.deviceId]);
+
+    // A list naming another user's device, one that does not exist, and a revoked one (as a crash
+    // between a write and the list's could leave it): none of them is the user's.
+    await t.db.collection<{ _id: string; deviceIds: string[] }>('user_devices').updateOne({ _id: a.userId }, { $push: { deviceIds: { $each: [stranger.deviceId, 'no-such-device', b.deviceId] } } });
+    assert.deepEqual(await listed(), [c.deviceId, a.deviceId]);
+    await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(stranger.accessToken), payload: { token: 'fcm-stranger-token' } });
+    await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(c.accessToken), payload: { token: 'fcm-own-token-c' } });
+    const pushable = await t.ctx.repos.devices.pushableOf([a.userId]);
+    assert.deepEqual(pushable.map((device) => [device._id, device.userId, device.pushToken?.token]), [[c.deviceId, a.userId, 'fcm-own-token-c']]);
+  });
+
   it('refuses bad push tokens with 400 and keeps the old one', async () => {
     await t.app.inject({ method: 'PUT', url: '/api/devices/push-token', headers: bearer(session.accessToken), payload: { token: 'fcm-token-abcdefgh' } });
     for (const payload of [{ token: 'short' }, { token: 'x'.repeat(5000) }, { token: 'valid-length-token', provider: 'SMOKE' }, {}]) {
