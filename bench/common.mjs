@@ -21,6 +21,13 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
+/** The whole machine's CPU time so far (every core), busy and in all, in milliseconds (/proc/stat). */
+export function machineCpuMs() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const all = user + nice + system + idle + iowait + irq + softirq + steal;
+  return { busy: ((all - idle - iowait) * 1000) / CLOCK_TICKS, all: (all * 1000) / CLOCK_TICKS };
+}
+
 export function rssKb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 }

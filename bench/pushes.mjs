@@ -7,7 +7,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { cpuMs, forkWorker, seedMembers, spawnHub, spawnRole, startBench, stopAll } from './common.mjs';
+import os from 'node:os';
+import { cpuMs, forkWorker, machineCpuMs, seedMembers, spawnHub, spawnRole, startBench, stopAll } from './common.mjs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/stack.mjs';
@@ -70,6 +71,8 @@ try {
     const workers = await Promise.all(Array.from({ length: count }, () => spawnRole('worker', env, children)));
     await sleep(1_000);
     const cpu0 = workers.map((worker) => cpuMs(worker.pid));
+    const machine0 = machineCpuMs();
+    const own0 = process.cpuUsage();
     const p0 = performance.now();
     const response = await fetch(`http://127.0.0.1:${apiPort}/api/messages/${ROOM}`, {
       method: 'PUT',
@@ -87,9 +90,14 @@ try {
     const seconds = (performance.now() - p0) / 1000;
     const cpuSeconds = workers.reduce((sum, worker, i) => sum + (cpuMs(worker.pid) - cpu0[i]) / 1000, 0);
     const perWorker = workers.map((worker, i) => `${((cpuMs(worker.pid) - cpu0[i]) / 1000).toFixed(1)} s`).join(' + ');
+    // How busy the machine was: when its cores are full, another worker has no core to run on.
+    const machine = machineCpuMs();
+    const busy = (100 * (machine.busy - machine0.busy)) / (machine.all - machine0.all);
+    const own = process.cpuUsage(own0);
+    const providerSeconds = (own.user + own.system) / 1e6;
     rows.push([
       `push of one post to a room of ${MEMBERS} (${offline.length} offline with tokens, ${held} live), ${count} worker${count === 1 ? '' : 's'}, ${PROVIDER === 'fcm' ? 'FCM adapter over HTTP' : 'local provider (MongoDB)'}`,
-      `${done} pushes handed to the provider in ${seconds.toFixed(1)} s (${Math.round(done / seconds)}/s); worker CPU ${perWorker}: ${Math.round(done / cpuSeconds)} pushes per worker CPU-second; the post answered in ${answered.toFixed(1)} ms`,
+      `${done} pushes handed to the provider in ${seconds.toFixed(1)} s (${Math.round(done / seconds)}/s); worker CPU ${perWorker}: ${Math.round(done / cpuSeconds)} pushes per worker CPU-second; the post answered in ${answered.toFixed(1)} ms; the machine's ${os.availableParallelism()} cores ${busy.toFixed(0)}% busy (this script, the provider's server, ${providerSeconds.toFixed(1)} CPU-s)`,
     ]);
     log(rows.at(-1).join(': '));
     // Where the post's jobs stand (a part still waiting or failed shows here).

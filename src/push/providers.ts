@@ -33,7 +33,7 @@ export function pushProviders(config: Config, db: Db): { providerFor: (service: 
   return {
     providerFor: (service) => (service === 'APNS' ? apns : fcm),
     close: async () => {
-      await apns?.close();
+      await Promise.all([apns?.close(), fcm?.close()]);
     },
   };
 }
