@@ -70,7 +70,7 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'chat-status page': { mongo: 6, redis: 0, why: 'mongo: the rooms index, activity (once where all the rooms fit on the page, else for the order and for the page), rooms, memberships, read marks, calls' },
   'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },
-  'sign-in: login': { mongo: 8, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device, device and user reads, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
+  'sign-in: login': { mongo: 10, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device (on its user\'s list, then stored), the user\'s devices (their list, then the devices: the sign-in announced to them), the user read, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
   'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox state, presence (one MULTI), the inbox read' },
   'device-event emit': { mongo: 0, redis: 4, why: 'redis: the inbox append and the read of the hubs holding the device (one write to one server), the poke of the one hub holding it (its answer says the device is online: no push), and that hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },

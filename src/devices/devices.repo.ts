@@ -38,6 +38,8 @@ export interface DeviceDoc {
 }
 
 const SPENT_HASHES_KEPT = 50;
+/** The `user_devices` document saying the devices stored before the lists were listed (no user id starts with `~`). */
+const LISTED_MARK = '~listed';
 
 /**
  * The ids of a user's active devices, keyed by user id: "devices of these users" (a push's 500
@@ -70,14 +72,13 @@ export class DevicesRepo {
   }
 
   async ensureIndexes(): Promise<void> {
-    // A database from before the per-user lists has this index under its first name: its active
-    // devices are listed, then the index takes its new name (a start interrupted between lists them again).
-    const indexes = await this.collection.listIndexes().toArray().catch(() => []);
-    if (indexes.some((index) => index.name === 'user_devices')) {
+    await this.collection.createIndexes([{ key: { userId: 1, createdAt: -1 }, name: 'user_devices' }]);
+    // The devices of a database from before the per-user lists are listed once, then the mark is
+    // set (a start interrupted before it lists them again: adding to a list twice changes nothing).
+    if (!(await this.userDevices.findOne({ _id: LISTED_MARK }))) {
       await this.backfillUserDevices();
-      await this.collection.dropIndex('user_devices');
+      await this.userDevices.updateOne({ _id: LISTED_MARK }, { $set: { deviceIds: [] } }, { upsert: true });
     }
-    await this.collection.createIndexes([{ key: { userId: 1, createdAt: -1 }, name: 'devices_of_user' }]);
   }
 
   /** Every active device put on its user's list, a thousand at a time. */
