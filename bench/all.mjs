@@ -33,7 +33,7 @@ const FIGURES = [
   { bench: 'peers', name: 'hub / best peer: CPU per delivery net of idle upkeep', pattern: /hub \/ best peer, CPU-ms per 1,000 deliveries net of the idle connections' upkeep: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
   { bench: 'peers', name: 'hub / best peer: RSS per idle connection', pattern: /hub \/ best peer, RSS per idle connection: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
   { bench: 'peers', name: 'hub / best peer: fan-out p99, 10,000 subscribers', pattern: /hub \/ best peer, fan-out p99: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
-  { bench: 'scale', name: 'hub CPU per delivery, 8 hubs / 2 hubs, net of upkeep', pattern: /8 hubs \/ 2 hubs \| [\d.]+×; net of upkeep ([\d.]+)×/, unit: '×', goal: ['<=', 1.25] },
+  { bench: 'scale', name: 'hub CPU per delivery, 8 hubs / 2 hubs', pattern: /8 hubs \/ 2 hubs \| ([\d.]+)×/, unit: '×', goal: ['<=', 1.25] },
   { bench: 'scale', name: 'hub holding no recipient / busy hub, net of upkeep', pattern: /net of upkeep ([\d.]+)%, [\d.]+% \(goal: under 5%\)/, unit: '%', goal: ['<', 5] },
   { bench: 'chat-status', name: 'chat status, first page of 100, p50', pattern: /first page of 100: p50 ([\d.]+) ms/, unit: 'ms', goal: null },
   { bench: 'pushes', name: 'push of one post to 9,000 offline devices, 2 workers (FCM adapter over HTTP)', pattern: /offline with tokens, \d+ live\), 2 workers, FCM adapter over HTTP \| \d+ pushes handed to the provider in ([\d.]+) s/, unit: 's', goal: ['<=', 10] },
@@ -82,7 +82,8 @@ const rows = FIGURES.map((figure) => {
   const goal = figure.goal ? `${{ '>=': '≥', '<=': '≤', '<': '<' }[figure.goal[0]]} ${figure.goal[1]}${figure.unit ? ` ${figure.unit}` : ''}` : '—';
   if (!ran) return `| ${figure.name} | not run | ${goal} | |`;
   const found = figure.pattern.exec(ran.output);
-  if (!found) return `| ${figure.name} | no figure (${ran.problem ?? 'not in its output'}) | ${goal} | not met |`;
+  // A bench says so when a figure cannot be read from this run (peers: a net of upkeep mostly subtraction).
+  if (!found) return `| ${figure.name} | no figure (${ran.problem ?? (/not measurable/.test(ran.output) ? 'not measurable in this run: see its output' : 'not in its output')}) | ${goal} | not met |`;
   // A derived figure (the capacity model's) is computed from what the bench printed.
   const value = figure.derive ? figure.derive(...found.slice(1).map(Number)) : Number(found[1]);
   const shown = figure.derive ? String(value) : found[1];

@@ -21,6 +21,15 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
+/**
+ * CPU less the upkeep measured in a quiet window, or null when that upkeep is half the CPU or more:
+ * then the figure is mostly the subtraction (a hub's memory-saver collections make its upkeep large
+ * and irregular after a connection storm), and a ratio of two such figures says nothing.
+ */
+export function netOfUpkeep(cpu, upkeep) {
+  return upkeep < cpu / 2 ? cpu - upkeep : null;
+}
+
 /** The whole machine's CPU time so far (every core), busy and in all, in milliseconds (/proc/stat). */
 export function machineCpuMs() {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
