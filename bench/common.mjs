@@ -197,13 +197,15 @@ export async function startBench(name, extraEnv = {}) {
  * written straight to the database (the realtime benches measure the hub, not sign-in).
  */
 /**
- * Stores devices written straight to the database (fast for thousands), each also on its user's
- * `user_devices` list, as DevicesRepo.insert does: the list is how the service finds a user's devices.
+ * Stores the devices of new users written straight to the database (fast for thousands), with each
+ * user's `user_devices` list, as DevicesRepo.insert keeps it: the list is how the service finds a
+ * user's devices. One insert of the lists, not an upsert each: thousands of upserts at once kept
+ * mongo-java-server from answering its monitor in one run, which failed the seeding.
  */
 export async function insertDevices(db, devices) {
   const byUser = new Map();
   for (const device of devices) byUser.set(device.userId, [...(byUser.get(device.userId) ?? []), device._id]);
-  await db.collection('user_devices').bulkWrite([...byUser].map(([userId, deviceIds]) => ({ updateOne: { filter: { _id: userId }, update: { $addToSet: { deviceIds: { $each: deviceIds } } }, upsert: true } })), { ordered: false });
+  await db.collection('user_devices').insertMany([...byUser].map(([userId, deviceIds]) => ({ _id: userId, deviceIds })), { ordered: false });
   await db.collection('devices').insertMany(devices, { ordered: false });
 }
 

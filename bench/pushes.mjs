@@ -46,6 +46,10 @@ if (PROVIDER === 'fcm') {
   Object.assign(providerEnv, { PUSH_PROVIDER: 'remote', FCM_SERVICE_ACCOUNT_FILE: accountFile, FCM_API_BASE: `http://127.0.0.1:${fcmPort}` });
 }
 
+// 10,000 members with their devices, lists, memberships and the pushes' state fill most of the
+// in-memory database's default 512 MB: its stop-the-world collections then outlast the driver's
+// monitor (1.5 s here) and the seeding fails on a "server monitor timeout" (2 runs of 3 once).
+process.env.MONGO_JAVA_HEAP ??= '1g';
 const { tmp, stack, env, ctx, config, children } = await startBench('push', providerEnv);
 const rows = [];
 try {
