@@ -209,18 +209,24 @@ export async function insertDevices(db, devices) {
   await db.collection('devices').insertMany(devices, { ordered: false });
 }
 
+/** Documents per insert while seeding: mongo-java-server answers nothing else on that thread meanwhile. */
+const SEED_CHUNK = 1000;
+
 export async function seedMembers(ctx, config, count, room) {
   const roomOf = typeof room === 'function' ? room : () => room;
   const { TokenService } = await import('../dist/src/auth/tokens.js');
   const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
   const now = new Date();
   const result = [];
-  for (let start = 0; start < count; start += 5000) {
+  // One insert of a thousand at a time: inserts of 5,000 four at once kept the in-memory database from
+  // answering the driver's monitor for 1.5 s in some runs (its network threads run the commands), and
+  // the driver then failed the insert in progress.
+  for (let start = 0; start < count; start += SEED_CHUNK) {
     const users = [];
     const devices = [];
     const members = [];
     const rooms = [];
-    for (let i = start; i < Math.min(count, start + 5000); i++) {
+    for (let i = start; i < Math.min(count, start + SEED_CHUNK); i++) {
       const userId = `bench-user-${i}`;
       const deviceId = `bench-device-${i}`;
       users.push({ _id: userId, phone: `+1999${String(i).padStart(7, '0')}`, displayName: `User ${i}`, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: now, updatedAt: now });
@@ -229,12 +235,10 @@ export async function seedMembers(ctx, config, count, room) {
       rooms.push({ _id: userId, roomIds: [roomOf(i)] });
       result.push({ userId, deviceId });
     }
-    await Promise.all([
-      ctx.platform.db.collection('users').insertMany(users, { ordered: false }),
-      insertDevices(ctx.platform.db, devices),
-      ctx.platform.db.collection('room_members').insertMany(members, { ordered: false }),
-      ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false }),
-    ]);
+    await ctx.platform.db.collection('users').insertMany(users, { ordered: false });
+    await insertDevices(ctx.platform.db, devices);
+    await ctx.platform.db.collection('room_members').insertMany(members, { ordered: false });
+    await ctx.platform.db.collection('user_rooms').insertMany(rooms, { ordered: false });
   }
   for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
   return result;
