@@ -20,6 +20,12 @@ function appId(request: FastifyRequest): string {
   return id;
 }
 
+function activityId(request: FastifyRequest): string {
+  const id = (request.params as { activityId: string }).activityId;
+  if (!ID.test(id)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
+  return id;
+}
+
 /** What broke, in words: the failure, where the contract broke, the app's own error code. */
 function whatBroke(row: ActivityView): string {
   const parts = [row.failure, row.detail, row.appErrorCode ? `app error code ${row.appErrorCode}` : null].filter((part): part is string => Boolean(part));
@@ -319,9 +325,7 @@ ${pageNo > 0 ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&pag
   app.get('/console/apps/:appId/activity/:activityId', hide, async (request, reply) => {
     const session = ctx.session(request);
     const id = appId(request);
-    const { activityId } = request.params as { activityId: string };
-    if (!ID.test(activityId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
-    const row = await apps.activityRow(session.principal, id, activityId);
+    const row = await apps.activityRow(session.principal, id, activityId(request));
     const replayable = row.event.startsWith('payment.') && row.outcome !== 'OK';
     return ctx.send(
       reply,
@@ -345,9 +349,7 @@ ${replayable ? html`<form method="post" action="/console/apps/${id}/activity/${r
 
   app.post('/console/apps/:appId/activity/:activityId/replay', hide, async (request, reply) => {
     const id = appId(request);
-    const { activityId } = request.params as { activityId: string };
-    if (!ID.test(activityId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such activity row' });
-    await apps.replay(ctx.session(request).principal, id, activityId);
+    await apps.replay(ctx.session(request).principal, id, activityId(request));
     return ctx.send(reply, request, 'Sent again', html`${notice('Queued: the event goes out again with its original delivery id, so your server can tell it from a new one.')}<p><a href="/console/apps/${id}/activity">Back to the activity</a></p>`);
   });
 

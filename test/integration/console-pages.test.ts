@@ -202,6 +202,13 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
       assert.equal(pinged.statusCode, 200);
       const pingRow = /<tr data-activity="([^"]+)"/.exec((await get(`/console/apps/${appId}/activity?event=ping`, cookie)).body)![1]!;
       assert.doesNotMatch((await get(`/console/apps/${appId}/activity/${pingRow}`, cookie)).body, /Send this payment event again/);
+      // A row id that cannot be one: no such row (APP_NOT_FOUND, 400 in the catalogue), for the page
+      // and the replay alike, and nothing sent.
+      for (const refused of [await get(`/console/apps/${appId}/activity/no%20such`, cookie), await post(`/console/apps/${appId}/activity/no%20such/replay`, { _csrf: csrf }, { cookie })]) {
+        assert.equal(refused.statusCode, 400);
+        assert.match(refused.body, /No such activity row<\/p><p>Code: <code>APP_NOT_FOUND<\/code>/);
+      }
+      assert.equal(shop.calls.length, 5, 'the ping, and no other call');
     } finally {
       await shop.close();
     }
