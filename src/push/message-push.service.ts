@@ -8,6 +8,7 @@ import type { MessagePushJob } from '../platform/queues.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
+import { GroupWriter } from '../platform/group-writer.js';
 import { limiter } from '../platform/limiter.js';
 
 type MessageDoc = NonNullable<Awaited<ReturnType<MessageReads['findById']>>>;
@@ -19,8 +20,19 @@ export interface DeliveredLog {
   add(messageId: string, replacement: boolean, deviceId: string): Promise<void>;
 }
 
-/** The log in Redis: one hash per message and kind (one key: one slot on a cluster). */
+/**
+ * The log in Redis: one hash per message and kind (one key: one slot on a cluster). Marks added while
+ * one is being written go together (group commit): one HSET per message for every push that came back
+ * meanwhile, instead of one per push (a crash in that round trip resends those pushes once, as a crash
+ * between a push and its own mark did).
+ */
 export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, replacement: boolean) => string): DeliveredLog {
+  const marks = new GroupWriter<{ name: string; deviceId: string }, void>(async (group) => {
+    const byKey = new Map<string, string[]>();
+    for (const { item } of group) byKey.set(item.name, [...(byKey.get(item.name) ?? []), item.deviceId]);
+    await Promise.all([...byKey].map(([name, deviceIds]) => redis.hset(name, Object.fromEntries(deviceIds.map((deviceId) => [deviceId, '1'])))));
+    for (const waiter of group) waiter.resolve();
+  }, IN_FLIGHT);
   return {
     async among(messageId, replacement, deviceIds) {
       const name = key(messageId, replacement);
@@ -28,8 +40,8 @@ export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, r
       const [found] = await Promise.all([deviceIds.length > 0 ? redis.hmget(name, ...deviceIds) : [], redis.multi().hset(name, '_', '1').expire(name, 86_400).exec()]);
       return new Set(deviceIds.filter((_, i) => found[i] !== null));
     },
-    async add(messageId, replacement, deviceId) {
-      await redis.hset(key(messageId, replacement), deviceId, '1');
+    add(messageId, replacement, deviceId) {
+      return marks.add({ name: key(messageId, replacement), deviceId });
     },
   };
 }
