@@ -203,9 +203,8 @@ export async function startBench(name, extraEnv = {}) {
  * mongo-java-server from answering its monitor in one run, which failed the seeding.
  */
 export async function insertDevices(db, devices) {
-  const byUser = new Map();
-  for (const device of devices) byUser.set(device.userId, [...(byUser.get(device.userId) ?? []), device._id]);
-  await db.collection('user_devices').insertMany([...byUser].map(([userId, deviceIds]) => ({ _id: userId, deviceIds })), { ordered: false });
+  const byUser = Map.groupBy(devices, (device) => device.userId);
+  await db.collection('user_devices').insertMany([...byUser].map(([userId, owned]) => ({ _id: userId, deviceIds: owned.map((device) => device._id) })), { ordered: false });
   await db.collection('devices').insertMany(devices, { ordered: false });
 }
 

@@ -48,11 +48,7 @@ export function lineOf(lines: Line[], path: string): number {
 /** The manifest with each problem marked on its line, and a list of them linking there. */
 export function annotated(value: unknown, problems: Problem[]): Html {
   const lines = printedLines(value);
-  const at = new Map<number, Problem[]>();
-  for (const problem of problems) {
-    const line = lineOf(lines, problem.path);
-    at.set(line, [...(at.get(line) ?? []), problem]);
-  }
+  const at = Map.groupBy(problems, (problem) => lineOf(lines, problem.path));
   return html`<h2 id="problems">${problems.length === 1 ? '1 problem' : `${problems.length} problems`} to fix</h2>
 <ul>${problems.map((p) => html`<li><a href="#line-${lineOf(lines, p.path)}">line ${lineOf(lines, p.path)}</a>: <code>${p.path || '(the manifest)'}</code>: ${p.message}</li>`)}</ul>
 <ol class="source" aria-label="The manifest, problems marked">${lines.map((line, i) => {

@@ -87,10 +87,9 @@ export class DevicesRepo {
     for (;;) {
       const page = await this.collection.find({ _id: { $gt: after }, revokedAt: null }, { projection: { _id: 1, userId: 1 } }).sort({ _id: 1 }).limit(1000).toArray();
       if (page.length === 0) return;
-      const byUser = new Map<string, string[]>();
-      for (const device of page) byUser.set(device.userId, [...(byUser.get(device.userId) ?? []), device._id]);
+      const byUser = Map.groupBy(page, (device) => device.userId);
       await this.userDevices.bulkWrite(
-        [...byUser].map(([userId, deviceIds]) => ({ updateOne: { filter: { _id: userId }, update: { $addToSet: { deviceIds: { $each: deviceIds } } }, upsert: true } })),
+        [...byUser].map(([userId, devices]) => ({ updateOne: { filter: { _id: userId }, update: { $addToSet: { deviceIds: { $each: devices.map((device) => device._id) } } }, upsert: true } })),
         { ordered: false },
       );
       after = page.at(-1)!._id;

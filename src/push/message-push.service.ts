@@ -28,9 +28,8 @@ export interface DeliveredLog {
  */
 export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, replacement: boolean) => string): DeliveredLog {
   const marks = new GroupWriter<{ name: string; deviceId: string }, void>(async (group) => {
-    const byKey = new Map<string, string[]>();
-    for (const { item } of group) byKey.set(item.name, [...(byKey.get(item.name) ?? []), item.deviceId]);
-    await Promise.all([...byKey].map(([name, deviceIds]) => redis.hset(name, Object.fromEntries(deviceIds.map((deviceId) => [deviceId, '1'])))));
+    const byKey = Map.groupBy(group, ({ item }) => item.name);
+    await Promise.all([...byKey].map(([name, waiters]) => redis.hset(name, Object.fromEntries(waiters.map(({ item }) => [item.deviceId, '1'])))));
     for (const waiter of group) waiter.resolve();
   }, IN_FLIGHT);
   return {
