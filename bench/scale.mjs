@@ -17,6 +17,7 @@ const SECONDS = Number(process.env.SECONDS ?? 10);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
+const sum = (list) => list.reduce((total, ms) => total + ms, 0);
 const roomOf = (i) => `scale-room-${Math.floor(i / ROOM_SIZE)}`;
 
 const { tmp, stack, env, config, ctx, children } = await startBench('scale');
@@ -80,7 +81,7 @@ async function measure(hubs, people, placeOf) {
   // Per hub: a hub holding no recipient spends about its upkeep, so its net is near 0 (floored there).
   const net = cpu.map((ms, i) => Math.max(0, ms - upkeep[i] * scale));
   // In all: null when the upkeep subtracted is half the hubs' CPU or more (see netOfUpkeep).
-  const netInAll = netOfUpkeep(cpu.reduce((a, b) => a + b, 0), upkeep.reduce((a, b) => a + b, 0) * scale);
+  const netInAll = netOfUpkeep(sum(cpu), sum(upkeep) * scale);
   const counts = await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })));
   const delivered = counts.reduce((sum, r) => sum + r.latencies.length + r.deviceEvents, 0);
   await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
@@ -100,7 +101,6 @@ try {
     const hubs = await Promise.all(Array.from({ length: count }, spawnHub));
     await sleep(1000);
     const run = await measure(hubs, shuffled, (i) => i % count);
-    const sum = (list) => list.reduce((total, ms) => total + ms, 0);
     perDelivery[count] = { gross: (1000 * sum(run.cpu)) / run.delivered, net: run.netInAll === null ? null : (1000 * run.netInAll) / run.delivered };
     rows.push([
       `${count} hub node${count === 1 ? '' : 's'}, ${run.connected} sockets`,
