@@ -69,7 +69,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**/*.mjs', 'bench/**/*.mjs', 'eslint.config.mjs'],
+    files: ['scripts/**/*.mjs', 'bench/**/*.mjs', 'examples/**/*.mjs', 'eslint.config.mjs'],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // The browser examples' page scripts (bundled for the page by their serve.mjs).
+    files: ['examples/**/*.js'],
+    languageOptions: { globals: globals.browser },
   },
 );

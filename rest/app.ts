@@ -13,6 +13,7 @@ import { publicBaseUrl, type Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
 import { requireAccessToken } from './auth.js';
+import { installCors } from './cors.js';
 import { refuseWhileAway } from './dependencies.js';
 import type { RouteOptions } from './route-options.js';
 import { installErrorHandling, sendError } from './error-handler.js';
@@ -92,6 +93,8 @@ export async function buildApp({ services, config, logger, metrics: registry = c
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // In tests, an error answer whose code the operation does not document fails loudly.
+  // Before the error handling: the not-found handler (which answers a preflight) takes the hooks added before it.
+  installCors(app, config.CORS_ORIGINS);
   installErrorHandling(app, { checkDocumentedCodes: config.NODE_ENV === 'test', dependencies: services.ops.dependencies });
   app.decorateRequest('principal', null);
   app.decorateRequest('idempotencyKey', null);

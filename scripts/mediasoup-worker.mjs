@@ -5,7 +5,7 @@
 // The binary is cached outside the repository, keyed by the mediasoup version, so the build
 // (about four minutes on two cores) happens once per machine. Node built-ins only.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { aptInstall, cacheRoot, has, log, quietly } from './stack.mjs';
 
@@ -14,10 +14,45 @@ const BUILD_PACKAGES = [
   'libusrsctp-dev', 'libabsl-dev', 'libflatbuffers-dev', 'flatbuffers-compiler',
 ];
 
+/**
+ * The revision of what this script does to mediasoup's sources: part of the cache key, so a machine
+ * that built the worker before a patch was added builds it again. 2: the DTLS BIO patch below.
+ */
+const BUILD_REVISION = 2;
+
 /** Where the worker binary for the installed mediasoup lives (whether or not it is built yet). */
 export function mediasoupWorkerPath(root) {
   const version = installedVersion(root);
-  return version ? path.join(cacheRoot, `mediasoup-worker-${version}`, 'mediasoup-worker') : undefined;
+  return version ? path.join(cacheRoot, `mediasoup-worker-${version}-r${BUILD_REVISION}`, 'mediasoup-worker') : undefined;
+}
+
+/**
+ * Patches to mediasoup's C++ sources, each [file, from, to, why]. A patch that no longer matches
+ * fails the build (a new mediasoup may have fixed it, or moved the code): look, then drop or redo it.
+ */
+const SOURCE_PATCHES = [
+  [
+    'src/RTC/DtlsTransport.cpp',
+    '(operationType == BIO_CB_RETURN) ? static_cast<long>(ret) : 1',
+    '(operationType & BIO_CB_RETURN) ? static_cast<long>(ret) : 1',
+    // The callback on the DTLS transport's in-memory write BIO answers every call OpenSSL makes
+    // through it. OpenSSL calls it after a BIO_ctrl with `BIO_CB_CTRL | BIO_CB_RETURN`, which is not
+    // equal to BIO_CB_RETURN, so the callback answered 1 ("yes") to every control query in place of
+    // the BIO's own answer. Under an OpenSSL built with kernel TLS (Debian 12's and 13's are), one of
+    // those queries is BIO_CTRL_GET_KTLS_SEND: the BIO claimed kernel TLS, OpenSSL skipped allocating
+    // its write buffer, and the first DTLS record it wrote (the ServerHello of a browser's handshake)
+    // dereferenced NULL: SIGSEGV in the worker. Testing the flag bit passes the BIO's real answer.
+    'the BIO callback returned 1 for every control query, claiming kernel TLS under an OpenSSL built with it',
+  ],
+];
+
+function applySourcePatches(source) {
+  for (const [file, from, to] of SOURCE_PATCHES) {
+    const full = path.join(source, file);
+    const text = readFileSync(full, 'utf8');
+    if (!text.includes(from)) throw new Error(`${file}: the patch for "${from}" no longer matches mediasoup's source`);
+    writeFileSync(full, text.split(from).join(to));
+  }
 }
 
 function installedVersion(root) {
@@ -91,31 +126,39 @@ export function ensureMediasoupWorker(root) {
   const missing = BUILD_PACKAGES.filter((pkg) => !isInstalled(pkg));
   if (missing.length > 0) aptInstall(missing);
 
-  const buildRoot = path.join(path.dirname(binary), 'build');
-  rmSync(buildRoot, { recursive: true, force: true });
-  mkdirSync(buildRoot, { recursive: true });
-  const source = path.join(buildRoot, 'worker');
-  cpSync(path.join(root, 'node_modules', 'mediasoup', 'worker'), source, { recursive: true });
-  rmSync(path.join(source, 'subprojects'), { recursive: true, force: true });
-  patchMesonFile(path.join(source, 'meson.build'), { keepUntil: "executable(\n  'mediasoup-worker'" });
-  // Debian 12 has meson 1.0.1; nothing the worker's build uses needs 1.1.
-  const mesonBuild = path.join(source, 'meson.build');
-  writeFileSync(mesonBuild, readFileSync(mesonBuild, 'utf8').replace(/meson_version: '>= 1\.1\.0'/, "meson_version: '>= 1.0.0'"));
-  patchMesonFile(path.join(source, 'deps', 'libwebrtc', 'meson.build'));
-  writeFileSync(path.join(source, 'ms-srtp-compat.h'), SRTP_COMPAT);
+  // A build folder of its own: two first starts on one machine (npm start and npm test, say) each
+  // build in their own folder, and the first to finish installs the binary by an atomic rename.
+  mkdirSync(path.dirname(binary), { recursive: true });
+  const buildRoot = mkdtempSync(path.join(path.dirname(binary), 'build-'));
+  try {
+    const source = path.join(buildRoot, 'worker');
+    cpSync(path.join(root, 'node_modules', 'mediasoup', 'worker'), source, { recursive: true });
+    rmSync(path.join(source, 'subprojects'), { recursive: true, force: true });
+    patchMesonFile(path.join(source, 'meson.build'), { keepUntil: "executable(\n  'mediasoup-worker'" });
+    // Debian 12 has meson 1.0.1; nothing the worker's build uses needs 1.1.
+    const mesonBuild = path.join(source, 'meson.build');
+    writeFileSync(mesonBuild, readFileSync(mesonBuild, 'utf8').replace(/meson_version: '>= 1\.1\.0'/, "meson_version: '>= 1.0.0'"));
+    patchMesonFile(path.join(source, 'deps', 'libwebrtc', 'meson.build'));
+    writeFileSync(path.join(source, 'ms-srtp-compat.h'), SRTP_COMPAT);
+    applySourcePatches(source);
 
-  log(`building mediasoup-worker ${path.basename(path.dirname(binary))} (about 5 minutes on two cores, once per machine)`);
-  const out = path.join(buildRoot, 'out');
-  const env = { ...process.env, MESON_PACKAGE_CACHE_DIR: buildRoot };
-  const started = Date.now();
-  quietly('meson', ['setup', '--buildtype=release', '-Dms_disable_liburing=true', '--wrap-mode=nodownload', out, source], { env });
-  // The generated flatbuffers headers first: the libwebrtc objects include them without saying so.
-  quietly('ninja', ['-C', out, 'fbs/FBS'], { env });
-  quietly('ninja', ['-C', out, 'mediasoup-worker'], { env });
-  log(`mediasoup-worker built in ${Math.round((Date.now() - started) / 1000)} s`);
-  copyFileSync(path.join(out, 'mediasoup-worker'), `${binary}.partial`);
-  execFileSync('mv', [`${binary}.partial`, binary]);
-  rmSync(buildRoot, { recursive: true, force: true });
+    log(`building mediasoup-worker ${path.basename(path.dirname(binary))} (about 5 minutes on two cores, once per machine)`);
+    const out = path.join(buildRoot, 'out');
+    const env = { ...process.env, MESON_PACKAGE_CACHE_DIR: buildRoot };
+    const started = Date.now();
+    quietly('meson', ['setup', '--buildtype=release', '-Dms_disable_liburing=true', '--wrap-mode=nodownload', out, source], { env });
+    // The generated flatbuffers headers first: the libwebrtc objects include them without saying so.
+    quietly('ninja', ['-C', out, 'fbs/FBS'], { env });
+    quietly('ninja', ['-C', out, 'mediasoup-worker'], { env });
+    log(`mediasoup-worker built in ${Math.round((Date.now() - started) / 1000)} s`);
+    const staged = path.join(buildRoot, 'mediasoup-worker');
+    copyFileSync(path.join(out, 'mediasoup-worker'), staged);
+    // rename(2) replaces atomically: a concurrent build that finished first loses nothing.
+    renameSync(staged, binary);
+  } finally {
+    // Whether it worked or not: a failed build leaves nothing behind, so the next start tries again.
+    rmSync(buildRoot, { recursive: true, force: true });
+  }
   return binary;
 }
 

@@ -68,7 +68,8 @@ export function ensureInstalled({ forTests = false } = {}) {
   if (!has('ffmpeg') || !has('ffprobe')) missing.push('ffmpeg');
   // Speech-to-text runs on the server with pocketsphinx and its US English model.
   if (!has('pocketsphinx_continuous') || !existsSync('/usr/share/pocketsphinx/model/en-us/en-us.lm.bin')) missing.push('pocketsphinx', 'pocketsphinx-en-us');
-  if (forTests && !(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
+  // TURN for calls (the ICE servers the service hands out), and coturn's test client for the tests.
+  if (!(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
   // The production front (deploy/nginx.conf) runs in front of api and hub processes in the topology test.
   if (forTests && !has('nginx') && !existsSync('/usr/sbin/nginx')) missing.push('nginx');
   // A known recording ("go forward ten meters") for the speech-to-text test.
@@ -200,6 +201,44 @@ export async function startRedisCluster({ dir, masters = 3, replicas = 1, nodeTi
     throw error;
   }
   return { nodes, url: `redis-cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}` };
+}
+
+/**
+ * coturn (Debian's `turnserver`) on loopback, checking the TURN REST credentials the service issues
+ * with the same shared secret (`TURN_SECRET`). Relays on loopback, and to loopback peers, which only a
+ * development machine wants: docs/operators/production.md says how to run it in production.
+ * Resolves once its TCP listener takes a connection; `urls` are the TURN_URLS and STUN_URLS for it.
+ */
+export async function startTurn({ port: given, secret, minPort = 49152, maxPort = 49999 }) {
+  const port = given ?? (await freePort());
+  const args = [
+    '-n', '--listening-ip=127.0.0.1', `--listening-port=${port}`, '--relay-ip=127.0.0.1', '--allow-loopback-peers',
+    '--use-auth-secret', `--static-auth-secret=${secret}`, '--realm=chat.local', '--fingerprint',
+    '--no-cli', '--no-tls', '--no-dtls', `--min-port=${minPort}`, `--max-port=${maxPort}`,
+    '--log-file=stdout', '--simple-log',
+  ];
+  // Its log goes to stdout, read until the listener is up and then drained.
+  const child = spawn('turnserver', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr.resume();
+  await waitForLine(child, /listener opened on|Total General servers/, 'turnserver', 15_000);
+  const deadline = Date.now() + 10_000;
+  const accepts = () => new Promise((resolve) => {
+    const probe = net.connect({ host: '127.0.0.1', port }, () => (probe.destroy(), resolve(true)));
+    probe.once('error', () => resolve(false));
+  });
+  while (!(await accepts())) {
+    if (Date.now() > deadline) {
+      await stopChild(child, 'SIGKILL');
+      throw new Error(`turnserver on port ${port} took no connection within 10 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    child,
+    port,
+    turnUrls: `turn:127.0.0.1:${port}?transport=udp,turn:127.0.0.1:${port}?transport=tcp`,
+    stunUrls: `stun:127.0.0.1:${port}`,
+  };
 }
 
 /**

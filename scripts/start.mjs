@@ -10,12 +10,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mediasoupWorkerPath } from './mediasoup-worker.mjs';
 import { onRuntime } from './runtime.mjs';
-import { cacheRoot, ensureNodeModules, onShutdownSignal, stackEnv, startStack } from './stack.mjs';
-import { existsSync } from 'node:fs';
+import { cacheRoot, ensureNodeModules, onShutdownSignal, portOrFree, stackEnv, startStack, startTurn, stopChild } from './stack.mjs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 const say = (message) => process.stderr.write(`[start] ${message}\n`);
+// The development TURN secret the service uses when TURN_SECRET is unset (src/platform/config.ts).
+const DEV_TURN_SECRET = 'development-only-turn-secret';
 
 ensureNodeModules(root);
 // Node keeps what it compiled of each module on disk and starts the next time from it (Node 22+):
@@ -31,6 +33,10 @@ const built = new Promise((resolve) => build.on('exit', (code) => resolve(code =
 // The development chain on Hardhat's usual port when it is free, so wallet apps and scripts find it.
 const stack = await startStack({ dataDir, persistent: true, chainPort: 8545 });
 if (!process.env.EVM_RPC_URL) await startLedgerAfresh(stack);
+// TURN for calls: coturn on the port the service hands out (3478 when free), checking the credentials
+// the service issues with the same secret. TURN_URLS set: that TURN server is used, none is started.
+const turn = process.env.TURN_URLS ? null : await startTurn({ port: await portOrFree(3478), secret: process.env.TURN_SECRET ?? DEV_TURN_SECRET });
+if (turn) say(`TURN and STUN on 127.0.0.1:${turn.port} (coturn; udp and tcp)`);
 
 const children = new Set();
 let stopping = false;
@@ -44,6 +50,7 @@ async function shutdown(code) {
       return new Promise((resolve) => child.once('exit', resolve));
     }),
   );
+  if (turn) await stopChild(turn.child);
   await stack.stop();
   process.exit(code);
 }
@@ -57,6 +64,7 @@ if (!(await built)) {
 const env = {
   ...process.env,
   ...stackEnv(stack),
+  ...(turn ? { TURN_URLS: turn.turnUrls, STUN_URLS: turn.stunUrls } : {}),
   SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
   // Development: apps' webhooks may be on this machine (`npm run example:pizza`); production refuses them.
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',
@@ -91,10 +99,13 @@ function buildSfuWorkerInBackground() {
   const started = Date.now();
   const builder = spawn(process.execPath, [path.join(root, 'scripts/mediasoup-worker.mjs')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(builder);
+  // Everything the build prints goes to a log file; on failure the lines that name an error are
+  // printed whole (a compiler's error can be far from the end of ninja's output).
+  const logFile = path.join(dataDir, 'sfu-build.log');
+  const buildLog = createWriteStream(logFile);
   let output = '';
-  let tail = '';
   builder.stdout.on('data', (chunk) => (output += chunk));
-  builder.stderr.on('data', (chunk) => (tail = (tail + chunk).slice(-4000)));
+  builder.stderr.pipe(buildLog);
   const progress = setInterval(() => say(`SFU worker still building (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
   progress.unref();
   builder.on('exit', (code) => {
@@ -103,12 +114,19 @@ function buildSfuWorkerInBackground() {
     if (stopping) return;
     const binary = output.trim().split('\n').at(-1);
     if (code !== 0 || !binary) {
-      say(`the SFU worker could not be built; room calls stay off:\n${tail}`);
+      buildLog.end(() => say(`the SFU worker could not be built; room calls stay off until the next start tries again. The errors (all of it in ${logFile}):\n${buildErrors(readFileSync(logFile, 'utf8'))}`));
       return;
     }
     say(`SFU worker built in ${Math.round((Date.now() - started) / 1000)} s: starting the sfu role; room calls are on`);
     run('sfu', { MEDIASOUP_WORKER_BIN: binary });
   });
+}
+
+/** The lines of a build's output that say what failed (compiler errors, ninja's FAILED, a thrown error), or its end. */
+function buildErrors(text) {
+  const lines = text.split('\n');
+  const errors = lines.filter((line) => /\b(error|FAILED|Error:|fatal)\b/.test(line));
+  return (errors.length > 0 ? errors.slice(0, 40) : lines.slice(-40)).join('\n');
 }
 
 /**

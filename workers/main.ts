@@ -4,6 +4,7 @@ import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
 import { blockingConnection, closeRedis } from '../src/platform/redis.js';
+import { SFU_WATCH_EVERY_MS } from '../src/sfu/index.js';
 import { callTimeoutProcessor } from './processors/call-timeout.processor.js';
 import { cleanupProcessor } from './processors/cleanup.processor.js';
 import { appHealthProcessor, appPaymentsProcessor, webhookProcessor } from './processors/webhooks.processor.js';
@@ -101,9 +102,23 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   } satisfies Record<QueueName, RunningWorker>;
   const workers: RunningWorker[] = Object.values(started);
   log.info({ queues: workers.map((worker) => worker.name) }, 'workers running');
+  // Room calls whose media node died or lost its mediasoup worker end as FAILED within seconds. A
+  // timer, not a queue: each look is two Redis reads, and every worker node may look (ending is idempotent).
+  let watching = false;
+  const watchMedia = setInterval(() => {
+    if (watching) return;
+    watching = true;
+    services.roomCalls
+      .endLostMedia()
+      .then((ended) => ended > 0 && log.warn({ ended }, 'room calls ended: their media node or worker is gone'))
+      .catch((error: unknown) => log.warn({ err: error }, 'room-call media watch failed'))
+      .finally(() => (watching = false));
+  }, SFU_WATCH_EVERY_MS);
+  watchMedia.unref();
 
   return {
     async close() {
+      clearInterval(watchMedia);
       await Promise.all(workers.map((worker) => worker.close()));
       await Promise.all(schedulers.map((queue) => queue.close()));
       await closeRedis(connection);

@@ -110,10 +110,19 @@ export class RoomCallsService {
       throw CallsErrors.DEVICE_BUSY();
     }
     try {
+      // The call's router is made on the node before anyone rings: a node that cannot carry media
+      // (its worker gone) answers 503 SFU_UNAVAILABLE here, not after the members were rung.
+      await sfu.send(sfuNodeId, 'capabilities', { callId: call._id });
       await roomCalls.insert(call);
+      await sfu.track(call._id, sfuNodeId);
       await this.deps.scheduleTimeout(call._id, this.deps.ringTimeoutSeconds * 1000);
     } catch (error) {
-      await Promise.all([calls.unlockDevices(call._id, [principal.deviceId]), roomCalls.unlockRoom(room._id, call._id)]);
+      await Promise.all([
+        calls.unlockDevices(call._id, [principal.deviceId]),
+        roomCalls.unlockRoom(room._id, call._id),
+        sfu.send(sfuNodeId, 'close', { callId: call._id }).catch(() => undefined),
+        sfu.untrack(call._id).catch(() => undefined),
+      ]);
       throw error;
     }
     const members = await this.deps.roomMembers.enabledMemberIds(room._id);
@@ -180,7 +189,7 @@ export class RoomCallsService {
     await calls.unlockDevices(call._id, [principal.deviceId]);
     const { closedProducerIds } = await sfu.send(call.sfuNodeId, 'leave', { callId: call._id, deviceId: principal.deviceId }).catch(() => ({ closedProducerIds: [] }));
     if (left.participantCount <= 0) return presentRoomCall((await this.finish(left, 'HANGUP')) ?? left);
-    await this.tellParticipants(left, 'room-call.left', { ...this.data(left), userId: principal.userId, deviceId: principal.deviceId, closedProducerIds }, [principal.userId]);
+    await this.tellParticipants(left, 'room-call.left', { ...this.data(left), userId: principal.userId, deviceId: principal.deviceId, closedProducerIds }, [principal.userId], principal.deviceId);
     return presentRoomCall(left);
   }
 
@@ -197,7 +206,21 @@ export class RoomCallsService {
     await this.deps.events.toUsers(ringing, 'room-call.ring-stopped', { ...this.data(call), reason: 'MISSED' });
   }
 
-  /** Ends live calls whose media server went away (run by the minute clean-up). */
+  /**
+   * Ends, as FAILED, the calls whose media is gone: a node reported them lost, or the node stopped
+   * announcing itself. The worker role runs this every second (SFU_WATCH_EVERY_MS).
+   */
+  async endLostMedia(): Promise<number> {
+    let ended = 0;
+    for (const callId of await this.deps.sfu.lostCalls()) {
+      const call = await this.deps.roomCalls.findById(callId);
+      if (call?.state === 'ACTIVE' && (await this.finish(call, 'FAILED'))) ended++;
+      else await this.deps.sfu.untrack(callId);
+    }
+    return ended;
+  }
+
+  /** Ends live calls whose media server went away (the minute clean-up: a backstop to endLostMedia when Redis lost its record of calls). */
   async endOrphaned(): Promise<number> {
     let ended = 0;
     for (const call of await this.deps.roomCalls.active()) {
@@ -268,15 +291,19 @@ export class RoomCallsService {
       roomCalls.unlockRoom(call.roomId, call._id),
       calls.unlockDevices(call._id, [...before.participants.map((p) => p.deviceId), call.startedByDeviceId]),
       sfu.send(call.sfuNodeId, 'close', { callId: call._id }).catch(() => undefined),
+      sfu.untrack(call._id),
     ]);
     const members = await roomMembers.enabledMemberIds(call.roomId);
     await events.toUsers(members, 'room-call.ended', { ...this.data(call), reason });
     return roomCalls.findById(call._id);
   }
 
-  /** Tells the devices in the call and every device of `users` (e.g. the joiner's others, to stop ringing). */
-  private async tellParticipants<K extends 'room-call.joined' | 'room-call.left'>(call: RoomCallDoc, event: K, data: DeviceEventMap[K], users: string[]): Promise<void> {
+  /**
+   * Tells the devices in the call and every device of `users` (e.g. the joiner's others, to stop
+   * ringing), but `except` (the device that left knows it did).
+   */
+  private async tellParticipants<K extends 'room-call.joined' | 'room-call.left'>(call: RoomCallDoc, event: K, data: DeviceEventMap[K], users: string[], except?: string): Promise<void> {
     const inCall = call.participants.filter((p) => !users.includes(p.userId)).map((p) => p.deviceId);
-    await Promise.all([...inCall.map((deviceId) => this.deps.events.toDevice(deviceId, event, data)), this.deps.events.toUsers(users, event, data)]);
+    await Promise.all([...inCall.map((deviceId) => this.deps.events.toDevice(deviceId, event, data)), this.deps.events.toUsers(users, event, data, except === undefined ? {} : { exceptDeviceId: except })]);
   }
 }

@@ -202,6 +202,15 @@ const EnvSchema = z
       .transform((value) => value.split(',').map((code) => code.trim()).filter(Boolean))
       .pipe(z.array(z.string().regex(LANGUAGE_CODE, 'expected language codes such as en or pt-BR')).min(1)),
 
+    // Web clients on other origins (docs/operators/configuration.md, "Web clients"): the origins
+    // allowed to call the REST api from a browser, exactly as a browser sends them
+    // (https://chat.example.com). Empty (the default): no cross-origin calls.
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i, 'expected origins such as https://chat.example.com, with no path'))),
+
     ADMIN_PHONES: z
       .string()
       .default('')

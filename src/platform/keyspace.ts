@@ -39,6 +39,10 @@ export function keyspace(prefix: string) {
     sfu: {
       nodes: `${prefix}sfu:nodes:{sfu}`,
       node: (nodeId: string) => `${prefix}sfu:node:{sfu}:${nodeId}`,
+      /** The room calls under way: call id → the id of the node holding its media. */
+      calls: `${prefix}sfu:calls:{sfu}`,
+      /** Calls whose media a node lost (its mediasoup worker died), for the worker role to end. */
+      failedCalls: `${prefix}sfu:failed-calls:{sfu}`,
     },
     auth: {
       codeRequests: (phone: string) => `${prefix}rl:login-code:${phone}`,

@@ -65,6 +65,11 @@ export interface SfuNodeAnnouncement {
   routers: number;
 }
 
-/** A node that has not announced itself for this long is taken as gone. */
-export const SFU_NODE_TTL_MS = 10_000;
-export const SFU_ANNOUNCE_EVERY_MS = 3_000;
+/**
+ * A node that has not announced itself for this long is taken as gone, and the calls it held end
+ * as FAILED (the worker role looks every SFU_WATCH_EVERY_MS): a node killed outright is noticed
+ * within about 4 s. A node whose mediasoup worker died reports the calls it lost at once.
+ */
+export const SFU_NODE_TTL_MS = 3_000;
+export const SFU_ANNOUNCE_EVERY_MS = 1_000;
+export const SFU_WATCH_EVERY_MS = 1_000;

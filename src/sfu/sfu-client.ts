@@ -46,6 +46,28 @@ export class SfuClient {
     return (await this.redis.exists(this.keys.node(nodeId))) === 1;
   }
 
+  /** Notes a call under way on a node, so that the node's end is noticed without reading the database. */
+  async track(callId: string, nodeId: string): Promise<void> {
+    await this.redis.hset(this.keys.calls, callId, nodeId);
+  }
+
+  async untrack(callId: string): Promise<void> {
+    await this.redis.hdel(this.keys.calls, callId);
+  }
+
+  /**
+   * The calls whose media is gone: those a node reported lost (its worker died), and those on nodes
+   * that stopped announcing themselves. Only the calls under way are read (one hash), not the database.
+   */
+  async lostCalls(): Promise<string[]> {
+    const [reported, tracked] = await Promise.all([this.redis.spop(this.keys.failedCalls, 1000), this.redis.hgetall(this.keys.calls)]);
+    const nodeIds = [...new Set(Object.values(tracked))];
+    const alive = nodeIds.length === 0 ? [] : await this.redis.mget(nodeIds.map((id) => this.keys.node(id)));
+    const dead = new Set(nodeIds.filter((_, i) => !alive[i]));
+    const orphaned = Object.entries(tracked).filter(([, nodeId]) => dead.has(nodeId)).map(([callId]) => callId);
+    return [...new Set([...reported, ...orphaned])];
+  }
+
   /** Sends one operation to the node holding the call. Node refusals become 400s with the node's code. */
   async send<K extends SfuOp>(nodeId: string, op: K, request: SfuOps[K]['request']): Promise<SfuOps[K]['response']> {
     const raw = await this.redis.get(this.keys.node(nodeId));

@@ -93,8 +93,9 @@ export class SfuRouters {
     const inFlight = this.pending.get(callId);
     if (inFlight) return inFlight;
     const creating = (async () => {
-      // `!`: a node starts at least one worker (SFU_WORKERS >= 1).
-      const worker = this.workers.reduce((best, w) => (this.routersOn(w) < this.routersOn(best) ? w : best), this.workers[0]!);
+      const [first, ...rest] = this.liveWorkers;
+      if (!first) throw new Error('no live mediasoup worker on this node');
+      const worker = rest.reduce((best, w) => (this.routersOn(w) < this.routersOn(best) ? w : best), first);
       const router = await worker.createRouter({ mediaCodecs: MEDIA_CODECS, appData: { callId, worker: this.workers.indexOf(worker) } });
       const state: CallState = { router, peers: new Map() };
       this.calls.set(callId, state);
@@ -107,6 +108,27 @@ export class SfuRouters {
       this.pending.delete(callId);
     }
   }
+  /**
+   * A worker died: the routers it held are gone with it. Forgets their calls and returns their ids;
+   * `replacement` takes the dead worker's place for new calls.
+   */
+  workerDied(dead: ms.Worker, replacement?: ms.Worker): string[] {
+    const index = this.workers.indexOf(dead);
+    const lost = [...this.calls.entries()].filter(([, call]) => call.router.appData.worker === index).map(([callId]) => callId);
+    for (const callId of lost) this.calls.delete(callId);
+    if (replacement) this.workers[index] = replacement;
+    return lost;
+  }
+
+  private get liveWorkers(): ms.Worker[] {
+    return this.workers.filter((worker) => !worker.died && !worker.closed);
+  }
+
+  /** Whether a worker is left to take calls. */
+  get hasWorkers(): boolean {
+    return this.liveWorkers.length > 0;
+  }
+
   private routersOn(worker: ms.Worker): number {
     return [...this.calls.values()].filter((c) => c.router.appData.worker === this.workers.indexOf(worker)).length;
   }
@@ -252,6 +274,8 @@ export class SfuRouters {
 export interface SfuNode {
   id: string;
   url: string;
+  /** The process ids of the node's mediasoup workers (the tests kill one). */
+  workerPids(): number[];
   close(): Promise<void>;
 }
 
@@ -276,12 +300,33 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
     throw new Error('no mediasoup worker binary: run `npm start` or `npm test` once to build it, or set MEDIASOUP_WORKER_BIN');
   }
   const mediasoup = await import('mediasoup');
+  const keys = platform.keys.sfu;
   const workers: ms.Worker[] = [];
-  for (let i = 0; i < config.SFU_WORKERS; i++) {
+  let closing = false;
+  const createWorker = async (): Promise<ms.Worker> => {
     const worker = await mediasoup.createWorker({ logLevel: 'warn', rtcMinPort: config.SFU_RTC_MIN_PORT, rtcMaxPort: config.SFU_RTC_MAX_PORT, disableLiburing: true });
-    worker.on('died', (error) => logger.error({ err: error, pid: worker.pid }, 'mediasoup worker died'));
-    workers.push(worker);
-  }
+    worker.on('died', (error) => void onWorkerDied(worker, error));
+    return worker;
+  };
+  /**
+   * A media worker died (a crash, or killed): the calls it carried lost their media. They are
+   * reported at once for the worker role to end as FAILED, and a new worker takes the dead one's
+   * place; if none can be started and no worker is left, the node stops announcing itself, so no
+   * new call is placed on it.
+   */
+  const onWorkerDied = async (dead: ms.Worker, error: Error) => {
+    logger.error({ err: error, pid: dead.pid }, 'mediasoup worker died');
+    if (closing) return;
+    const replacement = await createWorker().catch((startError: unknown) => {
+      logger.error({ err: startError }, 'mediasoup worker could not be restarted');
+      return undefined;
+    });
+    const lost = routers.workerDied(dead, replacement);
+    if (!routers.hasWorkers) await stopAnnouncing();
+    if (lost.length > 0) await redis.sadd(keys.failedCalls, ...lost).catch((reportError: unknown) => logger.error({ err: reportError, calls: lost.length }, 'could not report the calls a dead worker carried'));
+    logger.warn({ lostCalls: lost.length, restarted: Boolean(replacement) }, 'mediasoup worker replaced');
+  };
+  for (let i = 0; i < config.SFU_WORKERS; i++) workers.push(await createWorker());
   const id = randomUUID();
   const secret = createHash('sha256').update(config.SFU_SECRET).digest();
   const routers = new SfuRouters(workers, { ip: config.SFU_LISTEN_IP, ...(config.SFU_ANNOUNCED_ADDRESS ? { announcedAddress: config.SFU_ANNOUNCED_ADDRESS } : {}) });
@@ -329,10 +374,13 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
   const port = typeof address === 'object' && address ? address.port : (options.port ?? config.SFU_CONTROL_PORT);
   const url = config.SFU_CONTROL_URL ?? `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
 
-  const keys = platform.keys.sfu;
   const announce = async () => {
     const announcement: SfuNodeAnnouncement = { id, url, routers: routers.size };
     await redis.multi().sadd(keys.nodes, id).set(keys.node(id), JSON.stringify(announcement), 'PX', SFU_NODE_TTL_MS).exec();
+  };
+  const stopAnnouncing = async () => {
+    clearInterval(timer);
+    await redis.multi().srem(keys.nodes, id).del(keys.node(id)).exec().catch(() => undefined);
   };
   await announce();
   const timer = setInterval(() => void announce().catch((error: unknown) => logger.warn({ err: error }, 'sfu announce failed')), SFU_ANNOUNCE_EVERY_MS);
@@ -342,9 +390,10 @@ export async function startSfuNode(platform: Pick<Platform, 'config' | 'logger' 
   return {
     id,
     url,
+    workerPids: () => workers.map((worker) => worker.pid),
     async close() {
-      clearInterval(timer);
-      await redis.multi().srem(keys.nodes, id).del(keys.node(id)).exec().catch(() => undefined);
+      closing = true;
+      await stopAnnouncing();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

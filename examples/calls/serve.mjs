@@ -1,0 +1,45 @@
+// Serves the calls example: index.html and calls.js bundled (with mediasoup-client and
+// socket.io-client) by esbuild, in memory. `node examples/calls/serve.mjs [port]` prints the page's
+// address; open it with ?api=…&hub=…&token=…[&room=…] (examples/calls/index.html). The browser test
+// serves it the same way.
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Bundles the page's script for browsers (ES modules, no Node built-ins). */
+export async function bundleCallsExample() {
+  const result = await build({
+    entryPoints: [path.join(here, 'calls.js')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'chrome110',
+    write: false,
+    logLevel: 'error',
+    define: { 'process.env.NODE_ENV': '"production"', 'process.env.DEBUG': 'undefined' },
+  });
+  return result.outputFiles[0].contents;
+}
+
+export async function serveCallsExample({ port = 0, host = '127.0.0.1' } = {}) {
+  const bundle = await bundleCallsExample();
+  const page = readFileSync(path.join(here, 'index.html'));
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://x');
+    if (url.pathname === '/' || url.pathname === '/index.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    else if (url.pathname === '/calls.bundle.js') response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
+    else response.writeHead(404).end();
+  });
+  await new Promise((resolve) => server.listen(port, host, resolve));
+  const { port: bound } = server.address();
+  return { url: `http://${host}:${bound}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { url } = await serveCallsExample({ port: Number(process.argv[2] ?? 8090) });
+  process.stdout.write(`calls example on ${url}\nOpen ${url}?api=http://127.0.0.1:8080&hub=http://127.0.0.1:8081&token=<access token>[&room=<roomId>]\n(the api needs CORS_ORIGINS=${url.replace(/\/$/, '')})\n`);
+}
