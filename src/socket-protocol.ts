@@ -38,7 +38,16 @@ export const SocketSignalSchema = z.intersection(z.object({ callId: IdParam }), 
 /** What the hub answers `call.signal` with: ok, or the coded error REST would give. */
 export const SocketAckSchema = z.union([
   z.object({ ok: z.literal(true) }),
-  z.object({ ok: z.literal(false), status: z.number().int(), code: z.string().describe('A code of the error catalogue (docs/reference/errors.md)'), message: z.string() }),
+  z.object({
+    ok: z.literal(false),
+    status: z.number().int(),
+    code: z.string().describe('A code of the error catalogue (docs/reference/errors.md)'),
+    message: z.string(),
+    details: z
+      .array(z.object({ field: z.string().describe('The path of the field, dotted (payload.type)'), message: z.string() }))
+      .optional()
+      .describe('VALIDATION_FAILED: one entry per field that failed, as REST error bodies name them'),
+  }),
 ]);
 
 /** What devices send to the hub, each with what its acknowledgement carries (if it takes one). */

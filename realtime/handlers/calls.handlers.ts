@@ -16,7 +16,11 @@ export function callSignalHandler(calls: CallsService, logger: Logger) {
       if (typeof ack === 'function') ack(result);
     };
     const parsed = SocketSignalSchema.safeParse(body);
-    if (!parsed.success) return reply({ ok: false, status: 400, code: 'VALIDATION_FAILED', message: parsed.error.issues[0]?.message ?? 'Invalid signal' });
+    if (!parsed.success) {
+      // As REST names them: each field that failed, by its dotted path.
+      const details = parsed.error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
+      return reply({ ok: false, status: 400, code: 'VALIDATION_FAILED', message: 'Invalid call.signal', details });
+    }
     const { callId, ...signal } = parsed.data;
     calls.signal(principal, callId, signal).then(
       () => reply({ ok: true }),

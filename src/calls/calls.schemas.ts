@@ -10,10 +10,15 @@ export const CallStartSchema = z
   .refine((body) => (body.calleeId === undefined) !== (body.roomId === undefined), { message: 'give exactly one of calleeId and roomId', path: ['calleeId'] })
   .meta({ id: 'CallStartRequest' });
 
-const Sdp = z.object({ type: z.enum(['offer', 'answer']).optional(), sdp: z.string().min(1).max(20_000) }).strict().meta({ id: 'SessionDescription' });
+/** An SDP offer or answer as RTCSessionDescription serialises it; its `type`, if given, must agree with the signal's `kind`. */
+const sdpOf = <T extends 'offer' | 'answer'>(type: T) =>
+  z
+    .object({ type: z.literal(type).optional().describe(`"${type}", as the signal's kind (RTCSessionDescription.type)`), sdp: z.string().min(1).max(20_000) })
+    .strict()
+    .meta({ id: type === 'offer' ? 'SessionDescriptionOffer' : 'SessionDescriptionAnswer' });
 const Candidate = z
   .object({
-    candidate: z.string().max(2_048),
+    candidate: z.string().max(2_048).describe('An empty string marks the end of candidates (as RTCPeerConnection gives it)'),
     sdpMid: z.string().max(64).nullable().optional(),
     sdpMLineIndex: z.number().int().min(0).max(255).nullable().optional(),
     usernameFragment: z.string().max(256).nullable().optional(),
@@ -24,8 +29,8 @@ const Candidate = z
 /** What a device relays to the other device of the call: an SDP offer or answer, or one ICE candidate. */
 export const CallSignalSchema = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('offer'), payload: Sdp }).meta({ id: 'CallSignalOffer' }),
-    z.object({ kind: z.literal('answer'), payload: Sdp }).meta({ id: 'CallSignalAnswer' }),
+    z.object({ kind: z.literal('offer'), payload: sdpOf('offer') }).meta({ id: 'CallSignalOffer' }),
+    z.object({ kind: z.literal('answer'), payload: sdpOf('answer') }).meta({ id: 'CallSignalAnswer' }),
     z.object({ kind: z.literal('candidate'), payload: Candidate }).meta({ id: 'CallSignalCandidate' }),
   ])
   .meta({ id: 'CallSignalRequest' });

@@ -65,7 +65,7 @@ export interface ClientToServerEvents {
   'hub.ping': (body: unknown, ack?: (echo: unknown) => void) => void;
 }
 
-export type SocketAck = { ok: true } | { ok: false; status: number; code: string; message: string };
+export type SocketAck = { ok: true } | { ok: false; status: number; code: string; message: string; details?: { field: string; message: string }[] };
 
 /** How an event reaches a device that has no live socket: an alert push, a VoIP push, or nothing. */
 export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {

@@ -10,7 +10,7 @@ const offer = { kind: 'offer', payload: { type: 'offer', sdp: 'v=0\r\no=- 1 2 IN
 const answerSdp = { kind: 'answer', payload: { type: 'answer', sdp: 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n' } };
 const candidate = { kind: 'candidate', payload: { candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 54400 typ host', sdpMid: '0', sdpMLineIndex: 0 } };
 
-function emitSignal(socket: Socket, body: unknown): Promise<{ ok: boolean; code?: string }> {
+function emitSignal(socket: Socket, body: unknown): Promise<{ ok: boolean; code?: string; details?: { field: string; message: string }[] }> {
   return new Promise((resolve) => socket.emit('call.signal', body, resolve));
 }
 
@@ -102,7 +102,14 @@ describe('calls between devices on different nodes', () => {
     // The device that did not answer is not in the call.
     assert.equal((await emitSignal(sockets.d1.socket!, { callId, ...candidate })).code, 'CALL_NOT_IN_CALL');
     assert.equal((await act(d1, callId, 'signal', candidate)).statusCode, 400);
-    assert.equal((await emitSignal(sockets.caller.socket!, { callId, kind: 'offer', payload: { sdp: 'x'.repeat(30_000) } })).code, 'VALIDATION_FAILED');
+    const tooLong = await emitSignal(sockets.caller.socket!, { callId, kind: 'offer', payload: { sdp: 'x'.repeat(30_000) } });
+    assert.equal(tooLong.code, 'VALIDATION_FAILED');
+    assert.deepEqual(tooLong.details?.map((d) => d.field), ['payload.sdp'], 'the ack names the field, as REST does');
+    // A signal whose kind disagrees with its description's type is refused, over the socket and REST alike.
+    const mismatched = await emitSignal(sockets.caller.socket!, { callId, kind: 'offer', payload: { type: 'answer', sdp: 'v=0' } });
+    assert.deepEqual([mismatched.code, mismatched.details?.map((d) => d.field)], ['VALIDATION_FAILED', ['payload.type']]);
+    const overRest = await act(caller, callId, 'signal', { kind: 'answer', payload: { type: 'offer', sdp: 'v=0' } });
+    assert.deepEqual([overRest.statusCode, overRest.json().details?.[0]?.field], [400, 'payload.type']);
     await sleep(200);
     assert.equal(events(sockets.d1, 'call.signal').length, 0);
 

@@ -7,6 +7,7 @@ import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, recordedPush, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { connectAll, httpAs, makeRoom } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { spawnRole } from '../helpers/processes.js';
 import { until } from '../helpers/wait.js';
 
 
@@ -272,28 +273,64 @@ describe('room calls through the SFU', () => {
     await api(b, 'POST', `/api/calls/${callId}/end`);
   });
 
-  it('answers 503 SFU_UNAVAILABLE without a media server, and ends calls whose media server went away', async () => {
+  /** A call in a new group, answered by a second member (so the 2 s ring timeout cannot end it first). */
+  async function answeredCall() {
     const { roomId, owner, b } = await group();
     const socket = await socketFor(b, 0);
-    const callId = (await api(owner, 'POST', '/api/calls', { roomId })).json().id as string;
-    // A second member joins, so the 2 s ring timeout cannot end the call as MISSED first on a slow
-    // run: from here only its media server's going away ends it.
+    const started = await api(owner, 'POST', '/api/calls', { roomId });
+    assert.equal(started.statusCode, 200, started.body);
+    const callId = started.json().id as string;
     assert.equal((await api(b, 'POST', `/api/calls/${callId}/answer`)).statusCode, 200);
-    // The call's node goes away: it stops announcing itself and its routers are gone.
+    return { roomId, owner, b, socket, callId };
+  }
+
+  /** Milliseconds from `since` until `socket` is told the call ended as FAILED. */
+  async function failedAfter(socket: DeviceClient, callId: string, since: number): Promise<number> {
+    await socket.until((r) => r.some((e) => e.event === 'room-call.ended' && e.data.callId === callId && e.data.reason === 'FAILED'), 10_000);
+    const ms = Date.now() - since;
+    process.stderr.write(`[room calls] told FAILED ${ms} ms after the media went\n`);
+    return ms;
+  }
+
+  it('a media worker killed mid-call: its calls end FAILED within 5 s, the node starts a new worker, and the next call gets its router there', async () => {
+    const { owner, socket, callId } = await answeredCall();
+    assert.equal((await api(owner, 'GET', `/api/calls/${callId}/media`)).statusCode, 200, 'the router is on the worker');
+    const [pid] = sfu.workerPids();
+    const killedAt = Date.now();
+    process.kill(pid!, 'SIGKILL');
+    const ms = await failedAfter(socket, callId, killedAt);
+    assert.ok(ms < 5_000, `told FAILED ${ms} ms after the worker died`);
+    assert.equal((await api(owner, 'GET', `/api/calls/${callId}`)).json().endReason, 'FAILED');
+    await until(() => sfu.workerPids()[0] !== pid, 'a new worker', 5_000);
+    const next = await answeredCall();
+    const media = await api(next.owner, 'GET', `/api/calls/${next.callId}/media`);
+    assert.equal(media.statusCode, 200, media.body);
+    await api(next.owner, 'POST', `/api/calls/${next.callId}/end`);
+    await api(next.b, 'POST', `/api/calls/${next.callId}/end`);
+  });
+
+  it('a whole SFU node killed mid-call: its calls end FAILED within 5 s, and new calls answer 503 SFU_UNAVAILABLE before anyone rings', async () => {
+    // The node under test is its own process, the only one: the in-process node goes for this test.
     await sfu.close();
+    const node = await spawnRole('sfu', t.config, { SFU_CONTROL_PORT: '0', OPS_PORT: '0', SFU_RTC_MIN_PORT: '43000', SFU_RTC_MAX_PORT: '43099' }, (output) => output.includes('sfu node started'));
     try {
+      const { socket, callId } = await answeredCall();
+      const killedAt = Date.now();
+      await node.kill('SIGKILL');
+      // At once, while its announcement has not expired yet, and after: no call is placed on it.
       const other = await group();
+      const ringing = await socketFor(other.b, 1);
       const unavailable = await api(other.owner, 'POST', '/api/calls', { roomId: other.roomId });
-      assert.equal(unavailable.statusCode, 503);
+      assert.equal(unavailable.statusCode, 503, unavailable.body);
       assert.equal(unavailable.json().code, 'SFU_UNAVAILABLE');
+      const ms = await failedAfter(socket, callId, killedAt);
+      assert.ok(ms < 5_000, `told FAILED ${ms} ms after the node was killed`);
+      const again = await api(other.owner, 'POST', '/api/calls', { roomId: other.roomId });
+      assert.equal(again.json().code, 'SFU_UNAVAILABLE');
       assert.equal((await api(other.owner, 'GET', `/api/rooms/${other.roomId}/call`)).statusCode, 204, 'nothing was left behind');
-      // The worker's minute clean-up may already have ended the call (the only way to FAILED).
-      const media = (await api(owner, 'GET', `/api/calls/${callId}/media`)).json().code;
-      assert.ok(media === 'SFU_UNAVAILABLE' || media === 'CALL_NOT_ACTIVE', media);
-      await t.ctx.services.maintenance.cleanupExpired(new Date());
-      await socket.until((r) => r.some((e) => e.event === 'room-call.ended' && e.data.callId === callId && e.data.reason === 'FAILED'));
-      assert.equal((await api(owner, 'GET', `/api/calls/${callId}`)).json().endReason, 'FAILED');
+      assert.equal(events(ringing, 'room-call.incoming').length, 0, 'nobody was rung');
     } finally {
+      await node.kill('SIGKILL');
       sfu = await startSfuNode(t.ctx.platform, { port: 0 });
     }
   });
