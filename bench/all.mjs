@@ -37,6 +37,9 @@ const FIGURES = [
   { bench: 'scale', name: 'hub holding no recipient / busy hub, net of upkeep', pattern: /net of upkeep ([\d.]+)%, [\d.]+% \(goal: under 5%\)/, unit: '%', goal: ['<', 5] },
   { bench: 'chat-status', name: 'chat status, first page of 100, p50', pattern: /first page of 100: p50 ([\d.]+) ms/, unit: 'ms', goal: null },
   { bench: 'pushes', name: 'push of one post to 9,000 offline devices, 2 workers (FCM adapter over HTTP)', pattern: /offline with tokens, \d+ live\), 2 workers, FCM adapter over HTTP \| \d+ pushes handed to the provider in ([\d.]+) s/, unit: 's', goal: ['<=', 10] },
+  { bench: 'calls', name: 'room call of 3 browsers: joining to the first media byte, p50', pattern: /3 participants, \d+ forwarded streams: join to first media byte p50 (\d+) ms/, unit: 'ms', goal: null },
+  { bench: 'calls', name: 'SFU worker CPU per forwarded stream, 3 browsers', pattern: /3 participants, \d+ forwarded streams:.*?\((\d+) µs\/s per stream\)/, unit: 'µs/s', goal: null },
+  { bench: 'calls', name: 'SFU worker CPU per forwarded stream, 9 browsers', pattern: /9 participants, \d+ forwarded streams:.*?\((\d+) µs\/s per stream\)/, unit: 'µs/s', goal: null },
   // The per-node figures of the capacity model (docs/operators/capacity.md), each from its bench's output.
   { bench: 'realtime', name: 'capacity: idle sockets per hub per GB of RSS', pattern: /after \d+ s idle: ([\d.]+) KB per socket/, derive: (kb) => Math.round(1e6 / kb), unit: '', goal: null },
   { bench: 'scale', name: 'capacity: deliveries per hub CPU-second (1 hub, rooms of 5, posts and device events)', pattern: /1 hub node, \d+ sockets \|[^|]*\| hub CPU [\d.]+ s in all: ([\d.]+) µs per delivery/, derive: (us) => Math.round(1e6 / us), unit: '', goal: null },

@@ -208,6 +208,11 @@ export async function insertDevices(db, devices) {
   await db.collection('devices').insertMany(devices, { ordered: false });
 }
 
+/** A private group's room document, as the service stores one, for members seeded straight into the database. */
+export function insertGroupRoom(db, roomId, creatorId, memberCount, at = new Date()) {
+  return db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount, createdAt: at, updatedAt: at });
+}
+
 /** Documents per insert while seeding: mongo-java-server answers nothing else on that thread meanwhile. */
 const SEED_CHUNK = 1000;
 

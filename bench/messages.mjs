@@ -15,7 +15,7 @@ import sharp from 'sharp';
 import { TokenService } from '../dist/src/auth/tokens.js';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
 import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forkWorker, insertDevices, percentile, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, insertDevices, insertGroupRoom, percentile, spawnRole, startBench, stopAll } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -57,7 +57,7 @@ async function seedRoom(roomId, count, offset) {
       ctx.platform.db.collection('user_rooms').insertMany(userRooms),
     ]);
   }
-  await ctx.platform.db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId: people[0].userId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount: count, createdAt: at, updatedAt: at });
+  await insertGroupRoom(ctx.platform.db, roomId, people[0].userId, count, at);
   for (const p of people) p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
   return people;
 }

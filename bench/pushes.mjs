@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import { cpuMs, forkWorker, machineCpuMs, seedMembers, spawnHub, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forkWorker, insertGroupRoom, machineCpuMs, seedMembers, spawnHub, spawnRole, startBench, stopAll } from './common.mjs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/stack.mjs';
@@ -58,7 +58,7 @@ try {
   const db = ctx.platform.db;
   const at = new Date();
   await db.collection('room_members').updateMany({ roomId: ROOM }, { $set: { enabled: true, muted: false, publishEnabled: null, removedByAdmin: false } });
-  await db.collection('rooms').insertOne({ _id: ROOM, type: 'PRIVATE_GROUP', name: ROOM, description: null, link: null, nameWords: [ROOM], creatorId: people[0].userId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: ROOM, memberCount: MEMBERS, createdAt: at, updatedAt: at });
+  await insertGroupRoom(db, ROOM, people[0].userId, MEMBERS, at);
   const onlineCount = Math.round(MEMBERS * 0.1);
   const offline = people.slice(onlineCount);
   await db.collection('devices').updateMany({ _id: { $in: offline.map((p) => p.deviceId) } }, { $set: { pushToken: { token: 'fcm-bench-device', provider: 'FCM', updatedAt: at } } });

@@ -210,6 +210,7 @@ export class RoomCall {
     this.consumers = new Map();
     this.producers = [];
     this.left = [];
+    this.errors = [];
   }
 
   /** Starts the room's call (`roomId`) or joins the ringing one (`callId`). */
@@ -217,6 +218,9 @@ export class RoomCall {
     const call = roomId ? await this.device.request('POST', '/api/calls', { roomId, media }) : await this.device.request('POST', `/api/calls/${callId}/answer`);
     this.callId = call.id;
     this.joinedAt = performance.now();
+    // Media announced before the receive transport exists waits for it.
+    let transportsReady;
+    this.ready = new Promise((resolve) => (transportsReady = resolve));
     // Listen before reading the session, so no producer falls between the read and the events.
     this.device.on('room-call.media-added', (data) => {
       if (data.callId === this.callId) void this.consume(data.producerId);
@@ -234,6 +238,7 @@ export class RoomCall {
     await this.mediasoup.load({ routerRtpCapabilities: session.rtpCapabilities });
     this.sendTransport = await this.transport('send');
     this.recvTransport = await this.transport('recv');
+    transportsReady();
     this.stream = await localMedia(call.media === 'VIDEO');
     for (const track of this.stream.getTracks()) this.producers.push(await this.sendTransport.produce({ track }));
     await Promise.all(session.producers.map((producer) => this.consume(producer.producerId)));
@@ -259,8 +264,18 @@ export class RoomCall {
   async consume(producerId) {
     if (this.consumers.has(producerId)) return;
     this.consumers.set(producerId, null);
-    const info = await this.device.request('POST', `/api/calls/${this.callId}/media/transports/${this.recvTransport.id}/consume`, { producerId, rtpCapabilities: this.mediasoup.rtpCapabilities });
-    const consumer = await this.recvTransport.consume({ id: info.consumerId, producerId, kind: info.kind, rtpParameters: info.rtpParameters });
+    await this.ready;
+    let info;
+    let consumer;
+    try {
+      info = await this.device.request('POST', `/api/calls/${this.callId}/media/transports/${this.recvTransport.id}/consume`, { producerId, rtpCapabilities: this.mediasoup.rtpCapabilities });
+      consumer = await this.recvTransport.consume({ id: info.consumerId, producerId, kind: info.kind, rtpParameters: info.rtpParameters });
+    } catch (error) {
+      // PRODUCER_NOT_FOUND: its sender left meanwhile. Anything else is the page's to show.
+      this.consumers.delete(producerId);
+      if (error.code !== 'PRODUCER_NOT_FOUND') this.errors.push(String(error));
+      return;
+    }
     if (!this.consumers.has(producerId)) {
       // Its sender left while it was being set up.
       consumer.close();
@@ -280,7 +295,7 @@ export class RoomCall {
       consumers.push({ producerId, kind: consumer.kind, bytes });
     }
     if (this.firstByteMs === undefined && consumers.some((c) => c.bytes > 0)) this.firstByteMs = performance.now() - this.joinedAt;
-    return { consumers, firstByteMs: this.firstByteMs, left: this.left };
+    return { consumers, firstByteMs: this.firstByteMs, left: this.left, errors: this.errors };
   }
 
   async leave() {
