@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ensureProductionOpenSsl } from './runtime.mjs';
 import { aptInstall, cacheRoot, has, log, quietly } from './stack.mjs';
 
 const BUILD_PACKAGES = [
@@ -185,6 +186,19 @@ export function bundleWorker(binary, dest) {
   // DT_RPATH, not RUNPATH: the bundled libraries' own dependencies resolve from the bundle too.
   execFileSync('patchelf', ['--force-rpath', '--set-rpath', '$ORIGIN/lib', worker]);
   for (const [, name] of libraries) execFileSync('patchelf', ['--force-rpath', '--set-rpath', '$ORIGIN', path.join(dest, 'lib', name)]);
+  return worker;
+}
+
+/**
+ * The worker as the production image runs it: bundled as the Dockerfile bundles it (built here, on
+ * Debian 12), then run on Debian 13's C library and OpenSSL 3.5 (unpacked into the cache, as
+ * scripts/runtime.mjs does for Node) instead of this machine's. The browser test drives a room call
+ * through it, so the image's OpenSSL is checked the same way as this machine's. Returns its path.
+ */
+export function productionWorker(binary, dest) {
+  const libs = ensureProductionOpenSsl();
+  const worker = bundleWorker(binary, dest);
+  execFileSync('patchelf', ['--set-interpreter', path.join(libs, 'ld-linux-x86-64.so.2'), '--force-rpath', '--set-rpath', `$ORIGIN/lib:${libs}`, worker]);
   return worker;
 }
 

@@ -69,7 +69,20 @@ function debianMirror() {
 
 /** Unpacks Debian 13's C and C++ runtime libraries into the cache (once per machine); returns their folder. */
 function ensureGlibc() {
-  const home = path.join(cacheRoot, `runtime-libs-${RUNTIME_SUITE}`);
+  return ensureDebianLibs('', RUNTIME_PACKAGES);
+}
+
+/**
+ * Debian 13's C and C++ runtime and OpenSSL 3 (once per machine): what the production image gives the
+ * SFU's worker (scripts/mediasoup-worker.mjs, `productionWorker`). Returns their folder.
+ */
+export function ensureProductionOpenSsl() {
+  return ensureDebianLibs('openssl', [...RUNTIME_PACKAGES, 'libssl3t64']);
+}
+
+/** Unpacks `packages` of Debian 13 into the cache folder named by `name` (once per machine); returns its library folder. */
+function ensureDebianLibs(name, packages) {
+  const home = path.join(cacheRoot, `runtime-libs-${RUNTIME_SUITE}${name ? `-${name}` : ''}`);
   const libs = path.join(home, 'root', 'usr', 'lib', 'x86_64-linux-gnu');
   if (existsSync(path.join(home, '.complete'))) return libs;
   const mirror = debianMirror();
@@ -77,7 +90,7 @@ function ensureGlibc() {
     throw new Error(`glibc ${GLIBC_NEEDED.join('.')} or newer is needed for uWebSockets.js and this machine's apt has no Debian source to take it from: run on Debian 13, Ubuntu 24.04 or newer, or set SOCKET_ENGINE=ws`);
   }
   if (!has('dpkg-deb')) throw new Error('dpkg-deb is needed to unpack the runtime libraries');
-  log(`unpacking ${RUNTIME_PACKAGES.join(', ')} of Debian ${RUNTIME_SUITE} into ${home} (glibc ${GLIBC_NEEDED.join('.')} or newer for uWebSockets.js)`);
+  log(`unpacking ${packages.join(', ')} of Debian ${RUNTIME_SUITE} into ${home}`);
   rmSync(home, { recursive: true, force: true });
   for (const dir of ['lists/partial', 'archives/partial', 'debs', 'root']) mkdirSync(path.join(home, dir), { recursive: true });
   const sources = path.join(home, 'sources.list');
@@ -88,7 +101,7 @@ function ensureGlibc() {
     `-o`, `Dir::Cache=${home}`, `-o`, `Dir::State::status=/dev/null`, `-o`, `Debug::NoLocking=1`, `-o`, `APT::Sandbox::User=root`, `-qq`,
   ];
   execFileSync('apt-get', [...options, 'update'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  execFileSync('apt-get', [...options, 'download', ...RUNTIME_PACKAGES], { cwd: path.join(home, 'debs'), stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('apt-get', [...options, 'download', ...packages], { cwd: path.join(home, 'debs'), stdio: ['ignore', 'ignore', 'inherit'] });
   for (const deb of readdirSync(path.join(home, 'debs')).filter((name) => name.endsWith('.deb'))) {
     execFileSync('dpkg-deb', ['-x', path.join(home, 'debs', deb), path.join(home, 'root')]);
   }

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import type { types as ms } from 'mediasoup';
 import { startSfuNode, type SfuNode } from '../../src/sfu/sfu-node.js';
@@ -11,6 +12,7 @@ import type { Workers } from '../../workers/main.js';
 import { freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { connectAll, httpAs } from '../helpers/factories.js';
 import { spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { spawnRole } from '../helpers/processes.js';
 import { until } from '../helpers/wait.js';
 
 // Debian's chromium, installed by scripts/test.mjs (Playwright downloads no browser here).
@@ -168,52 +170,64 @@ describe('calls between browsers (Chromium with fake media, the calls example)',
     assert.equal((await api(b, 'GET', `/api/calls/${callId}`)).json().state, 'ENDED');
   });
 
-  it('a room call of three pages: each receives the other two\'s audio and video; a leaver\'s media goes, the rest keep flowing, the SFU frees its transports; the last leaves and it ends', async () => {
+  /** A private group of three, each member's page connected. */
+  async function groupOfThree() {
     const sessions = await Promise.all(['One', 'Two', 'Three'].map((name) => signIn(t, freshPhone(), { name, platform: 'WEB' })));
     const [one, two, three] = sessions as [Session, Session, Session];
     await connectAll(t, one, [two, three]);
     const room = await api(one, 'POST', '/api/rooms', { type: 'PRIVATE_GROUP', name: 'Browser call', memberIds: [two.userId, three.userId] });
     assert.equal(room.statusCode, 200, room.body);
-    const roomId = room.json().id as string;
-    const pages = await Promise.all(sessions.map((session) => pageFor(session)));
-    const [pageOne, pageTwo, pageThree] = pages as [Page, Page, Page];
+    const pages = (await Promise.all(sessions.map((session) => pageFor(session)))) as [Page, Page, Page];
+    return { roomId: room.json().id as string, sessions: [one, two, three] as const, pages };
+  }
 
-    // Two and three answer the ring; one starts the call.
-    for (const page of [pageTwo, pageThree]) {
+  const roomStatsOf = (page: Page) => page.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.stats());
+  const leaveOn = (page: Page) => page.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.leave());
+
+  /** The first page starts the room's call, the others answer its ring; resolves once every page receives the other two's audio and video. */
+  async function roomCallOfThree(roomId: string, pages: readonly Page[]): Promise<{ callId: string; stats: RoomStats[] }> {
+    const [first, ...others] = pages;
+    for (const page of others) {
       await page.evaluate(() => {
         const w = globalThis as unknown as ExampleWindow;
         w.roomCall = new w.calls.RoomCall(w.device);
         w.joined = w.device.next<{ callId: string }>('room-call.incoming').then((incoming) => w.roomCall.join({ callId: incoming.callId }));
       });
     }
-    const callId = await pageOne.evaluate(async (room) => {
+    const callId = await first!.evaluate(async (room) => {
       const w = globalThis as unknown as ExampleWindow;
       w.roomCall = new w.calls.RoomCall(w.device);
       return w.roomCall.join({ roomId: room });
     }, roomId);
-    for (const page of [pageTwo, pageThree]) assert.equal(await page.evaluate(() => (globalThis as unknown as ExampleWindow).joined), callId);
-
-    const statsOf = (page: Page) => page.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.stats());
-    const flowing = (stats: RoomStats, expected: number) => stats.consumers.length === expected && stats.consumers.every((c) => c.bytes > 0);
-    let last: RoomStats[] = [];
+    for (const page of others) assert.equal(await page.evaluate(() => (globalThis as unknown as ExampleWindow).joined), callId);
+    let stats: RoomStats[] = [];
     await until(
       async () => {
-        last = await Promise.all(pages.map(statsOf));
-        return last.every((stats) => flowing(stats, 4));
+        stats = await Promise.all(pages.map(roomStatsOf));
+        return stats.every((s) => s.consumers.length === 4 && s.consumers.every((c) => c.bytes > 0));
       },
       'every page to receive the other two\'s audio and video',
       30_000,
-    ).catch((error: unknown) => assert.fail(`${String(error)}: ${JSON.stringify(last)}`));
-    for (const stats of last) assert.deepEqual(stats.consumers.map((c) => c.kind).sort(), ['audio', 'audio', 'video', 'video']);
+    ).catch((error: unknown) => assert.fail(`${String(error)}: ${JSON.stringify(stats)}`));
+    for (const s of stats) assert.deepEqual(s.consumers.map((c) => c.kind).sort(), ['audio', 'audio', 'video', 'video']);
+    return { callId, stats };
+  }
+
+  it('a room call of three pages: each receives the other two\'s audio and video; a leaver\'s media goes, the rest keep flowing, the SFU frees its transports; the last leaves and it ends', async () => {
+    const { roomId, sessions, pages } = await groupOfThree();
+    const [one, , three] = sessions;
+    const [pageOne, pageTwo, pageThree] = pages;
+    const { callId, stats: joined } = await roomCallOfThree(roomId, pages);
+    let last = joined;
     // From joining to the first media byte, for bench/RESULTS.md.
     process.stderr.write(`[calls] joining a room call to its first media byte: ${last.map((s) => Math.round(s.firstByteMs ?? -1)).join(', ')} ms\n`);
     assert.equal(openTransports.size, 6, 'a send and a receive transport per page');
 
     // Three leaves: the others are told, close its consumers and go on receiving each other.
-    await pageThree.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.leave());
+    await leaveOn(pageThree);
     await until(
       async () => {
-        last = await Promise.all([statsOf(pageOne), statsOf(pageTwo)]);
+        last = await Promise.all([roomStatsOf(pageOne), roomStatsOf(pageTwo)]);
         return last.every((stats) => stats.left.includes(three.deviceId) && stats.consumers.length === 2);
       },
       'the others to close the leaver\'s consumers',
@@ -221,7 +235,7 @@ describe('calls between browsers (Chromium with fake media, the calls example)',
     ).catch((error: unknown) => assert.fail(`${String(error)}: ${JSON.stringify(last)}`));
     const before = last;
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const later = await Promise.all([statsOf(pageOne), statsOf(pageTwo)]);
+    const later = await Promise.all([roomStatsOf(pageOne), roomStatsOf(pageTwo)]);
     for (const [i, stats] of later.entries()) {
       for (const consumer of stats.consumers) {
         const earlier = before[i]!.consumers.find((c) => c.producerId === consumer.producerId)!;
@@ -232,12 +246,31 @@ describe('calls between browsers (Chromium with fake media, the calls example)',
     assert.equal(await pageThree.evaluate(() => (globalThis as unknown as ExampleWindow).device.events.filter((e) => e.event === 'room-call.left').length), 0, 'the leaver is not told it left');
 
     // The last two leave: the call ends, and the SFU holds nothing of it.
-    await pageOne.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.leave());
-    await pageTwo.evaluate(() => (globalThis as unknown as ExampleWindow).roomCall.leave());
+    await leaveOn(pageOne);
+    await leaveOn(pageTwo);
     const ended = (await api(one, 'GET', `/api/calls/${callId}`)).json();
     assert.equal(ended.state, 'ENDED');
     assert.equal(ended.endReason, 'HANGUP');
     await until(() => openTransports.size === 0, 'the SFU to close every transport of the call', 5_000);
     await pageOne.evaluate(() => (globalThis as unknown as ExampleWindow).device.next('room-call.ended'));
+  });
+
+  it('the production image\'s worker (bundled as the Dockerfile does, on Debian 13\'s C library and OpenSSL 3.5) carries a room call of three pages', async () => {
+    const { productionWorker } = (await import(pathToFileURL(path.join(root, 'scripts/mediasoup-worker.mjs')).href)) as { productionWorker(binary: string, dest: string): string };
+    const worker = productionWorker(process.env.MEDIASOUP_WORKER_BIN!, path.join(process.env.TEST_TMP ?? os.tmpdir(), `production-worker-${process.pid}`));
+    const loads = execFileSync(worker, [], { env: { LD_TRACE_LOADED_OBJECTS: '1' }, encoding: 'utf8' });
+    assert.match(loads, /libssl\.so\.3 => \S*runtime-libs-trixie-openssl\S*libssl\.so\.3/, `Debian 13's OpenSSL: ${loads}`);
+    // The only media node for this test: an sfu process running that worker.
+    await sfu.close();
+    const node = await spawnRole('sfu', t.config, { MEDIASOUP_WORKER_BIN: worker, SFU_CONTROL_PORT: '0', SFU_RTC_MIN_PORT: '42500', SFU_RTC_MAX_PORT: '42599' }, (output) => output.includes('sfu node started'));
+    try {
+      const { roomId, sessions, pages } = await groupOfThree();
+      const { callId } = await roomCallOfThree(roomId, pages);
+      for (const page of pages) await leaveOn(page);
+      assert.equal((await api(sessions[0], 'GET', `/api/calls/${callId}`)).json().endReason, 'HANGUP', `the worker lived through the call: ${node.output().slice(-2000)}`);
+    } finally {
+      await node.kill();
+      sfu = await startSfuNode(t.ctx.platform, { port: 0 });
+    }
   });
 });
