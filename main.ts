@@ -102,6 +102,7 @@ async function main() {
     const port = typeof address === 'object' && address ? address.port : config.HTTP_PORT;
     urls.push(`REST api     http://${config.HOST}:${port}/api`, `OpenAPI      http://${config.HOST}:${port}/v3/api-docs/api-traffic`, `Readiness    http://${config.HOST}:${port}/readyz`);
   }
+  if (api) urls.push(`ICE (calls)  ${config.TURN_URLS.split(',')[0]}, ${config.STUN_URLS.split(',')[0]}`);
   if (hub) urls.push(`Socket hub   ws://${config.HOST}:${hub.port}/socket.io/`);
   if (sfu) urls.push(`SFU control  ${sfu.url} (internal)`);
   if (ops) urls.push(`Operations   http://${config.HOST}:${ops.port}/readyz, /metrics (internal)`);
