@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { fileHeaders, onlyOnMediaHost } from '../downloads.js';
 import type { RouteOptions } from '../route-options.js';
 import { AccountDeletionSchema, AccountExportDtoSchema } from '../../src/accounts/accounts.schemas.js';
 import type { AccountExportDoc } from '../../src/accounts/accounts.repo.js';
@@ -89,16 +90,15 @@ export const accountsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
 };
 
 /** The archive a data export link opens: no Authorization header, the ticket in the path is the credential. */
-export const exportFileRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+export const exportFileRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
   app.get('/exports/:ticket', {
+    preHandler: onlyOnMediaHost(config),
     schema: { hide: true, params: z.object({ ticket: z.string().min(10).max(2048) }) },
     handler: async (request, reply) => {
       const file = await services.accountExports.open(request.params.ticket);
-      return reply
-        .header('content-type', 'application/zip')
+      return fileHeaders(reply, { contentType: 'application/zip', filename: file.filename }, { download: true })
         .header('content-length', String(file.size))
         .header('cache-control', 'no-store')
-        .header('content-disposition', `attachment; filename="${file.filename}"`)
         .send(file.body);
     },
   });

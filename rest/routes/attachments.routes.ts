@@ -49,7 +49,7 @@ export const attachmentsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app
       try {
         for await (const part of request.parts()) {
           if (part.type === 'file') {
-            staged.push(await stageFile(part.file, part.filename || 'file', part.mimetype, stagingDir));
+            staged.push(await stageFile(part.file, part.filename || 'file', stagingDir));
           } else if (part.fieldname === 'payload') {
             // Sent as text, the part is JSON to parse; sent as application/json (as the document
             // declares it), the multipart parser has parsed it already.

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { fileHeaders, onlyOnMediaHost } from '../downloads.js';
 import type { RouteOptions } from '../route-options.js';
 
 /** Ticket links (spec, rule 7): no Authorization header; the ticket in the path is the whole credential. */
-export const mediaRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
+export const mediaRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services, config }) => {
   app.get('/media/:ticket', {
+    preHandler: onlyOnMediaHost(config),
     schema: {
       hide: true,
       params: z.object({ ticket: z.string().min(10).max(2048) }),
@@ -12,11 +14,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
     },
     handler: async (request, reply) => {
       const file = await services.attachments.download(request.params.ticket, request.query.variant, request.headers.range);
-      reply
-        .header('content-type', file.contentType)
-        .header('accept-ranges', 'bytes')
-        .header('cache-control', 'private, max-age=60')
-        .header('content-disposition', `inline; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"`);
+      fileHeaders(reply, file).header('accept-ranges', 'bytes').header('cache-control', 'private, max-age=60');
       if (file.range) {
         reply.code(206).header('content-range', `bytes ${file.range.start}-${file.range.end}/${file.size}`).header('content-length', String(file.range.end - file.range.start + 1));
       } else {

@@ -33,7 +33,7 @@ export const speechRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
     handler: async (request) => {
       const principal = principalOf(request);
       assertMultipart(request);
-      const staged = await onlyFile(request, (part) => stageFile(part.file, part.filename || 'voice', part.mimetype, stagingDir));
+      const staged = await onlyFile(request, (part) => stageFile(part.file, part.filename || 'voice', stagingDir));
       try {
         return await services.speech.transcribe(principal, staged);
       } finally {

@@ -8,6 +8,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';
 import type { BlobStorage } from '../platform/storage/storage.js';
 import { ZipWriter } from '../platform/zip-writer.js';
+import { cleanFileName } from '../attachments/index.js';
 import { AccountsErrors } from './accounts.errors.js';
 import type { AccountExportDoc, AccountExportsRepo } from './accounts.repo.js';
 
@@ -112,7 +113,7 @@ export class ExportsService {
       await zip.addBuffer('attachments.json', Buffer.from(JSON.stringify(files.map(({ storageKey: _key, ...shown }) => shown), null, 2)));
       for (const file of files) {
         const copied = await storage().download(file.storageKey, scratch).then(() => true, () => false);
-        if (copied) await zip.addFile(`attachments/${file.id}/${file.filename.replace(/[/\\]/g, '_')}`, scratch);
+        if (copied) await zip.addFile(`attachments/${file.id}/${cleanFileName(file.filename).replace(/[/\\]/g, '_')}`, scratch);
       }
       await zip.close();
     } catch (error) {

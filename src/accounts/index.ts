@@ -11,7 +11,7 @@ import { AccountsService } from './accounts.service.js';
 import { ExportsService, type ExportedFile } from './exports.service.js';
 import type { TokenService } from '../auth/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
-import { publicBaseUrl } from '../platform/config.js';
+import { mediaBaseUrl } from '../platform/config.js';
 import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 
 /**
@@ -52,7 +52,7 @@ export function accountsArea(
     storage: () => p.storage,
     tickets: { sign: (exportId, ttl) => deps.tokens.signTicket(exportId, ttl, 'export'), verify: (ticket) => deps.tokens.verifyExportTicket(ticket) },
     ticketTtlSeconds: config.TICKET_TTL,
-    publicBaseUrl: publicBaseUrl(config),
+    publicBaseUrl: mediaBaseUrl(config),
     stagingDir: uploadStagingDir(config),
     enqueue: (exportId) => p.queues.add(QUEUES.accountExport, { exportId }),
     events: deps.events,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { stageCapped } from '../platform/storage/upload-staging.js';
 import { AttachmentsErrors } from './attachments.errors.js';
+import { cleanFileName, sniffFile } from './content-sniffer.js';
 
 /** One megabyte in the spec's limits: 1,048,576 bytes. */
 export const MB = 1024 * 1024;
@@ -46,11 +47,14 @@ export interface StagedFile {
 /**
  * Streams one uploaded file to a staging file, counting bytes, and stops with a 400 naming the limit
  * as soon as it passes its class's size: nothing is held whole in memory, and nothing is stored.
+ * The file's type is what its first bytes prove (content-sniffer.ts), never what the upload
+ * declared; its name is cleaned of control characters.
  */
-export async function stageFile(stream: Readable, filename: string, contentType: string, stagingDir: string): Promise<StagedFile> {
+export async function stageFile(stream: Readable, givenName: string, stagingDir: string): Promise<StagedFile> {
+  const filename = cleanFileName(givenName);
   const kind = kindOf(filename);
   const limit = SIZE_LIMITS[kind];
   const tooLarge = () => SIZE_ERRORS[kind]({ message: `${kind.toLowerCase()} files may be at most ${limit / MB} MB (${limit} bytes): ${filename}`, details: [{ file: filename, limit }] });
   const staged = await stageCapped(stream, stagingDir, limit, tooLarge);
-  return { ...staged, filename, contentType, kind };
+  return { ...staged, filename, contentType: await sniffFile(staged.path), kind };
 }

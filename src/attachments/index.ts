@@ -4,7 +4,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsPolicy } from '../rooms/index.js';
 import { QUEUES } from '../platform/queues.js';
-import { publicBaseUrl } from '../platform/config.js';
+import { mediaBaseUrl } from '../platform/config.js';
 import { AttachmentsRepo, type AttachmentDoc } from './attachments.repo.js';
 import { AttachmentsService } from './attachments.service.js';
 import { MediaService } from './media.service.js';
@@ -52,7 +52,7 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     mediaQueueMax: config.MEDIA_QUEUE_MAX,
     tokens: deps.tokens,
     ticketTtlSeconds: config.TICKET_TTL,
-    publicBaseUrl: publicBaseUrl(config),
+    publicBaseUrl: mediaBaseUrl(config),
     clock: p.clock,
   });
   return {
@@ -70,3 +70,4 @@ export type AttachmentsArea = ReturnType<typeof attachmentsArea>;
 
 // What other areas use of this one (they import only this file).
 export type { AttachmentDoc } from './attachments.repo.js';
+export { cleanFileName } from './content-sniffer.js';

@@ -65,6 +65,10 @@ const EnvSchema = z
     HUB_SLOW_SOCKET_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     HUB_MEMORY_SAVER: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     PUBLIC_BASE_URL: z.url().optional(),
+    // Files members send and data exports are served from this origin when set (a host of its own,
+    // say https://media.example.com, reaching the same api nodes): no member's file ever shares an
+    // origin with the console. docs/operators/production.md, "Files on their own origin".
+    MEDIA_BASE_URL: z.url().optional(),
     BODY_LIMIT: positiveInt.default(1_048_576),
     /** Trust X-Forwarded-For from this many proxy hops (0: use the connection's address). */
     TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
@@ -411,6 +415,11 @@ export class ConfigError extends Error {
 /** The address clients reach the REST api at, without a trailing slash (for links the service hands out). */
 export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'HTTP_PORT'>): string {
   return (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.HTTP_PORT}`).replace(/\/$/, '');
+}
+
+/** Where ticket links to files (`/media`, `/exports`) point: MEDIA_BASE_URL, else the public base. */
+export function mediaBaseUrl(config: Pick<Config, 'MEDIA_BASE_URL' | 'PUBLIC_BASE_URL' | 'HOST' | 'HTTP_PORT'>): string {
+  return config.MEDIA_BASE_URL ? config.MEDIA_BASE_URL.replace(/\/$/, '') : publicBaseUrl(config);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -29,8 +29,9 @@ export async function startFront(upstreams: { api: number[]; hubs: number[] }): 
   };
   swap(/server api-\d+:8080[^;]*;/g, upstreams.api);
   swap(/server realtime-\d+:8081[^;]*;/g, upstreams.hubs);
-  if (!conf.includes('listen 80;')) throw new Error('deploy/nginx.conf no longer listens on 80');
-  conf = conf.replace('listen 80;', `listen 127.0.0.1:${port};`);
+  if (!conf.includes('listen 80')) throw new Error('deploy/nginx.conf no longer listens on 80');
+  // Every server block (the service's, and the media host's) on the test's port.
+  conf = conf.replace(/listen 80( default_server)?;/g, (_line, defaultServer: string | undefined) => `listen 127.0.0.1:${port}${defaultServer ?? ''};`);
   // Temporary files under the test's folder (nginx's defaults are under /var/lib/nginx).
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => {
     mkdirSync(path.join(dir, kind));

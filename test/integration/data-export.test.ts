@@ -62,7 +62,12 @@ describe('exporting one\'s data (issue 46, item 2)', () => {
     await postMessage(t, user, room.id, 'Mine, to export');
     await postMessage(t, friend, room.id, 'The friend\'s own words');
     const picture = Buffer.from('not really a picture, but bytes the user uploaded');
-    const body = multipart([{ filename: 'notes.bin', content: picture, contentType: 'application/octet-stream' }], { payload: JSON.stringify({ roomId: room.id, message: 'With a file' }) });
+    // Names in other scripts, and one with a NUL and a tab, travel into the ZIP's entry names cleaned.
+    const named = ['Счёт.txt', '会议 记录.txt', '🎉.txt', 'nul\u0000ta\tb.txt'];
+    const body = multipart(
+      [{ filename: 'notes.bin', content: picture, contentType: 'application/octet-stream' }, ...named.map((filename) => ({ filename, content: Buffer.from(filename) }))],
+      { payload: JSON.stringify({ roomId: room.id, message: 'With a file' }) },
+    );
     const uploaded = await t.app.inject({ method: 'POST', url: `/api/messages/${room.id}/attachments`, headers: { ...bearer(user.accessToken), ...body.headers }, payload: body.payload });
     assert.equal(uploaded.statusCode, 204, uploaded.body);
     const walletId = await walletWith(t, user, 'USDT', 1_250_000n);
@@ -102,9 +107,17 @@ describe('exporting one\'s data (issue 46, item 2)', () => {
     assert.equal(wallet?.available, '1.25');
     assert.ok(wallet.history.length >= 1);
     const files = json('attachments.json') as { id: string; filename: string; storageKey?: string }[];
-    assert.equal(files.length, 1);
-    assert.equal(files[0]!.storageKey, undefined, 'where the bytes are stored is not exported');
-    assert.equal(entries[`attachments/${files[0]!.id}/notes.bin`], picture.length);
+    assert.equal(files.length, 5);
+    assert.ok(files.every((file) => file.storageKey === undefined), 'where the bytes are stored is not exported');
+    const notes = files.find((file) => file.filename === 'notes.bin')!;
+    assert.equal(entries[`attachments/${notes.id}/notes.bin`], picture.length);
+    for (const kept of ['Счёт.txt', '会议 记录.txt', '🎉.txt', 'nultab.txt']) {
+      const file = files.find((f) => f.filename === kept);
+      assert.ok(file, `${kept} in attachments.json: ${JSON.stringify(files.map((f) => f.filename))}`);
+      assert.ok(`attachments/${file.id}/${kept}` in entries, `the ZIP entry of ${kept}: ${Object.keys(entries).join(', ')}`);
+    }
+    assert.equal(download.headers['x-content-type-options'], 'nosniff');
+    assert.match(String(download.headers['content-security-policy']), /sandbox/);
     const everything = Object.values(entries).filter((v) => typeof v === 'string').join('\n');
     for (const secret of [friendPhone, 'The friend\'s own words', user.refreshToken, other.userId]) assert.ok(!everything.includes(secret), `the archive holds ${secret}`);
 

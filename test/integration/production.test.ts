@@ -152,6 +152,7 @@ describe('every role boots with the production configuration of the compose file
     const secret = () => randomBytes(32).toString('base64');
     values = {
       PUBLIC_BASE_URL: 'https://chat.example.test',
+      MEDIA_BASE_URL: 'https://media.example.test',
       JWT_SECRET: randomBytes(32).toString('hex'),
       TWILIO_ACCOUNT_SID: `AC${randomBytes(16).toString('hex')}`,
       TWILIO_AUTH_TOKEN: randomBytes(16).toString('hex'),

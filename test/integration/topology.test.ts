@@ -1,3 +1,4 @@
+import http from 'node:http';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { freshPhone, lastCode, startTestApp, type Session, type TestApp } from '../helpers/app.js';
@@ -62,6 +63,16 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
   it('every node is ready on its operations port; the front serves the api and refuses /metrics', async () => {
     assert.equal((await call('GET', '/readyz')).status, 200);
     assert.equal((await call('GET', '/metrics')).status, 404);
+  });
+
+  it('the front\'s media host passes ticket links to the api and nothing else', async () => {
+    const onMediaHost = (url: string) =>
+      new Promise<number>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port: new URL(front.url).port, path: url, headers: { host: 'media.example.test' } }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject);
+      });
+    assert.equal(await onMediaHost('/readyz'), 404);
+    assert.equal(await onMediaHost('/console'), 404);
+    assert.equal(await onMediaHost('/media/not-a-valid-ticket-at-all'), 401, 'a ticket link reaches the api');
   });
 
   it('a phone signs in and connects through the front; a REST post through either api node reaches sockets on both hubs', async () => {
