@@ -10,7 +10,8 @@ import { chromium, type Browser, type Page } from '@playwright/test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { bearer, freshPhone, lastCode, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { json, startAppServer, verifyAsAnApp, type AppServer } from '../helpers/app-server.js';
-import { httpAs } from '../helpers/factories.js';
+import { httpAs, makeRoom } from '../helpers/factories.js';
+import { multipart } from '../helpers/multipart.js';
 import { withBiometricKey } from '../helpers/wallets.js';
 import { limitSigned } from '../../src/wallets/limits.service.js';
 
@@ -240,6 +241,42 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/devices/${browserDevice.id}`, headers: bearer(phoneSession.accessToken) })).statusCode, 204);
     await page.goto(`${base}/console`);
     assert.match(page.url(), /\/console\/sign-in$/);
+    await context.close();
+  });
+
+  it('a member\'s HTML and SVG attachments, opened by a developer signed in to the console, run nothing', async () => {
+    const context = await browser.newContext({ baseURL: base, acceptDownloads: true });
+    const page = await context.newPage();
+    await signInAs(page, freshPhone());
+    const consoleTitle = await page.title();
+    // What the attack did: change the title, read a console page with the session, and report home.
+    const attack = 'document.title = "pwned"; fetch("/console/apps").then(() => fetch("/console/stolen"));';
+    const files = [
+      { filename: 'invoice.html', contentType: 'text/html', content: Buffer.from(`<!doctype html><title>Invoice</title><script>${attack}</script>`) },
+      { filename: 'logo.svg', contentType: 'image/svg+xml', content: Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" onload='${attack}'><script>${attack}</script></svg>`) },
+      { filename: 'photo.jpg', contentType: 'text/html', content: Buffer.from(`<script>${attack}</script>`) },
+    ];
+    const [owner, member] = await Promise.all([signIn(t), signIn(t)]);
+    const room = await makeRoom(t, owner, { members: [member] });
+    const body = multipart(files, { payload: JSON.stringify({ roomId: room.id, message: 'Your invoice' }) });
+    const uploaded = await t.app.inject({ method: 'POST', url: `/api/messages/${room.id}/attachments`, headers: { ...bearer(member.accessToken), ...body.headers }, payload: body.payload });
+    assert.equal(uploaded.statusCode, 204, uploaded.body);
+    const requests: string[] = [];
+    context.on('request', (request) => requests.push(new URL(request.url()).pathname));
+    for (const attachment of await t.db.collection('attachments').find({ roomId: room.id }).toArray()) {
+      const ticket = await api(member, 'POST', `/api/messages/${attachment.messageId}/attachments/${attachment._id}/ticket`);
+      // The link on the console's own origin: the worst place it could be opened.
+      const link = `${base}${new URL(ticket.json().url as string).pathname}`;
+      const download = page.waitForEvent('download', { timeout: 10_000 });
+      await page.goto(link).catch(() => undefined);
+      assert.equal((await download).suggestedFilename(), attachment.filename, `${attachment.filename} is a download, not a page`);
+      // And opened in a frame of a console page, as a link in a page might be: still nothing runs.
+      await page.goto(`${base}/console`);
+      await page.evaluate(`(() => { const f = document.createElement('iframe'); f.src = ${JSON.stringify(link)}; document.body.append(f); })()`).catch(() => undefined);
+      await page.waitForTimeout(500);
+      assert.equal(await page.title(), consoleTitle, `${attachment.filename} changed nothing`);
+    }
+    assert.deepEqual(requests.filter((url) => url === '/console/stolen' || url === '/console/apps'), [], 'no script of a member reached the console');
     await context.close();
   });
 
