@@ -39,9 +39,10 @@ export const contactsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       security,
       summary: 'Ask a user to connect, or invite someone by SMS or e-mail',
       description:
-        'At least one of email, phone, recipientId. An existing user gets `contact.request` (a push when offline); anyone else an invitation. 400 for an invalid email or phone, an existing request or connection, oneself, a block either way, or a message over 128 characters; 401 for an unknown recipientId.',
+        'At least one of email, phone, recipientId. An existing user gets `contact.request` (a push when offline); anyone else an invitation. 400 for an invalid email or phone, an existing request or connection, oneself, a block either way, or a message over 128 characters; 401 for an unknown recipientId.\n\n' +
+        'A request by phone or email answers 204 alike whether or not the address has an account: an invitation is a fixed text naming the sender by display name only (never their number, never `customMessage`, which the invitee sees in the app after signing up). Requests by phone or email are limited per member (CONTACT_INVITES_PER_HOUR, CONTACT_INVITES_PER_DAY, counted whether or not an account exists): 429 TOO_MANY_CONTACT_INVITES with Retry-After. Invitation texts spend from SMS budgets of their own, apart from sign-in codes\'.',
       querystring: ConnectionRequestQuerySchema,
-      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.RECIPIENT_REQUIRED, ContactsErrors.EMAIL_INVALID, CommonErrors.PHONE_INVALID, ContactsErrors.REQUEST_TO_SELF, ContactsErrors.BLOCKED, ContactsErrors.ALREADY_CONNECTED, ContactsErrors.REQUEST_EXISTS, ContactsErrors.RECIPIENT_UNKNOWN, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE) },
+      response: { 204: NoContentSchema, ...authedErrors(ContactsErrors.RECIPIENT_REQUIRED, ContactsErrors.EMAIL_INVALID, CommonErrors.PHONE_INVALID, ContactsErrors.REQUEST_TO_SELF, ContactsErrors.BLOCKED, ContactsErrors.ALREADY_CONNECTED, ContactsErrors.REQUEST_EXISTS, ContactsErrors.RECIPIENT_UNKNOWN, ContactsErrors.TOO_MANY_CONTACT_INVITES, CommonErrors.PHONE_COUNTRY_NOT_ALLOWED, CommonErrors.SMS_UNAVAILABLE) },
     },
     handler: async (request, reply) => {
       await contacts.sendRequest(principalOf(request), request.query);

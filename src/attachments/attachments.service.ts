@@ -17,6 +17,8 @@ import { AttachmentsErrors } from './attachments.errors.js';
 import { MessagesErrors } from '../messages/messages.errors.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import type { AttachmentDtoSchema } from './attachments.schemas.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
+import { withinLimit } from '../platform/limits.js';
 
 /** As the AttachmentDto record of the OpenAPI document. */
 export type AttachmentView = z.infer<typeof AttachmentDtoSchema>;
@@ -57,6 +59,9 @@ export class AttachmentsService {
       ticketTtlSeconds: number;
       publicBaseUrl: string;
       clock: Clock;
+      /** Where uploads under way hold their slots of the per-user processing limit. */
+      ephemeral: EphemeralStore;
+      slotKey: (userId: string) => string;
     },
   ) {}
 
@@ -89,40 +94,56 @@ export class AttachmentsService {
   async commit(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: PostRequest): Promise<void> {
     try {
       if (staged.length === 0) throw AttachmentsErrors.NO_FILES();
-      await this.assertCapacity(principal, staged.filter((file) => needsProcessing(file.kind)).length);
-      const ids = staged.map(() => randomUUID());
-      const message = await this.deps.messages.postForAttachments(principal, room, payload, ids, request);
-      const now = this.deps.clock();
-      const docs: AttachmentDoc[] = [];
-      for (const [i, file] of staged.entries()) {
-        // `!`: one id was made per staged file.
-        const id = ids[i]!;
-        const storageKey = `rooms/${room._id}/${id}/original${path.extname(file.filename).toLowerCase().replace(/[^.a-z0-9]/g, '')}`;
-        await this.deps.storage.putFile(storageKey, file.path, file.contentType);
-        docs.push({
-          _id: id,
-          roomId: room._id,
-          messageId: message.id,
-          uploaderId: principal.userId,
-          uploaderDeviceId: principal.deviceId,
-          filename: file.filename,
-          contentType: file.contentType,
-          kind: file.kind,
-          size: file.size,
-          status: needsProcessing(file.kind) ? 'PROCESSING' : 'READY',
-          storageKey,
-          thumbnailKey: null,
-          convertedKey: null,
-          posterKey: null,
-          error: null,
-          createdAt: now,
-        });
-      }
-      await this.deps.attachments.insertMany(docs);
-      for (const doc of docs) if (doc.status === 'PROCESSING') await this.deps.enqueueMedia(doc._id);
+      const incoming = staged.filter((file) => needsProcessing(file.kind)).length;
+      await this.assertCapacity(principal, incoming);
+      // The files to process hold slots of the per-user limit until recorded: concurrent uploads count each other's.
+      await withinLimit(
+        this.deps.ephemeral,
+        this.deps.slotKey(principal.userId),
+        {
+          limit: MAX_PROCESSING_PER_USER,
+          n: incoming,
+          settled: () => this.deps.attachments.countProcessing(principal.userId),
+          refuse: () => AttachmentsErrors.LIMIT_FILES_IN_PROCESSING({ message: `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, retryAfter: RETRY_IN_A_MINUTE }),
+        },
+        () => this.store(principal, room, staged, payload, request),
+      );
     } finally {
       await Promise.all(staged.map((file) => unlink(file.path).catch(() => undefined)));
     }
+  }
+
+  private async store(principal: Principal, room: RoomDoc, staged: StagedFile[], payload: PostMessageInput | undefined, request: PostRequest): Promise<void> {
+    const ids = staged.map(() => randomUUID());
+    const message = await this.deps.messages.postForAttachments(principal, room, payload, ids, request);
+    const now = this.deps.clock();
+    const docs: AttachmentDoc[] = [];
+    for (const [i, file] of staged.entries()) {
+      // `!`: one id was made per staged file.
+      const id = ids[i]!;
+      const storageKey = `rooms/${room._id}/${id}/original${path.extname(file.filename).toLowerCase().replace(/[^.a-z0-9]/g, '')}`;
+      await this.deps.storage.putFile(storageKey, file.path, file.contentType);
+      docs.push({
+        _id: id,
+        roomId: room._id,
+        messageId: message.id,
+        uploaderId: principal.userId,
+        uploaderDeviceId: principal.deviceId,
+        filename: file.filename,
+        contentType: file.contentType,
+        kind: file.kind,
+        size: file.size,
+        status: needsProcessing(file.kind) ? 'PROCESSING' : 'READY',
+        storageKey,
+        thumbnailKey: null,
+        convertedKey: null,
+        posterKey: null,
+        error: null,
+        createdAt: now,
+      });
+    }
+    await this.deps.attachments.insertMany(docs);
+    for (const doc of docs) if (doc.status === 'PROCESSING') await this.deps.enqueueMedia(doc._id);
   }
 
   /**

@@ -54,6 +54,8 @@ export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; me
     ticketTtlSeconds: config.TICKET_TTL,
     publicBaseUrl: mediaBaseUrl(config),
     clock: p.clock,
+    ephemeral: p.ephemeral,
+    slotKey: (userId) => p.keys.slots('processing', userId),
   });
   return {
     repos: { attachments: repo },

@@ -15,4 +15,5 @@ export const ContactsErrors = defineErrors('contacts', {
   ALREADY_BLOCKED: { status: 400, message: 'This user is already blocked' },
   NOT_BLOCKED: { status: 400, message: 'This user is not blocked' },
   RECIPIENT_UNKNOWN: { status: 401, message: 'No user with this recipientId' },
+  TOO_MANY_CONTACT_INVITES: { status: 429, message: 'Too many requests by phone number or e-mail address; try again later' },
 });

@@ -6,6 +6,7 @@ import { normalizePhone } from '../platform/phone.js';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { EmailProvider } from '../platform/email/email.js';
 import type { DeviceEvents } from '../platform/device-events.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { BlockReason, BlocksRepo } from './blocks.repo.js';
 import type { BlocksService } from './blocks.service.js';
 import { pairKey, type ConnectionRequestDoc, type ConnectionRequestsRepo } from './connection-requests.repo.js';
@@ -35,6 +36,29 @@ export interface SendRequestInput {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** The longest sender's name an invitation carries. */
+const INVITATION_NAME_MAX = 30;
+
+/**
+ * The one text an invitation says, whoever sends it: the sender's display name, cleaned of links,
+ * web addresses and anything like a phone number and cut short, or "A contact"; never the sender's
+ * number, and never words of theirs (the request's custom message is shown in the app once the
+ * invitee has signed up). So an invitation cannot be made to carry a message to a stranger.
+ */
+export function invitationText(displayName: string | null | undefined, appName: string, via: 'number' | 'address'): { subject: string; text: string } {
+  const cleaned = (displayName ?? '')
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S*/gi, ' ')
+    .replace(/\bwww\.\S*/gi, ' ')
+    .replace(/\S+\.(?:[a-z]{2,24})(?:\/\S*)?\b/gi, ' ')
+    .replace(/\+?\d(?:[\s().-]*\d){4,}/g, ' ')
+    .replace(/[<>"'`\\{}[\]|]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const who = [...cleaned].slice(0, INVITATION_NAME_MAX).join('').trim() || 'A contact';
+  const subject = `${who} invites you to ${appName}`;
+  return { subject, text: via === 'number' ? `${subject}. Sign in with this number to answer.` : `${subject}. Sign in and confirm this address in your profile to answer.` };
+}
+
 /** Connection requests and connections (spec, "Contacts and blocks", rules 1 to 3). */
 /** How long one sender holds an invitation it is sending before another may try. */
 const INVITATION_LEASE_MS = 60_000;
@@ -57,8 +81,23 @@ export class ContactsService {
       /** Where the pictures' public addresses start. */
       publicBaseUrl: string;
       clock: Clock;
+      /** Requests by phone or e-mail per member: per hour and per day (CONTACT_INVITES_PER_HOUR, _PER_DAY). */
+      limits: { perHour: number; perDay: number; ephemeral: EphemeralStore; key: (userId: string, window: 'hour' | 'day') => string };
     },
   ) {}
+
+  /**
+   * A request by phone or e-mail looks an address up, and may text or mail someone: bounded per
+   * member per hour and per day, counted alike whether or not the address has an account (so the
+   * limit tells nothing about it). 429 TOO_MANY_CONTACT_INVITES with Retry-After past either.
+   */
+  private async assertMayInvite(userId: string): Promise<void> {
+    const { perHour, perDay, ephemeral, key } = this.deps.limits;
+    for (const [window, limit, seconds] of [['hour', perHour, 3_600], ['day', perDay, 86_400]] as const) {
+      const hit = await ephemeral.hit(key(userId, window), limit, seconds);
+      if (!hit.allowed) throw ContactsErrors.TOO_MANY_CONTACT_INVITES({ message: `At most ${limit} requests by phone number or e-mail address per ${window}`, retryAfter: hit.retryAfter });
+    }
+  }
 
   private now(): Date {
     return this.deps.clock();
@@ -72,6 +111,7 @@ export class ContactsService {
     if (email !== undefined && (!EMAIL.test(email) || email.length > 254)) throw ContactsErrors.EMAIL_INVALID();
     const phone = input.phone === undefined ? undefined : normalizePhone(input.phone);
     if (phone === null) throw CommonErrors.PHONE_INVALID({ message: 'Expected a valid phone number in international format' });
+    if (!input.recipientId) await this.assertMayInvite(principal.userId);
 
     let recipient: UserDoc | null = null;
     if (input.recipientId) {
@@ -151,10 +191,9 @@ export class ContactsService {
     if (!claimed) throw new Error('the invitation is being sent by another process');
     try {
       const sender = await this.deps.users.findById(claimed.senderId);
-      const who = sender?.displayName ?? sender?.phone ?? 'Someone';
-      const text = `${who} invites you to ${this.deps.appName}${claimed.customMessage ? `: "${claimed.customMessage}"` : '.'} Sign in with this number to answer.`;
-      if (claimed.recipientPhone) await this.deps.sms.send({ to: claimed.recipientPhone, text });
-      else if (claimed.recipientEmail) await this.deps.email.send({ to: claimed.recipientEmail, subject: `${who} invites you to ${this.deps.appName}`, text });
+      const { subject, text } = invitationText(sender?.displayName, this.deps.appName, claimed.recipientPhone ? 'number' : 'address');
+      if (claimed.recipientPhone) await this.deps.sms.send({ to: claimed.recipientPhone, text, purpose: 'invitation' });
+      else if (claimed.recipientEmail) await this.deps.email.send({ to: claimed.recipientEmail, subject, text });
     } catch (error) {
       await requests.releaseInvitation(requestId);
       throw error;

@@ -26,6 +26,7 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
     appName: p.config.TOTP_ISSUER,
     publicBaseUrl: publicBaseUrl(p.config),
     clock: p.clock,
+    limits: { perHour: p.config.CONTACT_INVITES_PER_HOUR, perDay: p.config.CONTACT_INVITES_PER_DAY, ephemeral: p.ephemeral, key: p.keys.contacts.invitesBy },
   });
   // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
   p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));

@@ -124,6 +124,14 @@ const EnvSchema = z
     SMS_BUDGET_COUNTRY_HOUR: positiveInt.optional(),
     SMS_BUDGET_PREFIX_HOUR: positiveInt.optional(),
     SMS_BUDGET_GLOBAL_HOUR: positiveInt.optional(),
+    // The same budgets for invitations by SMS, counted apart from the sign-in codes' (docs/clients/people.md).
+    SMS_INVITE_BUDGET_COUNTRY_HOUR: positiveInt.optional(),
+    SMS_INVITE_BUDGET_PREFIX_HOUR: positiveInt.optional(),
+    SMS_INVITE_BUDGET_GLOBAL_HOUR: positiveInt.optional(),
+    // Connection requests by phone number or e-mail address one member may make (whether or not the
+    // address has an account, so the limit tells nothing): per hour and per day; past them 429.
+    CONTACT_INVITES_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(5),
+    CONTACT_INVITES_PER_DAY: z.coerce.number().int().min(1).max(100_000).default(20),
     // Per client address (the real one behind TRUST_PROXY_HOPS) and per network (/24 for IPv4, /56 for
     // IPv6), per SIGNIN_ADDRESS_WINDOW: code requests, and sign-in attempts (login and two-factor).
     // Production's values everywhere, so they are seen working in development.
@@ -366,6 +374,9 @@ const EnvSchema = z
     SMS_BUDGET_COUNTRY_HOUR: env.SMS_BUDGET_COUNTRY_HOUR ?? (env.NODE_ENV === 'production' ? 2_000 : 1_000_000),
     SMS_BUDGET_PREFIX_HOUR: env.SMS_BUDGET_PREFIX_HOUR ?? (env.NODE_ENV === 'production' ? 100 : 1_000_000),
     SMS_BUDGET_GLOBAL_HOUR: env.SMS_BUDGET_GLOBAL_HOUR ?? (env.NODE_ENV === 'production' ? 10_000 : 1_000_000),
+    SMS_INVITE_BUDGET_COUNTRY_HOUR: env.SMS_INVITE_BUDGET_COUNTRY_HOUR ?? (env.NODE_ENV === 'production' ? 500 : 1_000_000),
+    SMS_INVITE_BUDGET_PREFIX_HOUR: env.SMS_INVITE_BUDGET_PREFIX_HOUR ?? (env.NODE_ENV === 'production' ? 20 : 1_000_000),
+    SMS_INVITE_BUDGET_GLOBAL_HOUR: env.SMS_INVITE_BUDGET_GLOBAL_HOUR ?? (env.NODE_ENV === 'production' ? 2_000 : 1_000_000),
   }));
 
 /** The variables production requires, each with what it needs: what a start with none of them set reports. */

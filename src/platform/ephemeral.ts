@@ -1,5 +1,10 @@
 import type { RedisClient } from './redis.js';
 
+/** DECRBY that stops at zero, and drops the key there. */
+const RELEASE_SLOTS = `local left = (tonumber(redis.call('get', KEYS[1]) or '0')) - tonumber(ARGV[1])
+if left > 0 then redis.call('set', KEYS[1], left, 'KEEPTTL') else redis.call('del', KEYS[1]) end
+return left`;
+
 export interface RateLimitResult {
   allowed: boolean;
   /** Seconds until the window resets. */
@@ -51,6 +56,21 @@ export class EphemeralStore {
     const count = Number(results?.[0]?.[1] ?? 0);
     const ttl = Number(results?.[2]?.[1] ?? windowSeconds);
     return { allowed: count <= limit, retryAfter: ttl > 0 ? ttl : windowSeconds };
+  }
+
+  /**
+   * Takes `n` slots of a limit whose settled count is kept elsewhere (documents in the database): the
+   * slots now taken and not yet given back, these included. The key lives `ttlSeconds` from the last
+   * take, so slots of a process that died are freed by themselves.
+   */
+  async takeSlots(key: string, n: number, ttlSeconds: number): Promise<number> {
+    const results = await this.redis.multi().incrby(key, n).expire(key, ttlSeconds).exec();
+    return Number(results?.[0]?.[1] ?? n);
+  }
+
+  /** Gives back slots taken with takeSlots; never below zero (an expired key stays gone). */
+  async releaseSlots(key: string, n: number): Promise<void> {
+    await this.redis.eval(RELEASE_SLOTS, 1, key, String(n));
   }
 
   /**

@@ -82,6 +82,12 @@ export function keyspace(prefix: string) {
       /** Invitations a member sent this hour to people they are not connected to (every room counts). */
       invitesBy: (inviterId: string) => `${prefix}rl:room-invites:${inviterId}`,
     },
+    /** Slots of count-then-act limits taken by requests under way (platform/limits.ts): what, and whose. */
+    slots: (limit: 'invitations-waiting' | 'wallets' | 'processing', id: string) => `${prefix}slots:${limit}:${id}`,
+    contacts: {
+      /** Connection requests by phone or e-mail a member made this hour, and today. */
+      invitesBy: (userId: string, window: 'hour' | 'day') => `${prefix}rl:contact-invites:${window}:${userId}`,
+    },
     moderation: {
       /** Reports a member made this hour. */
       reports: (userId: string) => `${prefix}rl:reports:${userId}`,

@@ -29,7 +29,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     events: deps.events,
     domainEvents: p.domainEvents,
     publicBaseUrl: publicBaseUrl(p.config),
-    limits: { perHour: p.config.ROOM_INVITATIONS_PER_HOUR, waiting: p.config.ROOM_INVITATIONS_WAITING, ephemeral: p.ephemeral, key: p.keys.rooms.invitesBy },
+    limits: { perHour: p.config.ROOM_INVITATIONS_PER_HOUR, waiting: p.config.ROOM_INVITATIONS_WAITING, ephemeral: p.ephemeral, key: p.keys.rooms.invitesBy, slotKey: (inviteeId) => p.keys.slots('invitations-waiting', inviteeId) },
     clock: p.clock,
   });
   // A block cancels what either of the two invited the other to.

@@ -17,6 +17,7 @@ import { isManager, type RoomsPolicy } from './rooms.policy.js';
 import { presentRoom } from './room-view.js';
 import { RoomsErrors } from './rooms.errors.js';
 import type { RoomInvitationDtoSchema } from './rooms.schemas.js';
+import { takeWithinLimit } from '../platform/limits.js';
 
 /** As the RoomInvitationDto record of the OpenAPI document. */
 export type RoomInvitationView = z.infer<typeof RoomInvitationDtoSchema>;
@@ -48,7 +49,7 @@ export class RoomInvitationsService {
       domainEvents: DomainEvents;
       publicBaseUrl: string;
       /** Invitations to strangers: per inviter and hour, and how many may wait for one invitee. */
-      limits: { perHour: number; waiting: number; ephemeral: EphemeralStore; key: (inviterId: string) => string };
+      limits: { perHour: number; waiting: number; ephemeral: EphemeralStore; key: (inviterId: string) => string; slotKey: (inviteeId: string) => string };
       clock: Clock;
     },
   ) {}
@@ -67,23 +68,38 @@ export class RoomInvitationsService {
       await this.assertNoBlock(adderId, user._id);
       admissions.set(user._id, admissionOf(user, connected.has(user._id), roomType));
     }
-    await this.assertInvitationsAllowed(adderId, [...admissions].filter(([, admission]) => admission === 'INVITE').map(([userId]) => userId));
+    const releases = await this.assertInvitationsAllowed(adderId, [...admissions].filter(([, admission]) => admission === 'INVITE').map(([userId]) => userId));
+    this.waitingSlots.set(admissions, releases);
     return admissions;
   }
+
+  /** The waiting-invitation slots each decided admission holds until admit() has made its invitation. */
+  private readonly waitingSlots = new WeakMap<Map<string, Admission>, Map<string, () => Promise<void>>>();
 
   /**
    * Invitations to strangers are bounded, before anything is made: per inviter and hour across all
    * rooms (each invitation counts), and per invitee (how many may wait). 429 with Retry-After.
    */
-  private async assertInvitationsAllowed(inviterId: string, inviteeIds: string[]): Promise<void> {
-    const { perHour, waiting, ephemeral, key } = this.deps.limits;
-    for (const inviteeId of inviteeIds) {
-      if ((await this.deps.invitations.countPendingFor(inviteeId)) >= waiting) {
-        throw RoomsErrors.TOO_MANY_INVITATIONS({ message: 'This person has too many invitations waiting from people they are not connected to', retryAfter: 3_600 });
+  private async assertInvitationsAllowed(inviterId: string, inviteeIds: string[]): Promise<Map<string, () => Promise<void>>> {
+    const { perHour, waiting, ephemeral, key, slotKey } = this.deps.limits;
+    const releases = new Map<string, () => Promise<void>>();
+    try {
+      for (const inviteeId of inviteeIds) {
+        // Held until the invitation is made (admit): concurrent invitations each count the others'.
+        const release = await takeWithinLimit(ephemeral, slotKey(inviteeId), {
+          limit: waiting,
+          settled: () => this.deps.invitations.countPendingFor(inviteeId),
+          refuse: () => RoomsErrors.TOO_MANY_INVITATIONS({ message: 'This person has too many invitations waiting from people they are not connected to', retryAfter: 3_600 }),
+        });
+        releases.set(inviteeId, release);
+        const hit = await ephemeral.hit(key(inviterId), perHour, 3_600);
+        if (!hit.allowed) throw RoomsErrors.TOO_MANY_INVITATIONS({ retryAfter: hit.retryAfter });
       }
-      const hit = await ephemeral.hit(key(inviterId), perHour, 3_600);
-      if (!hit.allowed) throw RoomsErrors.TOO_MANY_INVITATIONS({ retryAfter: hit.retryAfter });
+    } catch (error) {
+      await Promise.all([...releases.values()].map((release) => release()));
+      throw error;
     }
+    return releases;
   }
 
   /** 400 when either of two users blocked the other; the answer does not say which. */
@@ -94,11 +110,22 @@ export class RoomInvitationsService {
   /** Adds or invites each user as decided by `admissions`; what it did for each. */
   async admit(room: RoomDoc, adderId: string, admissions: Map<string, Admission>): Promise<Map<string, AdmissionOutcome>> {
     const outcomes = new Map<string, AdmissionOutcome>();
-    for (const [userId, admission] of admissions) {
-      if (admission === 'ADD') {
-        await this.deps.membership.join(room, userId);
-        outcomes.set(userId, 'ADDED');
-      } else outcomes.set(userId, await this.invite(room, adderId, userId));
+    const slots = this.waitingSlots.get(admissions);
+    try {
+      for (const [userId, admission] of admissions) {
+        if (admission === 'ADD') {
+          await this.deps.membership.join(room, userId);
+          outcomes.set(userId, 'ADDED');
+        } else {
+          outcomes.set(userId, await this.invite(room, adderId, userId));
+          // The invitation now counts among those waiting: its slot goes back.
+          await slots?.get(userId)?.();
+          slots?.delete(userId);
+        }
+      }
+    } finally {
+      await Promise.all([...(slots?.values() ?? [])].map((release) => release()));
+      this.waitingSlots.delete(admissions);
     }
     return outcomes;
   }

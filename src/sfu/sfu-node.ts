@@ -56,6 +56,22 @@ interface PeerState {
   transports: Map<string, ms.Transport>;
   producers: Map<string, ms.Producer>;
   consumers: Map<string, ms.Consumer>;
+  /** Creations under way (between the limit's check and the map's set, mediasoup is awaited): counted with the maps. */
+  pending: { transports: number; producers: number; consumers: number };
+}
+
+/**
+ * Runs `create` for one more of a device's `what`, refused (MEDIA_LIMIT) past `limit` counting those
+ * already made and those under way, so concurrent requests cannot pass the limit together.
+ */
+async function withinPeerLimit<T>(peer: PeerState, what: 'transports' | 'producers' | 'consumers', limit: number, refusal: string, create: () => Promise<T>): Promise<T> {
+  if (peer[what].size + peer.pending[what] >= limit) throw new Refusal(SfuErrors.MEDIA_LIMIT, refusal);
+  peer.pending[what]++;
+  try {
+    return await create();
+  } finally {
+    peer.pending[what]--;
+  }
 }
 
 interface CallState {
@@ -136,7 +152,7 @@ export class SfuRouters {
   private peer(state: CallState, deviceId: string): PeerState {
     let found = state.peers.get(deviceId);
     if (!found) {
-      found = { transports: new Map(), producers: new Map(), consumers: new Map() };
+      found = { transports: new Map(), producers: new Map(), consumers: new Map(), pending: { transports: 0, producers: 0, consumers: 0 } };
       state.peers.set(deviceId, found);
     }
     return found;
@@ -169,25 +185,25 @@ export class SfuRouters {
 
     transport: async ({ callId, deviceId, direction, type }) => {
       const state = await this.callState(callId);
-      if (this.peer(state, deviceId).transports.size >= SFU_LIMITS.transportsPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`);
-      }
-      const appData = { deviceId, direction };
-      let info: TransportInfo;
-      let transport: ms.Transport;
-      if (type === 'plain') {
-        // Plain RTP for server-side participants (gateways, recorders): a sender is found by its
-        // first packet (comedia); a receiver says where to send with connect.
-        const plain = await state.router.createPlainTransport({ listenInfo: this.listenInfo('udp'), rtcpMux: true, comedia: direction === 'send', appData });
-        transport = plain;
-        info = { id: plain.id, type, direction, ip: plain.tuple.localAddress ?? plain.tuple.localIp, port: plain.tuple.localPort };
-      } else {
-        const webrtc = await state.router.createWebRtcTransport({ listenInfos: [this.listenInfo('udp'), this.listenInfo('tcp')], enableUdp: true, enableTcp: true, preferUdp: true, appData });
-        transport = webrtc;
-        info = { id: webrtc.id, type, direction, iceParameters: webrtc.iceParameters, iceCandidates: webrtc.iceCandidates, dtlsParameters: webrtc.dtlsParameters };
-      }
-      this.peer(state, deviceId).transports.set(transport.id, transport);
-      return info;
+      const peer = this.peer(state, deviceId);
+      return withinPeerLimit(peer, 'transports', SFU_LIMITS.transportsPerDevice, `A device holds at most ${SFU_LIMITS.transportsPerDevice} transports in a call`, async () => {
+        const appData = { deviceId, direction };
+        let info: TransportInfo;
+        let transport: ms.Transport;
+        if (type === 'plain') {
+          // Plain RTP for server-side participants (gateways, recorders): a sender is found by its
+          // first packet (comedia); a receiver says where to send with connect.
+          const plain = await state.router.createPlainTransport({ listenInfo: this.listenInfo('udp'), rtcpMux: true, comedia: direction === 'send', appData });
+          transport = plain;
+          info = { id: plain.id, type, direction, ip: plain.tuple.localAddress ?? plain.tuple.localIp, port: plain.tuple.localPort };
+        } else {
+          const webrtc = await state.router.createWebRtcTransport({ listenInfos: [this.listenInfo('udp'), this.listenInfo('tcp')], enableUdp: true, enableTcp: true, preferUdp: true, appData });
+          transport = webrtc;
+          info = { id: webrtc.id, type, direction, iceParameters: webrtc.iceParameters, iceCandidates: webrtc.iceCandidates, dtlsParameters: webrtc.dtlsParameters };
+        }
+        peer.transports.set(transport.id, transport);
+        return info;
+      });
     },
 
     connect: async ({ callId, deviceId, transportId, dtlsParameters, ip, port }) => {
@@ -206,16 +222,15 @@ export class SfuRouters {
       const state = this.existingCall(callId);
       const transport = this.transportOf(state, deviceId, transportId);
       if (transport.appData.direction !== 'send') throw new Refusal(SfuErrors.MEDIA_REJECTED, 'Produce on a send transport');
-      if (this.peer(state, deviceId).producers.size >= SFU_LIMITS.producersPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`);
-      }
-      // Cast: checked by the api against its schema; mediasoup checks the rest.
-      const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
       const owner = this.peer(state, deviceId);
-      owner.userId = userId;
-      owner.producers.set(producer.id, producer);
-      producer.observer.once('close', () => owner.producers.delete(producer.id));
-      return SfuRouters.producerInfo(producer);
+      return withinPeerLimit(owner, 'producers', SFU_LIMITS.producersPerDevice, `A device sends at most ${SFU_LIMITS.producersPerDevice} streams in a call`, async () => {
+        // Cast: checked by the api against its schema; mediasoup checks the rest.
+        const producer = await transport.produce({ kind, rtpParameters: rtpParameters as ms.RtpParameters, appData: { deviceId, userId } });
+        owner.userId = userId;
+        owner.producers.set(producer.id, producer);
+        producer.observer.once('close', () => owner.producers.delete(producer.id));
+        return SfuRouters.producerInfo(producer);
+      });
     },
 
     consume: async ({ callId, deviceId, transportId, producerId, rtpCapabilities }) => {
@@ -225,20 +240,19 @@ export class SfuRouters {
       const owner = [...state.peers.entries()].find(([, p]) => p.producers.has(producerId));
       if (!owner) throw new Refusal(SfuErrors.PRODUCER_NOT_FOUND, 'No such producer in the call');
       if (owner[0] === deviceId) throw new Refusal(SfuErrors.MEDIA_REJECTED, 'A device does not consume its own media');
-      if (this.peer(state, deviceId).consumers.size >= SFU_LIMITS.consumersPerDevice) {
-        throw new Refusal(SfuErrors.MEDIA_LIMIT, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`);
-      }
       // Checked by the api against its schema; mediasoup checks the rest.
       const capabilities = rtpCapabilities as ms.RtpCapabilities;
       if (!state.router.canConsume({ producerId, rtpCapabilities: capabilities })) {
         throw new Refusal(SfuErrors.MEDIA_REJECTED, 'These capabilities cannot receive that producer');
       }
-      // Paused until the device says it is ready, so it misses no key frame.
-      const consumer = await transport.consume({ producerId, rtpCapabilities: capabilities, paused: true });
       const mine = this.peer(state, deviceId);
-      mine.consumers.set(consumer.id, consumer);
-      consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
-      return { consumerId: consumer.id, producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters };
+      return withinPeerLimit(mine, 'consumers', SFU_LIMITS.consumersPerDevice, `A device receives at most ${SFU_LIMITS.consumersPerDevice} streams in a call`, async () => {
+        // Paused until the device says it is ready, so it misses no key frame.
+        const consumer = await transport.consume({ producerId, rtpCapabilities: capabilities, paused: true });
+        mine.consumers.set(consumer.id, consumer);
+        consumer.observer.once('close', () => mine.consumers.delete(consumer.id));
+        return { consumerId: consumer.id, producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters };
+      });
     },
 
     resume: async ({ callId, deviceId, consumerId }) => {

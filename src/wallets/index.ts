@@ -41,7 +41,7 @@ export function walletsArea(
   const chain = new EvmChain({ rpcUrl: p.config.EVM_RPC_URL, depositMnemonic: p.config.DEPOSIT_MNEMONIC, hotWalletKey: p.config.HOT_WALLET_PRIVATE_KEY, usdtAddress: p.config.USDT_TOKEN_ADDRESS, timeoutMs: p.config.EVM_RPC_TIMEOUT_MS });
   const ledger = new Ledger({ repo, clock: p.clock, logger: p.logger });
   // A wallet's view shows what it has on its way out: its unfinished withdrawals.
-  const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids) => withdrawalsRepo.heldOf(ids) });
+  const wallets = new WalletsService({ repo, chain, clock: p.clock, heldOf: (ids) => withdrawalsRepo.heldOf(ids), ephemeral: p.ephemeral, slotKey: (userId) => p.keys.slots('wallets', userId) });
   const prices: PriceSource = guarded(
     p.config.PRICE_SOURCE === 'coingecko'
       ? new CoinGeckoPriceSource({ baseUrl: p.config.COINGECKO_BASE_URL, ...(p.config.COINGECKO_API_KEY ? { apiKey: p.config.COINGECKO_API_KEY } : {}), cacheSeconds: 30, staleSeconds: 300 })

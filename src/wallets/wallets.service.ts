@@ -10,6 +10,8 @@ import { formatAmount, fromStored, toStored, type Currency } from './money.js';
 import type { DepositAddressSchema, LedgerLineSchema, WalletDtoSchema } from './wallets.schemas.js';
 import { WalletsErrors } from './wallets.errors.js';
 import { must } from '../platform/must.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
+import { withinLimit } from '../platform/limits.js';
 
 export type WalletView = z.infer<typeof WalletDtoSchema>;
 export const MAX_WALLETS_PER_USER = 20;
@@ -88,6 +90,9 @@ export class WalletsService {
       clock: Clock;
       /** Amounts on their way out (withdrawals held, not yet confirmed), by wallet. */
       heldOf: (walletIds: string[]) => Promise<Map<string, bigint>>;
+      /** Where creations under way hold their slots of the wallet limit. */
+      ephemeral: EphemeralStore;
+      slotKey: (userId: string) => string;
     },
   ) {}
 
@@ -143,9 +148,19 @@ export class WalletsService {
   private readonly firstWallets = new TtlCache<WalletFacts>(WALLET_FACTS_MS, WALLET_FACTS_KEPT);
 
   async create(principal: Principal, input: { currency: Currency; name?: string }): Promise<WalletView> {
-    const { repo, chain } = this.deps;
-    if ((await repo.countWalletsOf(principal.userId)) >= MAX_WALLETS_PER_USER) throw WalletsErrors.WALLET_LIMIT_REACHED();
+    const { repo } = this.deps;
     const name = input.name === undefined ? input.currency : walletName(input.name);
+    // At most MAX_WALLETS_PER_USER, concurrent creations included (each holds a slot while it runs).
+    return withinLimit(
+      this.deps.ephemeral,
+      this.deps.slotKey(principal.userId),
+      { limit: MAX_WALLETS_PER_USER, settled: () => repo.countWalletsOf(principal.userId), refuse: () => WalletsErrors.WALLET_LIMIT_REACHED() },
+      () => this.insertWallet(principal, input.currency, name),
+    );
+  }
+
+  private async insertWallet(principal: Principal, currency: Currency, name: string): Promise<WalletView> {
+    const { repo, chain } = this.deps;
     const now = this.deps.clock();
     // The deposit address's unique index is the guard: an index another wallet took (a counter that
     // answered two creations alike under load, as mongo-java-server's was seen to) is skipped for the next.
@@ -154,7 +169,7 @@ export class WalletsService {
       const wallet: AccountDoc = {
         _id: randomUUID(),
         kind: 'WALLET',
-        currency: input.currency,
+        currency,
         userId: principal.userId,
         name,
         available: toStored(0n),

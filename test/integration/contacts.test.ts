@@ -124,7 +124,8 @@ describe('connection requests, connections and blocks', () => {
     assert.equal((await send(me, { phone: newcomerPhone, customMessage: 'Join me' })).statusCode, 204);
     const sms = (await readFile(t.outbox, 'utf8')).trim().split('\n').map((line) => JSON.parse(line)).filter((m: { to: string }) => m.to === newcomerPhone);
     assert.equal(sms.length, 1);
-    assert.match(sms[0].text, /Inviter invites you .*"Join me"/);
+    // A fixed text naming the sender; their own words wait in the app.
+    assert.equal(sms[0].text, 'Inviter invites you to Chat Platform. Sign in with this number to answer.');
     const newcomer = await signIn(t, newcomerPhone);
     const phoneClient = new DeviceClient(newcomer.accessToken);
     clients.push(phoneClient);
@@ -133,6 +134,7 @@ describe('connection requests, connections and blocks', () => {
     const theirs = (await list(newcomer)).items;
     assert.equal(theirs.length, 1);
     assert.equal(theirs[0].direction, 'INCOMING');
+    assert.equal(theirs[0].customMessage, 'Join me', 'the custom message is shown in the app');
     assert.equal((await answer(newcomer, theirs[0].id, { accept: 'true' })).statusCode, 200);
 
     // An e-mail invitation goes to the e-mail outbox.

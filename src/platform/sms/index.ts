@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { CommonErrors } from '../common.errors.js';
 import { AppError } from '../errors.js';
 import { OutboxSmsProvider } from './outbox.provider.js';
-import type { SmsProvider } from './sms.js';
+import type { SmsMessage, SmsProvider } from './sms.js';
 import type { SmsGuard, SmsPolicy } from './sms-guard.js';
 import { TwilioSmsProvider } from './twilio.provider.js';
 
@@ -17,6 +17,7 @@ export function smsPolicy(config: Config): SmsPolicy {
     allowedCountries: config.SMS_ALLOWED_COUNTRIES ? new Set(config.SMS_ALLOWED_COUNTRIES) : null,
     allowedTypes: new Set(config.SMS_ALLOWED_NUMBER_TYPES),
     budgets: { country: config.SMS_BUDGET_COUNTRY_HOUR, prefix: config.SMS_BUDGET_PREFIX_HOUR, global: config.SMS_BUDGET_GLOBAL_HOUR },
+    invitationBudgets: { country: config.SMS_INVITE_BUDGET_COUNTRY_HOUR, prefix: config.SMS_INVITE_BUDGET_PREFIX_HOUR, global: config.SMS_INVITE_BUDGET_GLOBAL_HOUR },
   };
 }
 
@@ -31,8 +32,8 @@ class Budgeted implements SmsProvider {
     this.name = inner.name;
   }
 
-  async send(message: { to: string; text: string; code?: string }): Promise<void> {
-    await this.guard.spend(message.to);
+  async send(message: SmsMessage): Promise<void> {
+    await this.guard.spend(message.to, message.purpose);
     await this.inner.send(message);
   }
 }
@@ -49,7 +50,7 @@ class UnavailableWhenDown implements SmsProvider {
     this.name = inner.name;
   }
 
-  async send(message: { to: string; text: string; code?: string }): Promise<void> {
+  async send(message: SmsMessage): Promise<void> {
     try {
       await this.inner.send(message);
     } catch (error) {

@@ -11,7 +11,12 @@ export interface SmsPolicy {
   allowedTypes: ReadonlySet<string>;
   /** Texts an hour: to one country, to one number prefix (the first PREFIX_DIGITS digits), in all. */
   budgets: { country: number; prefix: number; global: number };
+  /** The same budgets for invitations, counted apart: invitations never spend what sign-in codes need. */
+  invitationBudgets: { country: number; prefix: number; global: number };
 }
+
+/** What a text is for: each purpose spends from budgets of its own. */
+export type SmsPurpose = 'code' | 'invitation';
 
 const PREFIX_DIGITS = 6;
 const HOUR_MS = 3_600_000;
@@ -48,15 +53,21 @@ export class SmsGuard {
     return country;
   }
 
-  /** Spends one text from each budget of the destination; 503 SMS_UNAVAILABLE (until the next hour) when one is spent. */
-  async spend(phone: string): Promise<void> {
+  /**
+   * Spends one text from each budget of the destination for its purpose; 503 SMS_UNAVAILABLE (until
+   * the next hour) when one is spent. Invitations count in budgets of their own (`invite:` keys), so a
+   * flood of them can never hold back a sign-in code.
+   */
+  async spend(phone: string, purpose: SmsPurpose = 'code'): Promise<void> {
     const country = this.check(phone);
     const now = this.clock().getTime();
     const hour = Math.floor(now / HOUR_MS);
+    const budgets = purpose === 'invitation' ? this.policy.invitationBudgets : this.policy.budgets;
+    const scope = purpose === 'invitation' ? 'invite:' : '';
     const scopes: [BudgetScope, string, number][] = [
-      ['global', 'global', this.policy.budgets.global],
-      ['country', `country:${country}`, this.policy.budgets.country],
-      ['prefix', `prefix:${phone.replace(/\D/g, '').slice(0, PREFIX_DIGITS)}`, this.policy.budgets.prefix],
+      ['global', `${scope}global`, budgets.global],
+      ['country', `${scope}country:${country}`, budgets.country],
+      ['prefix', `${scope}prefix:${phone.replace(/\D/g, '').slice(0, PREFIX_DIGITS)}`, budgets.prefix],
     ];
     const counts = await this.ephemeral.countAll(scopes.map(([, key]) => this.keyOf(key, hour)), 2 * HOUR_MS / 1000);
     const spent = scopes.find(([, , budget], i) => (counts[i] ?? 0) > budget);
