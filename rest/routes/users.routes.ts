@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../route-options.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
-import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema } from '../../src/users/users.schemas.js';
+import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema, EmailConfirmSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
@@ -22,10 +22,24 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       tags,
       security,
       summary: 'Update the display name, e-mail, language or who may add you to rooms',
+      description:
+        'A new `email` is not used at once: a six-digit code is mailed to it and the address shows as `emailPending` until POST /api/users/me/email/confirm gets the code (within an hour). Only a confirmed address finds you in connection requests by e-mail and receives mail. Whether another account uses the address is never said; confirming it makes it yours.',
       body: UserUpdateSchema,
-      response: { 200: UserSchema, ...authedErrors(UsersErrors.EMAIL_TAKEN, ...BODY_ERRORS) },
+      response: { 200: UserSchema, ...authedErrors(...BODY_ERRORS) },
     },
     handler: async (request) => users.present(await users.updateMe(principalOf(request), request.body)),
+  });
+
+  app.post('/api/users/me/email/confirm', {
+    schema: {
+      tags,
+      security,
+      summary: 'Confirm the e-mail address given with PATCH /api/users/me by the code mailed to it',
+      description: '400 EMAIL_CODE_INVALID for a wrong or expired code, or when no address waits; the fifth wrong code drops the waiting address (give it again for a new code).',
+      body: EmailConfirmSchema,
+      response: { 200: UserSchema, ...authedErrors(UsersErrors.EMAIL_CODE_INVALID, ...BODY_ERRORS) },
+    },
+    handler: async (request) => users.present(await users.confirmEmail(principalOf(request), request.body.code)),
   });
 
   app.get('/api/users/:userId', {

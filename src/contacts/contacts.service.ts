@@ -290,7 +290,8 @@ export class ContactsService {
     const user = await this.deps.users.findById(userId);
     if (!user) return;
     const claimed: ConnectionRequestDoc[] = [];
-    for (const invite of await this.deps.requests.openInvites({ phone: user.phone, email: user.email })) {
+    // Only a confirmed address claims what was sent to it.
+    for (const invite of await this.deps.requests.openInvites({ phone: user.phone, email: user.emailConfirmedAt ? user.email : undefined })) {
       if (invite.senderId === user._id) continue;
       try {
         const addressed = await this.deps.requests.addressInvite(invite._id, invite.senderId, user._id);

@@ -30,6 +30,7 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
   });
   // Invitations sent to a number become requests to the account that signs up with it, told to the new device.
   p.domainEvents.on('user.signed-in', ({ userId }) => contacts.claimInvites(userId));
+  p.domainEvents.on('user.email-confirmed', ({ userId }) => contacts.claimInvites(userId));
   /** A deleted account's connections, requests, invitations and own blocks removed; each step may repeat. */
   const forgetUser = async (userId: string) => {
     await Promise.all([repos.connections.removeAllOf(userId), repos.connectionRequests.removeAllOf(userId), repos.blocks.removeByBlocker(userId)]);

@@ -9,6 +9,8 @@ export interface DomainEventMap {
   'device.revoked': { deviceId: string; userId: string };
   /** A session started on a new device (after the SMS code and, when on, two-factor). */
   'user.signed-in': { userId: string; phone: string; deviceId: string };
+  /** A user confirmed an e-mail address: invitations sent to it become requests to them. */
+  'user.email-confirmed': { userId: string; email: string };
   /** A user became an active member of a room (created it, joined, was added). */
   'room.member-joined': { roomId: string; userId: string };
   /** A member left a room or was removed from it. */
@@ -29,7 +31,7 @@ type Handlers = { [K in DomainEventName]: Handler<K>[] };
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [], 'room.invitation-reported': [] };
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'user.email-confirmed': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [], 'room.invitation-reported': [] };
 
   constructor(private readonly logger: Logger) {}
 

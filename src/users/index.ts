@@ -16,7 +16,7 @@ export function usersArea(p: Platform) {
     return {
       id: user._id,
       phone: user.phone,
-      email: user.email ?? null,
+      email: user.emailConfirmedAt ? (user.email ?? null) : null,
       displayName: user.displayName,
       language: user.language,
       roomInvites: user.roomInvites ?? 'everyone',
@@ -37,6 +37,10 @@ export function usersArea(p: Platform) {
         totpIssuer: p.config.TOTP_ISSUER,
         publicBaseUrl: baseUrl,
         wrongCodes: { max: p.config.LOGIN_CODE_MAX_ATTEMPTS, windowSeconds: p.config.LOGIN_CODE_WINDOW, ephemeral: p.ephemeral, key: p.keys.users.twoFactorWrong },
+        get mail() {
+          return p.email;
+        },
+        domainEvents: p.domainEvents,
       },
       p.clock,
     ),

@@ -25,8 +25,16 @@ export type RoomInvitesSetting = (typeof ROOM_INVITES)[number];
 export interface UserDoc {
   _id: string;
   phone: string;
-  /** Optional; absent (not null) when unset, so the sparse unique index leaves it out. */
+  /**
+   * The confirmed e-mail address: used for matching connection requests and for mail. Absent (not
+   * null) when unset, so the sparse unique index leaves it out. Set only by confirming a code sent
+   * to the address (`pendingEmail`).
+   */
   email?: string;
+  /** When `email` was confirmed. An address stored before confirmation existed has none, and counts as unconfirmed. */
+  emailConfirmedAt?: Date;
+  /** An address the user gave and has not confirmed yet: the hash of the code mailed to it, its expiry, wrong tries. */
+  pendingEmail?: { address: string; codeHash: string; expiresAt: Date; wrongTries: number } | null;
   displayName: string | null;
   language: string;
   twoFactor: TwoFactorState;
@@ -49,7 +57,7 @@ export interface UserDoc {
 }
 
 /** What a user changes of their own record. */
-export interface ProfileChanges { displayName?: string; language?: string; email?: string; roomInvites?: RoomInvitesSetting; readReceipts?: boolean }
+export interface ProfileChanges { displayName?: string; language?: string; roomInvites?: RoomInvitesSetting; readReceipts?: boolean; pendingEmail?: UserDoc['pendingEmail'] }
 
 export class UsersRepo {
   private readonly collection: Collection<UserDoc>;
@@ -73,8 +81,9 @@ export class UsersRepo {
     return this.collection.findOne({ phone });
   }
 
+  /** The account that confirmed this address; none for an address not (yet) confirmed. */
   findByEmail(email: string): Promise<UserDoc | null> {
-    return this.collection.findOne({ email });
+    return this.collection.findOne({ email, emailConfirmedAt: { $exists: true } });
   }
 
   findManyByIds(ids: string[]): Promise<UserDoc[]> {
@@ -115,6 +124,30 @@ export class UsersRepo {
   /** Points the user at a picture (or none); the record as it was before, null when there is no such user. */
   setAvatar(id: string, avatar: AvatarRef | null): Promise<UserDoc | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: { avatar, updatedAt: avatar?.updatedAt ?? new Date() } }, { returnDocument: 'before' });
+  }
+
+  /** One more wrong code for the pending address; the pending address goes at `max`. The record after. */
+  wrongEmailCode(id: string, max: number): Promise<UserDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: id, pendingEmail: { $ne: null } }, { $inc: { 'pendingEmail.wrongTries': 1 } }, { returnDocument: 'after' }).then(async (user) => {
+      if (user?.pendingEmail && user.pendingEmail.wrongTries >= max) await this.collection.updateOne({ _id: id }, { $set: { pendingEmail: null } });
+      return user;
+    });
+  }
+
+  /**
+   * The user proved the address: it becomes theirs, and any other account that had it confirmed loses
+   * it (whoever reads that mailbox now is its owner). The record after.
+   */
+  async confirmEmail(id: string, address: string, now: Date): Promise<UserDoc | null> {
+    for (let attempt = 1; ; attempt++) {
+      await this.collection.updateMany({ email: address, _id: { $ne: id } }, { $unset: { email: '', emailConfirmedAt: '' }, $set: { updatedAt: now } });
+      try {
+        return await this.collection.findOneAndUpdate({ _id: id }, { $set: { email: address, emailConfirmedAt: now, pendingEmail: null, updatedAt: now } }, { returnDocument: 'after' });
+      } catch (error) {
+        // Another confirmation of the same address raced this one: the last to confirm keeps it.
+        if (!isDuplicateKey(error) || attempt === 3) throw error;
+      }
+    }
   }
 
   async setPendingSecret(id: string, secret: string, now: Date): Promise<void> {
@@ -165,7 +198,7 @@ export class UsersRepo {
    * number makes a new account), the user shown as a deleted account. Once: false when already deleted.
    */
   async markDeleted(userId: string, at: Date): Promise<boolean> {
-    const marked = await this.collection.updateOne({ _id: userId, deletedAt: null }, { $set: { deletedAt: at, phone: `deleted:${userId}`, updatedAt: at }, $unset: { email: '' } });
+    const marked = await this.collection.updateOne({ _id: userId, deletedAt: null }, { $set: { deletedAt: at, phone: `deleted:${userId}`, pendingEmail: null, updatedAt: at }, $unset: { email: '', emailConfirmedAt: '' } });
     return marked.modifiedCount === 1;
   }
 
@@ -173,7 +206,7 @@ export class UsersRepo {
   async eraseProfile(userId: string, at: Date): Promise<void> {
     await this.collection.updateOne(
       { _id: userId, deletedAt: { $ne: null } },
-      { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, updatedAt: at }, $unset: { roomInvites: '', email: '' } },
+      { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, pendingEmail: null, updatedAt: at }, $unset: { roomInvites: '', email: '', emailConfirmedAt: '' } },
     );
   }
 

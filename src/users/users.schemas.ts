@@ -11,7 +11,8 @@ export const UserSchema = z
   .object({
     id: z.string(),
     phone: z.string(),
-    email: z.string().nullable(),
+    email: z.string().nullable().describe('The confirmed address: the one connection requests by e-mail find, and mail goes to'),
+    emailPending: z.string().nullable().describe('An address given and not confirmed yet: a code was mailed to it (POST /api/users/me/email/confirm)'),
     displayName: z.string().nullable(),
     language: z.string(),
     twoFactorEnabled: z.boolean(),
@@ -41,6 +42,8 @@ export const UserUpdateSchema = z
   })
   .strict()
   .meta({ id: 'UserUpdateRequest' });
+
+export const EmailConfirmSchema = z.object({ code: z.string().regex(/^\d{6}$/, 'six digits') }).strict().meta({ id: 'EmailConfirmRequest' });
 
 export const TwoFactorCodeQuerySchema = z.object({
   code: z.string().regex(/^\d{6}$/, 'must be six digits').describe('Current six-digit authenticator code'),

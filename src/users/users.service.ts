@@ -1,7 +1,10 @@
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from './totp.js';
-import { isDuplicateKey } from '../platform/mongo.js';
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import type { EmailProvider } from '../platform/email/email.js';
+import type { DomainEvents } from '../platform/domain-events.js';
+import { must } from '../platform/must.js';
 import type { ProfileChanges, UserDoc, UsersRepo } from './users.repo.js';
 import { CommonErrors } from '../platform/common.errors.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
@@ -16,6 +19,13 @@ export type UserView = z.infer<typeof UserSchema>;
 /** As the UserDto record of the OpenAPI document. */
 export type UserSummaryView = z.infer<typeof UserDtoSchema>;
 
+/** How long a mailed confirmation code holds, and how many wrong codes drop the pending address. */
+const EMAIL_CODE_TTL_MS = 3_600_000;
+const EMAIL_CODE_MAX_WRONG = 5;
+
+/** The stored form of an address's confirmation code: bound to the user and the address. */
+const emailCodeHash = (userId: string, address: string, code: string) => createHash('sha256').update(`${userId}\n${address}\n${code}`).digest('hex');
+
 export class UsersService {
   private readonly adminPhones: ReadonlySet<string>;
 
@@ -28,6 +38,9 @@ export class UsersService {
       publicBaseUrl: string;
       /** Wrong authenticator codes allowed per account and window on enable and disable (the sign-in step's bound). */
       wrongCodes: { max: number; windowSeconds: number; ephemeral: EphemeralStore; key: (userId: string) => string };
+      /** Where confirmation codes for e-mail addresses are mailed. */
+      mail: EmailProvider;
+      domainEvents: Pick<DomainEvents, 'emit'>;
     },
     private readonly clock: () => Date = () => new Date(),
   ) {
@@ -50,7 +63,8 @@ export class UsersService {
       ...avatarUrls(this.options.publicBaseUrl, user),
       id: user._id,
       phone: user.phone,
-      email: user.email ?? null,
+      email: user.emailConfirmedAt ? (user.email ?? null) : null,
+      emailPending: user.pendingEmail && user.pendingEmail.expiresAt.getTime() > this.clock().getTime() ? user.pendingEmail.address : null,
       displayName: user.displayName,
       language: user.language,
       twoFactorEnabled: user.twoFactor.enabled,
@@ -67,16 +81,45 @@ export class UsersService {
     return user;
   }
 
-  async updateMe(principal: Principal, changes: ProfileChanges): Promise<UserDoc> {
-    let user;
-    try {
-      user = await this.users.updateProfile(principal.userId, changes, this.clock());
-    } catch (error) {
-      if (isDuplicateKey(error)) throw UsersErrors.EMAIL_TAKEN();
-      throw error;
+  /**
+   * Profile changes. A new e-mail address is not taken at once: a code is mailed to it, and the
+   * address becomes the profile's (for matching and for mail) once confirmEmail gets that code.
+   * Whether another account has the address is never said.
+   */
+  async updateMe(principal: Principal, input: ProfileChanges & { email?: string }): Promise<UserDoc> {
+    const { email, ...changes } = input;
+    const current = await this.me(principal);
+    let code: string | undefined;
+    if (email !== undefined && !(email === current.email && current.emailConfirmedAt)) {
+      code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+      changes.pendingEmail = { address: email, codeHash: emailCodeHash(principal.userId, email, code), expiresAt: new Date(this.clock().getTime() + EMAIL_CODE_TTL_MS), wrongTries: 0 };
     }
+    const user = await this.users.updateProfile(principal.userId, changes, this.clock());
     if (!user) throw CommonErrors.UNAUTHORIZED();
+    if (email !== undefined && code !== undefined) {
+      await this.options.mail.send({
+        to: email,
+        subject: `Your ${this.options.totpIssuer} confirmation code: ${code}`,
+        text: `Your ${this.options.totpIssuer} confirmation code is ${code}. Enter it in the app to use this address; it expires in an hour. If you did not ask for it, ignore this mail.`,
+      });
+    }
     return user;
+  }
+
+  /** The code mailed to the pending address: right, the address becomes the profile's; wrong, 400 (the fifth wrong one drops it). */
+  async confirmEmail(principal: Principal, code: string): Promise<UserDoc> {
+    const user = await this.me(principal);
+    const pending = user.pendingEmail;
+    const now = this.clock();
+    if (!pending || pending.expiresAt.getTime() <= now.getTime()) throw UsersErrors.EMAIL_CODE_INVALID();
+    const given = Buffer.from(emailCodeHash(user._id, pending.address, code), 'hex');
+    if (!timingSafeEqual(given, Buffer.from(pending.codeHash, 'hex'))) {
+      await this.users.wrongEmailCode(user._id, EMAIL_CODE_MAX_WRONG);
+      throw UsersErrors.EMAIL_CODE_INVALID();
+    }
+    const confirmed = must(await this.users.confirmEmail(user._id, pending.address, now), 'the user just confirmed');
+    await this.options.domainEvents.emit('user.email-confirmed', { userId: user._id, email: pending.address });
+    return confirmed;
   }
 
   /** Another user's public summary. Phone numbers are never shown to others. */

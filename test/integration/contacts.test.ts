@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -30,6 +31,19 @@ describe('connection requests, connections and blocks', () => {
   const answer = (s: Session, id: string, query: Record<string, string>) =>
     t.app.inject({ method: 'POST', url: `/api/users/connection-requests/incoming/${id}?${new URLSearchParams(query)}`, headers: bearer(s.accessToken) });
   const list = async (s: Session, query = '') => (await t.app.inject({ url: `/api/users/connection-requests${query}`, headers: bearer(s.accessToken) })).json();
+  /** The confirmation code the `index`-th newest mail to `address` carries (the e-mail outbox). */
+  const mailedCode = async (address: string, index = 0): Promise<string> => {
+    const mails = (await readFile(t.config.EMAIL_OUTBOX_FILE, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { to: string; subject: string });
+    const codes = mails.filter((m) => m.to === address.toLowerCase() && /confirmation code/.test(m.subject)).map((m) => /(\d{6})$/.exec(m.subject)![1]!);
+    return codes.reverse()[index]!;
+  };
+  /** Gives `address` and confirms it with the mailed code, as a phone does. */
+  const confirmedEmail = async (s: Session, address: string) => {
+    assert.equal((await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(s.accessToken), payload: { email: address } })).statusCode, 200);
+    const confirmed = await t.app.inject({ method: 'POST', url: '/api/users/me/email/confirm', headers: bearer(s.accessToken), payload: { code: await mailedCode(address) } });
+    assert.equal(confirmed.statusCode, 200, confirmed.body);
+    return confirmed.json() as { email: string | null; emailPending: string | null };
+  };
   const named = async (name: string, phone = freshPhone()) => {
     const s = await signIn(t, phone);
     await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(s.accessToken), payload: { displayName: name } });
@@ -111,7 +125,7 @@ describe('connection requests, connections and blocks', () => {
     const phoneOfIt = (await t.app.inject({ url: '/api/users/me', headers: bearer(byPhone.accessToken) })).json().phone;
     assert.equal((await send(me, { phone: phoneOfIt })).statusCode, 204);
     const byEmail = await signIn(t);
-    await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(byEmail.accessToken), payload: { email: `Person.${byEmail.userId}@Example.com` } });
+    await confirmedEmail(byEmail, `Person.${byEmail.userId}@Example.com`);
     assert.equal((await send(me, { email: `person.${byEmail.userId}@example.com` })).statusCode, 204);
     const mine = (await list(me)).items;
     assert.deepEqual(
@@ -255,12 +269,30 @@ describe('connection requests, connections and blocks', () => {
     assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/users/connections/${b.userId}`, headers: bearer(a.accessToken) })).json().code, 'NOT_CONNECTED');
   });
 
-  it('e-mail addresses are unique across accounts', async () => {
-    const a = await signIn(t);
-    const b = await signIn(t);
-    const email = `shared-${Date.now()}@example.com`;
-    assert.equal((await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(a.accessToken), payload: { email } })).statusCode, 200);
-    const taken = await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(b.accessToken), payload: { email } });
-    assert.equal(taken.json().code, 'EMAIL_TAKEN');
+  it('an e-mail address counts once its owner confirmed the mailed code: before, requests by it invite by mail; setting one never says whether another account has it', async () => {
+    const [owner, sender, squatter] = await Promise.all([signIn(t), signIn(t), signIn(t)]);
+    const email = `owner-${Date.now()}@example.com`;
+    // Someone else sets the address first: nothing says it is anyone's, and it does not become theirs.
+    const squatted = await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(squatter.accessToken), payload: { email } });
+    assert.equal(squatted.statusCode, 200);
+    assert.deepEqual([squatted.json().email, squatted.json().emailPending], [null, email]);
+    // A request by the address now finds nobody: it is an invitation by mail, not a request to the squatter.
+    assert.equal((await send(sender, { email })).statusCode, 204);
+    assert.equal((await list(squatter)).items.length, 0, 'an unconfirmed address receives no connection request');
+    // Wrong codes are refused; the mailbox's owner confirms with the code that reached it.
+    const wrong = await t.app.inject({ method: 'POST', url: '/api/users/me/email/confirm', headers: bearer(owner.accessToken), payload: { code: '000000' } });
+    assert.equal(wrong.json().code, 'EMAIL_CODE_INVALID');
+    const confirmed = await confirmedEmail(owner, email);
+    assert.equal(confirmed.email, email);
+    // The invitation sent to the address becomes the owner's request once confirmed.
+    await until(async () => (await list(owner)).items.some((r: { direction: string }) => r.direction === 'INCOMING'), 'the invitation to become a request');
+    assert.equal((await t.app.inject({ url: '/api/users/me', headers: bearer(squatter.accessToken) })).json().email, null);
+    // Five wrong codes drop a waiting address.
+    const other = `other-${Date.now()}@example.com`;
+    await t.app.inject({ method: 'PATCH', url: '/api/users/me', headers: bearer(squatter.accessToken), payload: { email: other } });
+    for (let i = 0; i < 5; i++) await t.app.inject({ method: 'POST', url: '/api/users/me/email/confirm', headers: bearer(squatter.accessToken), payload: { code: '999999' } });
+    assert.equal((await t.app.inject({ url: '/api/users/me', headers: bearer(squatter.accessToken) })).json().emailPending, null);
+    const right = await mailedCode(other);
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/users/me/email/confirm', headers: bearer(squatter.accessToken), payload: { code: right } })).json().code, 'EMAIL_CODE_INVALID');
   });
 });
