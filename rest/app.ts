@@ -16,7 +16,7 @@ import { requireAccessToken } from './auth.js';
 import { installCors } from './cors.js';
 import { refuseWhileAway } from './dependencies.js';
 import type { RouteOptions } from './route-options.js';
-import { installErrorHandling, sendError } from './error-handler.js';
+import { installErrorHandling, sendError, shownPath } from './error-handler.js';
 import { finishDocument } from './openapi.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
@@ -127,7 +127,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
     const route = request.routeOptions.url ?? 'unmatched';
     durations.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     request.log.info(
-      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { method: request.method, url: redactUrl(`${shownPath(request)}${request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''}`), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     );
   });

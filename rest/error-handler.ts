@@ -9,13 +9,26 @@ import { documentedCodes } from './responses.js';
 import type { DependencyHealth } from '../src/platform/dependencies.js';
 import { IDEMPOTENCY_CODES, MUTATING } from './idempotency.js';
 
+/** Routes whose path carries a credential (ticket links): their answers and logs show the template. */
+const CREDENTIAL_IN_PATH = /:(ticket|token)\b/;
+
+/**
+ * The path an error body or a log line may show: the route's template (`/media/:ticket`) where the
+ * path itself is a credential, else the path as asked; never the query.
+ */
+export function shownPath(request: FastifyRequest): string {
+  const template = request.routeOptions.url;
+  if (template && CREDENTIAL_IN_PATH.test(template)) return template;
+  return request.url.split('?')[0] ?? request.url;
+}
+
 function body(request: FastifyRequest, status: number, code: string, message: string, details?: Record<string, unknown>[]): ErrorResponse {
   return {
     status,
     code,
     message,
     ...(details && details.length > 0 ? { details } : {}),
-    path: request.url.split('?')[0] ?? request.url,
+    path: shownPath(request),
     timestamp: new Date().toISOString(),
   };
 }

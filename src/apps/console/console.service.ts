@@ -32,10 +32,15 @@ const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
 // Every column of the JSON row: what broke (failure, detail) and the app's own error code included.
 const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'request', 'reply', 'id'] as const;
 
-/** One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for null. */
+/**
+ * One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for
+ * null. A text that a spreadsheet would run as a formula (beginning with = + - @, or a tab or carriage
+ * return before one) gets a leading apostrophe, as OWASP advises: an app's reply cannot become a
+ * formula in the developer's spreadsheet. Numbers stay numbers.
+ */
 export function csvField(value: string | number | null): string {
   if (value === null) return '';
-  const text = String(value);
+  const text = typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -26,12 +26,18 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
+  // IPv4-compatible addresses (::a.b.c.d, deprecated), the unspecified address and loopback among them.
+  ['::', 96],
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
   ['64:ff9b::', 96],
+  ['100::', 64],
+  // Tunnels whose addresses carry an IPv4 address inside: 6to4 and Teredo.
+  ['2002::', 16],
+  ['2001::', 32],
+  ['2001:db8::', 32],
 ] as const) {
   FORBIDDEN.addSubnet(network, prefix, 'ipv6');
 }
@@ -41,6 +47,12 @@ export function isForbiddenAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   // `!`: the pattern matched, so its group is there.
   if (mapped) return FORBIDDEN.check(mapped[1]!, 'ipv4');
+  // The same in hexadecimal form, as URL parsing writes it: ::ffff:7f00:1 is 127.0.0.1.
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return FORBIDDEN.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
+  }
   const family = isIP(address);
   if (family === 0) return true;
   return FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
