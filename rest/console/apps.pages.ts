@@ -4,12 +4,11 @@ import type { ActivityView } from '../../src/apps/delivery/webhooks.service.js';
 import type { AppView } from '../../src/apps/console/console.service.js';
 import { AppsErrors } from '../../src/apps/apps.errors.js';
 import type { WebSession } from '../../src/auth/index.js';
-import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { CommonErrors } from '../../src/platform/common.errors.js';
 import { html, type Html } from './html.js';
 import { csrfField, notice, problem, shownOnce } from './layout.js';
 import { annotated, syntaxErrorPlace, type Problem } from './manifest-view.js';
-import { field, ID, Redirect, refusal, type ConsoleContext } from './context.js';
+import { field, ID, MULTIPART_FORM, multipartForm, Redirect, refusal, type ConsoleContext } from './context.js';
 
 type Params = { appId: string };
 const OUTCOMES = ['OK', 'APP_ERROR', 'FAILED'] as const;
@@ -250,20 +249,11 @@ ${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?versio
 
   app.get('/console/apps/:appId/manifest', hide, async (request, reply) => manifestPage(request, reply));
 
-  app.post('/console/apps/:appId/manifest', hide, async (request, reply) => {
+  app.post('/console/apps/:appId/manifest', MULTIPART_FORM, async (request, reply) => {
     const session = ctx.session(request);
     const id = appId(request);
-    // Multipart: its fields are read here, and the form's token checked with them.
-    const fields: Record<string, string> = {};
-    let file: string | null = null;
     if (!request.isMultipart()) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'Send the manifest form as the page does (multipart/form-data)' });
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        const body = (await part.toBuffer()).toString('utf8');
-        if (body.trim() !== '') file = body;
-      } else fields[part.fieldname] = String(part.value);
-    }
-    if (!services.webSessions.csrfMatches(session, fields._csrf)) throw AuthErrors.CSRF_REFUSED();
+    const { fields, file } = await multipartForm(request, (given) => services.webSessions.csrfMatches(session, given));
     const text = file ?? fields.manifest ?? '';
     let parsed: unknown;
     try {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSession } from '../../src/auth/index.js';
 import { AuthErrors } from '../../src/auth/auth.errors.js';
 import { AppError } from '../../src/platform/errors.js';
+import { CommonErrors } from '../../src/platform/common.errors.js';
 import type { RouteOptions } from '../route-options.js';
 import { html } from './html.js';
 import { CSS, page, problem, type Frame } from './layout.js';
@@ -68,7 +69,13 @@ export async function consoleRoutes(app: FastifyInstance, options: RouteOptions)
     const origin = request.headers.origin;
     if (origin !== undefined && hostOf(origin) !== request.host) throw AuthErrors.CROSS_SITE_REFUSED();
     const session = request.consoleSession;
-    if (!session || request.isMultipart()) return;
+    if (request.isMultipart()) {
+      // Multipart goes only to the routes declared to take it (MULTIPART_FORM), each reading its parts
+      // with multipartForm(), which checks the form token: no multipart form escapes the check.
+      if (!(request.routeOptions.config as { multipartForm?: boolean }).multipartForm) throw CommonErrors.UNSUPPORTED_MEDIA_TYPE({ message: 'This form is posted urlencoded' });
+      return;
+    }
+    if (!session) return;
     if (!services.webSessions.csrfMatches(session, (request.body as Record<string, unknown> | undefined)?._csrf)) {
       throw AuthErrors.CSRF_REFUSED();
     }

@@ -45,6 +45,16 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
     return reply.code(303).header('location', '/console').send();
   };
   const message = (error: unknown) => refusal(error).message;
+  /**
+   * The status a refused sign-in step answers with: the service's own (429 with Retry-After when a
+   * limit is reached, as the REST sign-in answers), 400 for everything else the form shows.
+   */
+  const statusOf = (reply: FastifyReply, error: unknown): number => {
+    const refused = refusal(error);
+    if (refused.status !== 429) return 400;
+    for (const [name, value] of Object.entries(refused.headers ?? {})) reply.header(name, value);
+    return 429;
+  };
 
   app.get('/console/sign-in', hide, async (request, reply) => {
     if (request.consoleSession) throw new Redirect('/console');
@@ -56,7 +66,7 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
     try {
       await services.auth.requestCode(phone, { ip: request.ip });
     } catch (error) {
-      return ctx.send(reply, request, 'Sign in', phoneForm(`${message(error)} Check the number and try again.`, phone), 400);
+      return ctx.send(reply, request, 'Sign in', phoneForm(`${message(error)} Check the number and try again.`, phone), statusOf(reply, error));
     }
     return ctx.send(reply, request, 'Enter your code', codeForm(phone, null));
   });
@@ -69,7 +79,7 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
     try {
       result = await services.auth.login({ phone, code, device: CONSOLE_DEVICE }, { ip: request.ip });
     } catch (error) {
-      return ctx.send(reply, request, 'Enter your code', codeForm(phone, `${message(error)} Type the code again, or ask for a new one.`), 400);
+      return ctx.send(reply, request, 'Enter your code', codeForm(phone, `${message(error)} Type the code again, or ask for a new one.`), statusOf(reply, error));
     }
     if ('twoFactorRequired' in result) return ctx.send(reply, request, 'Two-factor code', twoFactorForm(result.twoFactorToken, null));
     return signedIn(reply, result);
@@ -80,7 +90,7 @@ export function signInPages(app: FastifyInstance, ctx: ConsoleContext): void {
     try {
       return await signedIn(reply, await services.auth.completeTwoFactor({ twoFactorToken: token, code: field(request, 'code') }, { ip: request.ip }));
     } catch (error) {
-      return ctx.send(reply, request, 'Two-factor code', twoFactorForm(token, `${message(error)} Type the current code from your authenticator app.`), 400);
+      return ctx.send(reply, request, 'Two-factor code', twoFactorForm(token, `${message(error)} Type the current code from your authenticator app.`), statusOf(reply, error));
     }
   });
 

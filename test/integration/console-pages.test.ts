@@ -98,12 +98,30 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
     assert.equal(notJson.statusCode, 400);
     assert.match(notJson.body, /not valid JSON \(line 3, column 16/);
     assert.equal((await t.ctx.repos.apps.findApp(appId))!.manifestVersion, null, 'nothing saved');
+    // A multipart form is held to the form token as an urlencoded one is; and only the upload takes multipart.
+    const withoutToken = [`--${boundary}`, 'Content-Disposition: form-data; name="manifest"', '', '{}', `--${boundary}--`, ''].join('\r\n');
+    const multipartHeaders = { host: 'localhost', cookie, 'content-type': `multipart/form-data; boundary=${boundary}` };
+    const noToken = await t.app.inject({ method: 'POST', url: `/console/apps/${appId}/manifest`, payload: withoutToken, headers: multipartHeaders });
+    assert.equal(noToken.statusCode, 403);
+    assert.match(noToken.body, /CSRF_REFUSED/);
+    const elsewhere = await t.app.inject({ method: 'POST', url: `/console/apps/${appId}/secret/rotate`, payload: multipart('{}'), headers: multipartHeaders });
+    assert.equal(elsewhere.statusCode, 415, 'a form posted urlencoded does not take multipart');
 
     const other = await signInByForms();
     const foreign = await get(`/console/apps/${appId}`, other.cookie);
     assert.equal(foreign.statusCode, 400);
     assert.match(foreign.body, /APP_NOT_FOUND/);
     assert.equal((await get(`/console/apps/${appId}/activity.csv`, other.cookie)).statusCode, 400, 'nor its activity');
+  });
+
+  it('the sign-in forms answer a reached limit as REST does: 429 with Retry-After', async () => {
+    const phone = freshPhone();
+    const address = addressOf(phone);
+    let last = await post('/console/sign-in', { phone }, {}, address);
+    for (let i = 0; i < 10 && last.statusCode === 200; i++) last = await post('/console/sign-in', { phone }, {}, address);
+    assert.equal(last.statusCode, 429, last.body);
+    assert.ok(Number(last.headers['retry-after']) > 0);
+    assert.match(last.body, /Check the number and try again/, 'still the form, with the reason');
   });
 
   it('filters the activity by outcome, kind and day', async () => {
