@@ -12,12 +12,13 @@ import type { Services } from '../src/composition.js';
 import { publicBaseUrl, type Config } from '../src/platform/config.js';
 import type { Logger } from '../src/platform/logger.js';
 import { redactUrl } from '../src/platform/logger.js';
-import { requireAccessToken } from './auth.js';
+import { principalOf, requireAccessToken } from './auth.js';
 import { installCors } from './cors.js';
 import { refuseWhileAway } from './dependencies.js';
 import type { RouteOptions } from './route-options.js';
 import { installErrorHandling, sendError, shownPath } from './error-handler.js';
 import { finishDocument } from './openapi.js';
+import { errorResponses } from './responses.js';
 import { attachmentsRoutes } from './routes/attachments.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { biometricRoutes } from './routes/biometric.routes.js';
@@ -102,6 +103,12 @@ export async function buildApp({ services, config, logger, metrics: registry = c
   app.decorate('routeTable', routeTable);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) if (method !== 'HEAD') routeTable.push(`${method} ${route.url}`);
+    // Any request that can carry a body can be too large (BODY_LIMIT, or the route's own): 413 is
+    // documented on every such operation, whether or not its schema takes a body.
+    const response = route.schema?.response as Record<number, unknown> | undefined;
+    if (response && !response[413] && [route.method].flat().some((method) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method))) {
+      Object.assign(response, { 413: errorResponses(CommonErrors.PAYLOAD_TOO_LARGE)[413] });
+    }
   });
 
   // JSON bodies: an empty body counts as none (POST routes without a body), anything unparsable is a coded 400.
@@ -160,6 +167,12 @@ export async function buildApp({ services, config, logger, metrics: registry = c
   await app.register(consoleRoutes, routeOptions);
   await app.register(async (authed) => {
     authed.addHook('onRequest', requireAccessToken(services.auth));
+    // The administrators' routes refuse a member before the body is read or checked: the same 401
+    // whatever they sent (the services check again; this only comes first).
+    authed.addHook('onRequest', async (request) => {
+      if (!request.routeOptions.url?.startsWith('/api/admin/')) return;
+      if (!(await services.users.isSiteAdmin(principalOf(request).userId))) throw CommonErrors.UNAUTHORIZED();
+    });
     const idempotency = idempotencyHooks(services.idempotency);
     authed.addHook('preHandler', idempotency.preHandler);
     authed.addHook('onSend', idempotency.onSend);

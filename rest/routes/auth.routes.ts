@@ -38,7 +38,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       summary: 'Sign in with the SMS code; registers a new device',
       description: 'A first sign-in with an unknown number creates the user. When two-factor is on, the answer is a challenge for POST /api/auth/2fa.',
       body: LoginRequestSchema,
-      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, UsersErrors.ACCOUNT_SUSPENDED, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.BUSY, ...BODY_ERRORS) },
+      response: { 200: LoginResponseSchema, ...errorResponses(CommonErrors.PHONE_INVALID, AuthErrors.CODE_INVALID, UsersErrors.ACCOUNT_SUSPENDED, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.BUSY, CommonErrors.UNAUTHORIZED, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.login(request.body, { ip: request.ip }),
   });
@@ -48,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
       tags,
       summary: 'Complete a two-factor sign-in with the authenticator code',
       body: TwoFactorLoginRequestSchema,
-      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, UsersErrors.TOO_MANY_ATTEMPTS, AuthErrors.TOO_MANY_FROM_ADDRESS, ...BODY_ERRORS) },
+      response: { 200: SessionTokensSchema, ...errorResponses(UsersErrors.TWO_FACTOR_CODE_INVALID, AuthErrors.TWO_FACTOR_TOKEN_INVALID, UsersErrors.TOO_MANY_ATTEMPTS, AuthErrors.TOO_MANY_FROM_ADDRESS, CommonErrors.UNAUTHORIZED, ...BODY_ERRORS) },
     },
     handler: async (request) => auth.completeTwoFactor(request.body, { ip: request.ip }),
   });

@@ -131,6 +131,17 @@ export class AuthService {
     await sms.send({ to: phone, text: `${code} is your ${config.TOTP_ISSUER} code. It expires in ${minutes} minutes.`, code });
   }
 
+  private dummyHash: Promise<string> | undefined;
+
+  /** A hash no code matches, at the configured cost: what a wrong code is checked against when no code is live. */
+  private dummyCodeHash(): Promise<string> {
+    this.dummyHash ??= this.deps.codes.hash(randomUUID()).catch((error: unknown) => {
+      this.dummyHash = undefined;
+      throw error;
+    });
+    return this.dummyHash;
+  }
+
   /** Checks the SMS code; answers tokens, or a two-factor challenge when the user has two-factor on. */
   async login(input: { phone: string; code: string; device: DeviceInput }, client: { ip: string }): Promise<LoginResult> {
     const { config, loginCodes, users, tokens } = this.deps;
@@ -138,15 +149,13 @@ export class AuthService {
     await this.countFromAddress('attempts', client.ip);
     const now = this.now();
     const live = await loginCodes.findLatestLive(phone, now);
-    if (!live) throw invalidCode();
     // The try is counted before the check, so parallel guesses cannot exceed the allowance.
-    const attempt = await loginCodes.takeAttempt(live._id, config.LOGIN_CODE_MAX_ATTEMPTS, now);
-    if (!attempt) throw invalidCode();
-    const matches = await this.deps.codes.verify(attempt.codeHash, input.code);
-    if (!matches || !(await loginCodes.consume(attempt._id, this.now()))) {
-      const left = config.LOGIN_CODE_MAX_ATTEMPTS - attempt.attempts;
-      throw AuthErrors.CODE_INVALID({ message: left > 0 ? `The code is wrong; ${left} tries left` : 'The code is wrong and no tries are left; request a new one' });
-    }
+    const attempt = live ? await loginCodes.takeAttempt(live._id, config.LOGIN_CODE_MAX_ATTEMPTS, now) : null;
+    // One answer for every wrong code, with a hash checked either way: whether the number has a live
+    // code (someone is signing in with it), and how many tries it has left, is not told by the answer
+    // or by its time.
+    const matches = await this.deps.codes.verify(attempt?.codeHash ?? (await this.dummyCodeHash()), input.code);
+    if (!attempt || !matches || !(await loginCodes.consume(attempt._id, this.now()))) throw invalidCode();
 
     const user = await users.findOrCreateByPhone(phone, this.now());
     // A suspended account is told why, with a code a phone can show; nothing is signed in.
@@ -262,6 +271,12 @@ export class AuthService {
       pushToken: null,
       voipPushToken: null,
     });
+    // A sign-in that raced the account's deletion: the deletion marks the account before it revokes
+    // its devices, so a device stored after that revocation finds the mark here and is revoked itself.
+    if ((await this.deps.users.findById(user._id))?.deletedAt) {
+      await devices.revoke(deviceId, user._id, this.now());
+      throw CommonErrors.UNAUTHORIZED({ message: 'This account was just deleted' });
+    }
     // The account's other devices hear of the new sign-in (and get a push when offline).
     await this.deps.events.toUsers([user._id], 'device.added', { deviceId, name: device.name, platform: device.platform }, { exceptDeviceId: deviceId });
     await this.deps.domainEvents.emit('user.signed-in', { userId: user._id, phone: user.phone, deviceId });
