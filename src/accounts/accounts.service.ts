@@ -79,10 +79,18 @@ export class AccountsService {
     const user = await deps.users.findById(userId);
     if (!user || user.deletedAt) throw CommonErrors.UNAUTHORIZED();
     await this.refuseWhileMoneyIsThere(() => Promise.all([deps.wallets.blockers(userId), deps.apps.blockers(userId)]).then((found) => found.flat()));
-    await this.checkCode(userId, input.code);
+    const codeHash = await this.checkCode(userId, input.code);
     await deps.confirmWithTwoFactor(userId, input.twoFactorCode);
-    // The wallets close only if nothing moved since they were read; money that arrived meanwhile refuses.
-    await this.refuseWhileMoneyIsThere(() => deps.wallets.close(userId));
+    // Used once, and only now that every refusal before it has passed (a wrong authenticator code
+    // leaves the texted code to try again with).
+    const codeKey = deps.keys.deletionCode(userId);
+    if (!(await deps.ephemeral.remove(codeKey))) throw AccountsErrors.DELETION_CODE_INVALID();
+    // The wallets close only if nothing moved since they were read; money that arrived meanwhile
+    // refuses, and gives the code back: it was not the code's fault.
+    await this.refuseWhileMoneyIsThere(() => deps.wallets.close(userId)).catch(async (error: unknown) => {
+      await deps.ephemeral.put(codeKey, codeHash, CODE_TTL_SECONDS);
+      throw error;
+    });
     await deps.repo.begin(userId, input.eraseMessages, deps.clock());
     await this.run(userId, 'account');
     await this.run(userId, 'devices');
@@ -96,13 +104,16 @@ export class AccountsService {
     }
   }
 
-  /** The texted code, once; wrong entries counted, and past the allowance the code is gone. */
-  private async checkCode(userId: string, code: string): Promise<void> {
+  /**
+   * Checks the texted code (the caller uses it up once every refusal has passed); wrong entries are
+   * counted, and past the allowance the code is gone. Its stored hash.
+   */
+  private async checkCode(userId: string, code: string): Promise<string> {
     const { ephemeral, keys, codes, limits } = this.deps;
     const retryAfter = await ephemeral.exhausted(keys.deletionWrong(userId), limits.maxWrong);
     if (retryAfter !== null) throw CommonErrors.TOO_MANY_CODES({ message: 'Too many wrong codes; request a new one later', retryAfter });
     const hash = await ephemeral.get(keys.deletionCode(userId));
-    if (hash && (await codes.verify(hash, code)) && (await ephemeral.remove(keys.deletionCode(userId)))) return;
+    if (hash && (await codes.verify(hash, code))) return hash;
     const wrong = await ephemeral.hit(keys.deletionWrong(userId), limits.maxWrong, CODE_TTL_SECONDS);
     if (!wrong.allowed) await ephemeral.remove(keys.deletionCode(userId));
     throw AccountsErrors.DELETION_CODE_INVALID();

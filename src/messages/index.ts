@@ -34,6 +34,12 @@ export function messagesArea(
     enqueuePush: (messageId, replacement) => p.queues.add(QUEUES.messagePush, { messageId, ...(replacement ? { replacement: true } : {}) }),
     clock: p.clock,
     logger: p.logger,
+    messageRequests: {
+      posts: p.config.MESSAGE_REQUEST_POSTS,
+      ephemeral: p.ephemeral,
+      slotKey: (roomId, userId) => p.keys.slots('message-request', `${roomId}:${userId}`),
+      memberCount: async (roomId) => (await deps.rooms.repos.rooms.findById(roomId))?.memberCount ?? 0,
+    },
   });
   // A new member starts with the room's history read: their unread count counts from their joining.
   p.domainEvents.on('room.member-joined', ({ roomId, userId }) => activity.startMember(roomId, userId, p.clock()));

@@ -9,6 +9,7 @@ export const MessagesErrors = defineErrors('messages', {
   REPLY_TO_NOT_FOUND: { status: 400, message: 'No such message in this room to reply to' },
   EMOJI_INVALID: { status: 400, message: 'A reaction is one emoji' },
   TOO_MANY_REACTIONS: { status: 400, message: 'At most 3 different reactions per member on a message' },
+  MESSAGE_REQUEST_LIMIT: { status: 429, message: 'A few messages go with a message request; more once the other person accepts it' },
   REACTIONS_DISABLED: { status: 400, message: 'This room\'s admins turned reactions off' },
   READ_RECEIPTS_OFF: { status: 400, message: 'Your read receipts are off: you do not see others\'' },
   READ_RECEIPTS_NOT_HERE: { status: 400, message: 'Read receipts are kept in direct chats and groups of up to 256 members, for the message\'s author' },

@@ -27,8 +27,20 @@ export class MessagesPolicy {
     // Commenting is a hot path: the room and membership come from the caches posting uses.
     const { room, member } = await this.deps.rooms.cached(message.roomId, principal.userId);
     if (!room) throw MessagesErrors.MESSAGE_NOT_FOUND();
-    if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER();
+    const active = member !== null && member.active;
+    if (!isEnabledMember(member)) {
+      // Someone who may not even read the room hears what a missing message answers: ids are not probed.
+      if (!active && !(await this.mayRead(principal, room._id))) throw MessagesErrors.MESSAGE_NOT_FOUND();
+      throw RoomsErrors.NOT_A_MEMBER();
+    }
     return { message, room };
+  }
+
+  private mayRead(principal: Principal, roomId: string): Promise<boolean> {
+    return this.deps.rooms.mayRead(principal, roomId).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** The message (a post, when `postOnly`), or 400 MESSAGE_NOT_FOUND. */
@@ -41,7 +53,8 @@ export class MessagesPolicy {
   /** The message, in a room the caller may read (spec, Messages rules 5 and 7). */
   async forReader(principal: Principal, messageId: string): Promise<{ message: MessageDoc; room: RoomDoc }> {
     const found = await this.withRoom(messageId);
-    await this.deps.rooms.mayRead(principal, found.room._id);
+    // A message of a room the caller may not read answers as a missing one.
+    if (!(await this.mayRead(principal, found.room._id))) throw MessagesErrors.MESSAGE_NOT_FOUND();
     return found;
   }
 }

@@ -10,7 +10,7 @@ export type { GeoLocation };
 export const ownClientKey = (roomId: string, messageId: string) => `${roomId}:id:${messageId}`;
 
 export interface MessageDoc {
-  /** A MongoDB ObjectId in hex: ordered by time, so it is also the paging cursor. */
+  /** An ObjectId-shaped id in hex (newMessageId): ordered by time, so it is also the paging cursor. */
   _id: string;
   roomId: string;
   userId: string;
@@ -107,6 +107,11 @@ export class MessagesRepo {
 
   constructor(db: Db) {
     this.collection = db.collection<MessageDoc>('messages');
+  }
+
+  /** How many messages (not comments) one author wrote in a room. */
+  countByAuthor(roomId: string, userId: string): Promise<number> {
+    return this.collection.countDocuments({ roomId, userId, parentId: null });
   }
 
   async ensureIndexes(): Promise<void> {

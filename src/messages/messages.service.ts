@@ -4,13 +4,12 @@ import { nextTurn, type AfterAnswer } from '../platform/after-answer.js';
 import { must } from '../platform/must.js';
 import type { z } from 'zod';
 import type { Card } from '../platform/cards.schemas.js';
-import { ObjectId } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
 import type { Principal } from '../platform/principal.js';
 import { TtlCache } from '../platform/cache/ttl-cache.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
-import { randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import type { GeoLocation, MessageDoc, MessageEditsRepo, MessagesRepo, ReplyExcerpt } from './messages.repo.js';
 import { ownClientKey } from './messages.repo.js';
 import type { RoomActivityRepo } from './room-activity.repo.js';
@@ -21,6 +20,8 @@ import type { MessagesPolicy } from './messages.policy.js';
 import { MessagesErrors } from './messages.errors.js';
 import type { MessageDtoSchema } from './messages.schemas.js';
 import type { PostTranslationsSchema } from './messages.schemas.js';
+import type { EphemeralStore } from '../platform/ephemeral.js';
+import { withinLimit } from '../platform/limits.js';
 
 /** As the MessageDto record of the OpenAPI document. */
 export type MessageView = z.infer<typeof MessageDtoSchema>;
@@ -46,6 +47,20 @@ export interface PostRequest {
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
+
+/**
+ * A new message id: twelve bytes in hex, shaped like an ObjectId and ordered as one (seconds first,
+ * so ids made before this scheme still sort with the new ones), then the millisecond, then six random
+ * bytes. An ObjectId ends in a per-process counter, so a neighbour's id gave this one away; 48 random
+ * bits do not.
+ */
+export function newMessageId(now = Date.now()): string {
+  const id = Buffer.alloc(12);
+  id.writeUInt32BE(Math.floor(now / 1000), 0);
+  id.writeUInt16BE(now % 1000, 4);
+  randomFillSync(id, 6, 6);
+  return id.toString('hex');
+}
 /** A deleted message's push is replaced when it was posted this recently (older notifications are rarely still shown). */
 const REPLACE_PUSH_WITHIN_MS = 24 * 3_600_000;
 /** Read receipts are kept in direct chats and in groups of up to this many members. */
@@ -165,6 +180,11 @@ export class MessagesService {
       enqueuePush: (messageId: string, replacement?: boolean) => Promise<void>;
       clock: Clock;
       logger: Logger;
+      /**
+       * A message request (a direct chat the other person has not accepted): at most `posts` messages
+       * of the sender until they do. `memberCount` reads the room fresh (the posting path's is cached).
+       */
+      messageRequests: { posts: number; ephemeral: EphemeralStore; slotKey: (roomId: string, userId: string) => string; memberCount: (roomId: string) => Promise<number> };
     },
   ) {}
 
@@ -179,7 +199,25 @@ export class MessagesService {
     // Attachment ids come with a message only in end-to-end encrypted rooms: the author's encrypted uploads.
     const attachmentIds = input.attachmentIds ?? [];
     if (attachmentIds.length > 0 && room.type !== 'E2EE') throw MessagesErrors.ATTACHMENT_NOT_FOUND();
-    return this.store(principal, room, null, input, request, attachmentIds, attachmentIds.length > 0);
+    const store = () => this.store(principal, room, null, input, request, attachmentIds, attachmentIds.length > 0);
+    // A direct chat of one member is a message request not yet accepted: a stranger says a few words, not a flood.
+    if (room.type === 'DIRECT' && room.memberCount < 2) return this.withinMessageRequest(principal, room._id, store);
+    return store();
+  }
+
+  private withinMessageRequest<T>(principal: Principal, roomId: string, act: () => Promise<T>): Promise<T> {
+    const { posts, ephemeral, slotKey, memberCount } = this.deps.messageRequests;
+    return withinLimit(
+      ephemeral,
+      slotKey(roomId, principal.userId),
+      {
+        limit: posts,
+        // Accepted meanwhile (the cached room lagging behind): no limit.
+        settled: async () => ((await memberCount(roomId)) >= 2 ? 0 : this.deps.messages.countByAuthor(roomId, principal.userId)),
+        refuse: () => MessagesErrors.MESSAGE_REQUEST_LIMIT({ message: `At most ${posts} messages go with a message request; more once the other person accepts it`, retryAfter: 3_600 }),
+      },
+      act,
+    );
   }
 
   /** Posts the message an upload's files attach to (spec, rule 4): the payload, or an empty text. */
@@ -194,7 +232,7 @@ export class MessagesService {
    * message of the room's timeline whose author is `app:<appId>`, broadcast like any other.
    */
   async postAppCard(roomId: string, appId: string, card: Card): Promise<MessageView> {
-    const id = new ObjectId().toHexString();
+    const id = newMessageId();
     const doc: MessageDoc = {
       _id: id,
       roomId,
@@ -239,7 +277,7 @@ export class MessagesService {
 
     const replyTo = input.replyToId ? await this.replyExcerpt(room._id, input.replyToId, principal.userId) : null;
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
-    const id = new ObjectId().toHexString();
+    const id = newMessageId();
     const doc: MessageDoc = {
       _id: id,
       roomId: room._id,

@@ -251,6 +251,8 @@ const EnvSchema = z
     // Invitations into rooms (and message requests) a member may send per hour to people they are not
     // connected to, and how many strangers' invitations may wait for one member (docs/clients/rooms-and-messages.md).
     ROOM_INVITATIONS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(40),
+    // Messages a stranger may send with a message request before the other person accepts it.
+    MESSAGE_REQUEST_POSTS: z.coerce.number().int().min(1).max(1_000).default(3),
     ROOM_INVITATIONS_WAITING: z.coerce.number().int().min(1).max(100_000).default(50),
     // Reports one member may make per hour (docs/clients/moderation.md).
     REPORTS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),

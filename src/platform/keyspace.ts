@@ -83,7 +83,7 @@ export function keyspace(prefix: string) {
       invitesBy: (inviterId: string) => `${prefix}rl:room-invites:${inviterId}`,
     },
     /** Slots of count-then-act limits taken by requests under way (platform/limits.ts): what, and whose. */
-    slots: (limit: 'invitations-waiting' | 'wallets' | 'processing', id: string) => `${prefix}slots:${limit}:${id}`,
+    slots: (limit: 'invitations-waiting' | 'wallets' | 'processing' | 'message-request', id: string) => `${prefix}slots:${limit}:${id}`,
     contacts: {
       /** Connection requests by phone or e-mail a member made this hour, and today. */
       invitesBy: (userId: string, window: 'hour' | 'day') => `${prefix}rl:contact-invites:${window}:${userId}`,
