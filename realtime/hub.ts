@@ -170,7 +170,11 @@ export async function startHub(
       clearInterval(heartbeat);
       slow.close();
       const held = [...delivery.deviceIds];
-      io.disconnectSockets(true);
+      // Only this node's sockets (io.disconnectSockets would go to every node through the adapter),
+      // told first, then closed as a transport close: socket.io clients reconnect from that at once,
+      // where a server disconnect ('io server disconnect') would leave them off for good.
+      io.local.emit('hub.draining', { reason: 'SHUTDOWN' });
+      for (const socket of io.of('/').sockets.values()) socket.conn.close();
       await Promise.allSettled([presence.nodeGone(nodeId), ...held.map((deviceId) => presence.release(nodeId, deviceId))]);
       await closeListener();
       await new Promise<void>((resolve) => io.close(() => resolve()));

@@ -70,7 +70,7 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'chat-status page': { mongo: 6, redis: 0, why: 'mongo: the rooms index, activity (once where all the rooms fit on the page, else for the order and for the page), rooms, memberships, read marks, calls' },
   'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },
-  'sign-in: login': { mongo: 10, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device (on its user\'s list, then stored), the user\'s devices (their list, then the devices: the sign-in announced to them), the user read, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
+  'sign-in: login': { mongo: 11, redis: 3, why: 'mongo: the code (find, claim, retire), the user, the device (on its user\'s list, then stored), the account read again (a sign-in racing the account\'s deletion revokes its device), the user\'s devices (their list, then the devices: the sign-in announced to them), the user read, pending requests | redis: two attempt budgets, the new device announced to every process\'s cache of the user\'s devices' },
   'sign-in: refresh': { mongo: 1, redis: 0, why: 'mongo: the device\'s token rotated' },
   'socket connect': { mongo: 2, redis: 3, why: 'mongo: the device, the rooms index | redis: the inbox state, presence (one MULTI), the inbox read' },
   'device-event emit': { mongo: 0, redis: 4, why: 'redis: the inbox append and the read of the hubs holding the device (one write to one server), the poke of the one hub holding it (its answer says the device is online: no push), and that hub (in this process here) reading the event for the connected socket (counted until the socket has it)' },
@@ -92,9 +92,9 @@ export const ROUND_TRIP_BUDGETS = {
   'webhook delivery': { mongo: 2, redis: 3, why: 'mongo: the activity row, the delivery\'s end (the first attempt is held when the delivery is recorded and its job carries the body, sealed: nothing is read; under load the row and the end are shared with other deliveries: group commit) | redis: the app (cached), admission, settling' },
   'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
   'attachment upload': {
-    mongo: 5,
+    mongo: 4,
     redis: 2,
-    why: 'mongo: the caller\'s files in processing (twice), the message\'s two, the attachment | redis: the broadcast, the job',
+    why: 'a file that needs no processing: mongo: the caller\'s files in processing (before the files are read), the message\'s two, the attachment | redis: the broadcast, the job. An image or video adds the processing slots taken and given back (redis 2) and the count again under them (mongo 1): the limit holds under concurrency',
     afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark, as a post' },
   },
 } satisfies Record<string, Budget>;

@@ -95,7 +95,8 @@ export class AttachmentsService {
     try {
       if (staged.length === 0) throw AttachmentsErrors.NO_FILES();
       const incoming = staged.filter((file) => needsProcessing(file.kind)).length;
-      await this.assertCapacity(principal, incoming);
+      if (incoming === 0) return await this.store(principal, room, staged, payload, request);
+      if ((await this.deps.mediaBacklog()) + incoming > this.deps.mediaQueueMax) throw AttachmentsErrors.MEDIA_QUEUE_FULL({ retryAfter: RETRY_IN_A_MINUTE });
       // The files to process hold slots of the per-user limit until recorded: concurrent uploads count each other's.
       await withinLimit(
         this.deps.ephemeral,

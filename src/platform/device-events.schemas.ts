@@ -156,4 +156,7 @@ export const HUB_EVENTS = {
   'rooms.resync-required': z
     .object({ reason: z.enum(['BROADCASTS_LAPSED']), since: IsoDateTime.describe('When the hub lost its feed of room broadcasts') })
     .describe('The hub\'s feed of room broadcasts lapsed (a Redis restart or failover) and is back: broadcasts sent since `since` may not have arrived, so refetch the open rooms\' messages over REST (`after` the newest shown)'),
+  'hub.draining': z
+    .object({ reason: z.enum(['SHUTDOWN']) })
+    .describe('This hub node is stopping (a rolling restart): its connection closes right after, as a transport close, and the client reconnects at once (through the front, to another node) with its `lastSeq`; nothing is lost'),
 } as const;

@@ -46,20 +46,33 @@ export class DeviceClient {
   /** Each `rooms.resync-required` the hub sent (its room broadcasts lapsed: catch up over REST), over every connection. */
   readonly resyncs: { reason: string; since: string }[] = [];
   lastSeq = 0;
+  /** Why each connection ended, as socket.io-client said (`transport close`, `io server disconnect`, …). */
+  readonly disconnections: string[] = [];
+  /** How many `hub.draining` notices arrived. */
+  drainings = 0;
   private waiters: (() => void)[] = [];
 
   constructor(private readonly token: string) {}
 
   /** `lastSeqAsString`: send it as Android's socket.io-client-java does (every `auth` value a string). */
-  connect(port: number, options: { lastSeqAsString?: boolean } = {}): Promise<void> {
+  /**
+   * `reconnect`: as an app sets socket.io-client up, reconnecting by itself (quickly here) with the
+   * newest lastSeq each time; the reasons of its disconnections and the hub.draining notices it got
+   * are kept.
+   */
+  connect(port: number, options: { lastSeqAsString?: boolean; reconnect?: boolean } = {}): Promise<void> {
     const socket = connect(`http://127.0.0.1:${port}`, {
       path: '/socket.io/',
       transports: ['websocket'],
-      auth: { token: this.token, lastSeq: options.lastSeqAsString ? String(this.lastSeq) : this.lastSeq },
-      reconnection: false,
+      auth: options.reconnect ? (send) => send({ token: this.token, lastSeq: this.lastSeq }) : { token: this.token, lastSeq: options.lastSeqAsString ? String(this.lastSeq) : this.lastSeq },
+      reconnection: options.reconnect === true,
+      reconnectionDelay: 100,
+      reconnectionDelayMax: 1_000,
       forceNew: true,
     });
     this.socket = socket;
+    socket.on('disconnect', (reason) => this.disconnections.push(reason));
+    socket.on('hub.draining', () => this.drainings++);
     socket.on('rooms.resync-required', (payload: { reason: string; since: string }) => this.resyncs.push(payload));
     socket.onAny((event: string, envelope: { seq: number; at: string; data: Record<string, unknown> }) => {
       if (typeof envelope?.seq !== 'number') return;

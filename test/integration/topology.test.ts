@@ -19,7 +19,8 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
 
   before(async () => {
     t = await startTestApp();
-    const env = { TRUST_PROXY_HOPS: '1', SMS_OUTBOX_FILE: t.config.SMS_OUTBOX_FILE, CODE_HASH_MEMORY_KIB: '4096', CODE_HASH_PASSES: '2', DEPOSIT_MNEMONIC: t.config.DEPOSIT_MNEMONIC };
+    // Every phone of the test reaches the front from 127.0.0.1: the per-address sign-in budget is raised for them.
+    const env = { TRUST_PROXY_HOPS: '1', SIGNIN_CODES_PER_ADDRESS: '100', SIGNIN_ATTEMPTS_PER_ADDRESS: '100', SMS_OUTBOX_FILE: t.config.SMS_OUTBOX_FILE, CODE_HASH_MEMORY_KIB: '4096', CODE_HASH_PASSES: '2', DEPOSIT_MNEMONIC: t.config.DEPOSIT_MNEMONIC };
     apis.push(...(await Promise.all([spawnApi(t.config, env), spawnApi(t.config, env)])));
     hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config)])));
     others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: '0' }, opsReady));
@@ -137,5 +138,55 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     assert.equal(seqs.length, seenBefore + 2);
     const survivor = hubs[1 - victimIndex]!;
     assert.ok((await held(survivor)) >= 1, 'the other hub holds it now');
+  });
+  it('stopping a hub drops nobody: its phones are told, reconnect through the front at once and lose nothing; the other hub\'s phones notice nothing', async () => {
+    // Two live hubs behind a front of their own (the test above killed one of the first two).
+    const live = hubs.filter((hub) => hub.child.exitCode === null && hub.child.signalCode === null);
+    hubs.push(await spawnHub(t.config));
+    const pair = [live[0]!, hubs.at(-1)!];
+    const ownFront = await startFront({ api: apis.map((api) => api.port), hubs: pair.map((hub) => hub.port) });
+    try {
+      const held = async (hub: HubProcess) => Number(/^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text())?.[1] ?? 0);
+      const sessions = await Promise.all(Array.from({ length: 5 }, () => signInThroughFront()));
+      const phones = sessions.map((session) => new DeviceClient(session.accessToken));
+      clients.push(...phones);
+      const heldBefore = await Promise.all(pair.map(held));
+      await Promise.all(phones.map((phone) => phone.connect(ownFront.port, { reconnect: true })));
+      const gained = (await Promise.all(pair.map(held))).map((count, i) => count - heldBefore[i]!);
+      assert.equal(gained[0]! + gained[1]!, 5, 'every phone is held');
+      // The hub that took the phones is stopped; phones connected straight to the other one stand for its own.
+      const victim = gained[0]! > 0 ? 0 : 1;
+      const bystanders = (await Promise.all(Array.from({ length: 3 }, () => signInThroughFront()))).map((session) => new DeviceClient(session.accessToken));
+      clients.push(...bystanders);
+      await Promise.all(bystanders.map((phone) => phone.connect(pair[1 - victim]!.port, { reconnect: true })));
+
+      // Stopped as an orchestrator stops it: SIGTERM.
+      const stoppedAt = Date.now();
+      await pair[victim]!.kill('SIGTERM');
+      await until(() => phones.every((phone) => phone.socket!.connected), 'every phone connected again', 10_000);
+      process.stderr.write(`[topology] a hub stopped: its ${gained[victim]} phones connected again within ${Date.now() - stoppedAt} ms\n`);
+      const moved = phones.filter((phone) => phone.disconnections.length > 0);
+      assert.equal(moved.length, gained[victim], 'only the stopped hub\'s phones were disconnected');
+      for (const phone of moved) {
+        assert.deepEqual(phone.disconnections, ['transport close'], 'a reason socket.io-client reconnects from');
+        assert.equal(phone.drainings, 1, 'told before the close');
+      }
+      assert.deepEqual(bystanders.map((phone) => phone.disconnections.length), [0, 0, 0], 'the other hub\'s phones noticed nothing');
+
+      // Every phone gets its next device event once.
+      for (const [i, session] of sessions.entries()) {
+        const number = ((await call('GET', '/api/users/me', session.accessToken)).body as unknown as { phone: string }).phone;
+        assert.equal((await call('POST', '/api/auth/code', undefined, { phone: number })).status, 204);
+        const login = await call('POST', '/api/auth/login', undefined, { phone: number, code: await lastCode(t.outbox, number), device: { name: 'Tablet', platform: 'IOS' } });
+        assert.equal(login.status, 200);
+        await phones[i]!.until((received) => received.some((event) => event.event === 'device.added'), 5_000);
+        const seqs = phones[i]!.received.map((event) => event.seq);
+        assert.deepEqual(seqs, [...new Set(seqs)].sort((x, y) => x - y), 'no event twice');
+      }
+    } finally {
+      // The front's own phones first: nginx waits for its open connections when it stops.
+      for (const client of clients) client.close();
+      await ownFront.stop();
+    }
   });
 });
