@@ -76,6 +76,40 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     assert.equal(await onMediaHost('/media/not-a-valid-ticket-at-all'), 401, 'a ticket link reaches the api');
   });
 
+  it('the front passes the service\'s 503 as it is (code, Retry-After), tries no other node for it, and takes no node out for it', async () => {
+    // Two api nodes answering as one does while MongoDB is away.
+    const seen: number[] = [0, 0];
+    const fakes = await Promise.all(
+      [0, 1].map(
+        (i) =>
+          new Promise<http.Server>((resolve) => {
+            const server = http.createServer((req, res) => {
+              // The front's readiness probe (GET /healthz) is not one of the test's requests.
+              if (req.method === 'PUT') seen[i]!++;
+              req.resume();
+              res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '3' }).end(JSON.stringify({ status: 503, code: 'DATABASE_UNAVAILABLE', message: 'The database is not answering' }));
+            });
+            server.listen(0, '127.0.0.1', () => resolve(server));
+          }),
+      ),
+    );
+    const outage = await startFront({ api: fakes.map((server) => (server.address() as { port: number }).port), hubs: hubs.map((hub) => hub.port) });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const answer = await fetch(`${outage.url}/api/messages/x`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
+        seen[2] = (seen[2] ?? 0) + 1;
+        assert.equal(answer.status, 503);
+        assert.equal(answer.headers.get('retry-after'), '3');
+        assert.equal(((await answer.json()) as { code: string }).code, 'DATABASE_UNAVAILABLE');
+      }
+      assert.equal(seen[0]! + seen[1]!, 4, 'each request reached one node once: no retry on a 503');
+      assert.ok(seen[0]! > 0 && seen[1]! > 0, `neither node was taken out for answering 503: ${seen.join(', ')}`);
+    } finally {
+      await outage.stop();
+      for (const server of fakes) server.close();
+    }
+  });
+
   it('a phone signs in and connects through the front; a REST post through either api node reaches sockets on both hubs', async () => {
     const [a, b, c] = [await signInThroughFront(), await signInThroughFront(), await signInThroughFront()];
     const room = await call('POST', '/api/rooms', a.accessToken, { type: 'PRIVATE_GROUP', name: 'Topology', memberIds: [b.userId, c.userId] });
@@ -103,10 +137,11 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     const first = await signInThroughFront();
     const client = new DeviceClient(first.accessToken);
     clients.push(client);
-    await client.connect(front.port);
     // Which hub holds it: the one whose metrics count a socket more after the connection.
     const held = async (hub: HubProcess) => Number(/^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text())?.[1] ?? 0);
-    const before = await Promise.all(hubs.map(held));
+    const counted = await Promise.all(hubs.map(held));
+    await client.connect(front.port);
+    const before = (await Promise.all(hubs.map(held))).map((count, i) => count - counted[i]!);
     assert.ok(before.some((count) => count > 0), 'no hub holds the socket');
 
     // Device events: each sign-in of another device of the same account is a notice to this one.
