@@ -43,15 +43,17 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     },
   });
   const connection = blockingConnection(platform.queues.redis);
-  const schedulers: Queue[] = [];
+  const schedulers: { queue: Queue; schedule: () => Promise<unknown>; job: string }[] = [];
 
   async function start<T>(definition: QueueDefinition<T>, process: (job: Job<T>) => Promise<unknown>): Promise<RunningWorker> {
     if (definition.everyMs) {
       // Scheduled once across all workers: the scheduler id is the job name.
       const queue = new Queue(definition.queue, { connection, prefix: platform.keys.queuePrefix(definition.queue) });
       queue.on('error', (error) => log.warn({ queue: definition.queue, err: error }, 'queue connection error'));
-      await queue.upsertJobScheduler(definition.job, { every: definition.everyMs }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
-      schedulers.push(queue);
+      const every = definition.everyMs;
+      const schedule = () => queue.upsertJobScheduler(definition.job, { every }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      await schedule();
+      schedulers.push({ queue, schedule, job: definition.job });
     }
     const worker = new Worker<T>(
       definition.queue,
@@ -115,12 +117,31 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
       .finally(() => (watching = false));
   }, SFU_WATCH_EVERY_MS);
   watchMedia.unref();
+  // The repeating schedules live in Redis: a Redis that came back empty (no append-only file, a
+  // failover to an empty replica) would leave the sweeps, the scans and the reconciler unscheduled
+  // until a worker restarts. Each worker puts back what is missing (upserting is idempotent).
+  let checking = false;
+  const checkSchedules = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void (async () => {
+      for (const { queue, schedule, job } of schedulers) {
+        if (await queue.getJobScheduler(job)) continue;
+        await schedule();
+        log.warn({ queue: queue.name, job }, 'a repeating schedule was missing from Redis: put back');
+      }
+    })()
+      .catch((error: unknown) => log.debug({ err: error }, 'schedule check failed (Redis away?)'))
+      .finally(() => (checking = false));
+  }, platform.config.WORKER_SCHEDULE_CHECK_MS);
+  checkSchedules.unref();
 
   return {
     async close() {
       clearInterval(watchMedia);
+      clearInterval(checkSchedules);
       await Promise.all(workers.map((worker) => worker.close()));
-      await Promise.all(schedulers.map((queue) => queue.close()));
+      await Promise.all(schedulers.map(({ queue }) => queue.close()));
       await closeRedis(connection);
     },
   };

@@ -88,6 +88,9 @@ const EnvSchema = z
     IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3600).default(10),
     // A job holds its lock this long, renewed at half while it runs; a job whose worker died runs again within about twice this.
     WORKER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(30_000),
+    // How often a worker checks that the repeating schedules (sweeps, scans, the reconciler) are in
+    // Redis, and puts back any that are missing (a Redis that came back empty).
+    WORKER_SCHEDULE_CHECK_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
     DEPENDENCY_PROBE_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
     REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/).default('chat:'),
 

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Queue } from 'bullmq';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { Cluster } from 'ioredis';
+import type { Workers } from '../../workers/main.js';
+import type { RedisClient } from '../../src/platform/redis.js';
+import { startTestApp, startTestWorkers, type TestApp } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 import { QUEUES } from '../../src/platform/queues.js';
 import { queuedJobs } from '../helpers/queued.js';
 
@@ -34,3 +38,45 @@ describe('queued jobs added together', () => {
     assert.deepEqual(jobs.map((job) => job?.name), ids.map(() => QUEUES.messagePush.job));
   });
 });
+
+/** A Redis that comes back empty under a running worker: the worker puts its repeating schedules back. */
+describe('repeating schedules after Redis lost its data', () => {
+  let t: TestApp;
+  let workers: Workers;
+  before(async () => {
+    t = await startTestApp({ WORKER_SCHEDULE_CHECK_MS: '200' });
+    workers = await startTestWorkers(t);
+  });
+  after(async () => {
+    await workers.close();
+    await t.close();
+  });
+
+  it('every schedule is back within the check interval after every key of the service is gone', async () => {
+    const scheduled = Object.values(QUEUES).filter((definition) => 'everyMs' in definition && definition.everyMs);
+    const queues = scheduled.map((definition) => new Queue(definition.queue, { connection: t.ctx.platform.queues.redis, prefix: t.ctx.platform.keys.queuePrefix(definition.queue) }));
+    try {
+      const present = async () => (await Promise.all(queues.map((queue, i) => queue.getJobScheduler(scheduled[i]!.job)))).filter(Boolean).length;
+      assert.equal(await present(), scheduled.length, 'scheduled at start');
+      // As a restarted Redis without its append-only file: every key under the service's prefix gone.
+      const removed = await flushPrefix(t.ctx.platform.queues.redis, t.config.REDIS_PREFIX);
+      assert.ok(removed > 0);
+      assert.equal(await present(), 0, 'the schedules are gone');
+      await until(async () => (await present()) === scheduled.length, 'every schedule put back', 5_000);
+    } finally {
+      await Promise.all(queues.map((queue) => queue.close()));
+    }
+  });
+});
+
+/** Deletes every key starting with `prefix`, on one Redis or on every master of a cluster; how many. */
+async function flushPrefix(redis: RedisClient, prefix: string): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  let removed = 0;
+  for (const node of nodes) {
+    for await (const keys of node.scanStream({ match: `${prefix}*`, count: 500 }) as AsyncIterable<string[]>) {
+      for (const key of keys) removed += await node.del(key);
+    }
+  }
+  return removed;
+}
