@@ -16,6 +16,9 @@ import { mediaProcessor } from './processors/media.processor.js';
 import { pushProcessor } from './processors/push.processor.js';
 import { summaryProcessor } from './processors/summary.processor.js';
 
+/** At most one connection warning line this often, while Redis is away. */
+const WARNING_EVERY_MS = 10_000;
+
 /** What the role keeps of each BullMQ worker. */
 interface RunningWorker {
   readonly name: string;
@@ -42,6 +45,20 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
       for (const depth of depths) if (depth.status === 'fulfilled') this.set({ queue: depth.value[0] }, depth.value[1]);
     },
   });
+  // While Redis is away every queue and worker reports each failed reconnection: one line per
+  // WARNING_EVERY_MS for all of them, with how many were held back, not dozens a second.
+  let lastWarning = 0;
+  let heldBack = 0;
+  const connectionWarning = (source: string, error: unknown) => {
+    const now = Date.now();
+    if (now - lastWarning < WARNING_EVERY_MS) {
+      heldBack++;
+      return;
+    }
+    log.warn({ source, err: error, heldBack }, 'worker connection error (Redis away?)');
+    lastWarning = now;
+    heldBack = 0;
+  };
   const connection = blockingConnection(platform.queues.redis);
   const schedulers: { queue: Queue; schedule: () => Promise<unknown>; job: string }[] = [];
 
@@ -49,7 +66,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     if (definition.everyMs) {
       // Scheduled once across all workers: the scheduler id is the job name.
       const queue = new Queue(definition.queue, { connection, prefix: platform.keys.queuePrefix(definition.queue) });
-      queue.on('error', (error) => log.warn({ queue: definition.queue, err: error }, 'queue connection error'));
+      queue.on('error', (error) => connectionWarning(definition.queue, error));
       const every = definition.everyMs;
       const schedule = () => queue.upsertJobScheduler(definition.job, { every }, { name: definition.job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
       await schedule();
@@ -65,7 +82,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
       { connection, prefix: platform.keys.queuePrefix(definition.queue), concurrency: definition.concurrency, lockDuration: platform.config.WORKER_LOCK_MS, stalledInterval: platform.config.WORKER_LOCK_MS },
     );
     // Connection errors while Redis is away: BullMQ reconnects by itself.
-    worker.on('error', (error) => log.warn({ queue: worker.name, err: error }, 'worker connection error'));
+    worker.on('error', (error) => connectionWarning(worker.name, error));
     worker.on('completed', (job, result) => {
       jobs.inc({ queue: worker.name, outcome: 'done' });
       log.debug({ queue: worker.name, job: job.name, result }, 'job done');
@@ -113,7 +130,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     services.roomCalls
       .endLostMedia()
       .then((ended) => ended > 0 && log.warn({ ended }, 'room calls ended: their media node or worker is gone'))
-      .catch((error: unknown) => log.warn({ err: error }, 'room-call media watch failed'))
+      .catch((error: unknown) => connectionWarning('room-call media watch', error))
       .finally(() => (watching = false));
   }, SFU_WATCH_EVERY_MS);
   watchMedia.unref();

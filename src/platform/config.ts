@@ -110,6 +110,7 @@ const EnvSchema = z
     CODE_HASH_PASSES: positiveInt.pipe(z.number().max(10)).default(3),
 
     SMS_PROVIDER: z.enum(['outbox', 'twilio']).optional(),
+    ALLOW_OUTBOX_PROVIDERS: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Sign-in abuse (docs/clients/sign-in.md, "Sign-in abuse"): the countries texts may go to (ISO 3166 codes; every
     // country when unset outside production, required in production), the number types (libphonenumber's)
     // they may go to, and hourly budgets of texts per destination country, per number prefix and in all
@@ -341,6 +342,13 @@ const EnvSchema = z
     const apns = ['APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_PRIVATE_KEY_FILE', 'APNS_BUNDLE_ID'] as const;
     if (apns.some((key) => env[key]) && !apns.every((key) => env[key])) {
       for (const key of apns) if (!env[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'APNs needs all of ' + apns.join(', ') });
+    }
+    // The outbox files are development's providers: production writing codes to a file would lock
+    // every member out without a word. Allowed only when said so (a trial, a staging copy).
+    for (const key of ['SMS_PROVIDER', 'EMAIL_PROVIDER'] as const) {
+      if (env.NODE_ENV === 'production' && env[key] === 'outbox' && !env.ALLOW_OUTBOX_PROVIDERS) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'outbox writes to a file in production: set twilio or sendgrid, or ALLOW_OUTBOX_PROVIDERS=true for a trial' });
+      }
     }
     if (env.NODE_ENV === 'production' && !env.SMS_ALLOWED_COUNTRIES) {
       ctx.addIssue({ code: 'custom', path: ['SMS_ALLOWED_COUNTRIES'], message: 'is required in production: the ISO 3166 codes of the countries sign-in texts may go to' });

@@ -118,7 +118,10 @@ describe('production configuration and docker-compose.yml', () => {
     const base = {
       NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), TURN_SECRET: 't'.repeat(20), SFU_SECRET: 's'.repeat(20), HOT_WALLET_PRIVATE_KEY: `0x${'1'.repeat(64)}`,
       DEPOSIT_MNEMONIC: generateMnemonic(english), USDT_TOKEN_ADDRESS: `0x${'2'.repeat(40)}`, APPS_SECRET_KEY: key, APPS_SIGNING_KEY: key, EMAIL_PROVIDER: 'outbox', SMS_PROVIDER: 'outbox', PUSH_PROVIDER: 'local', SMS_ALLOWED_COUNTRIES: 'DE',
+      ALLOW_OUTBOX_PROVIDERS: 'true',
     };
+    // The outbox files only when allowed in so many words.
+    assert.throws(() => loadConfig({ ...base, PRICE_SOURCE: 'coingecko', ALLOW_OUTBOX_PROVIDERS: '' }), /SMS_PROVIDER: outbox writes to a file in production[\s\S]*EMAIL_PROVIDER: outbox/);
     assert.doesNotThrow(() => loadConfig({ ...base, PRICE_SOURCE: 'coingecko' }));
     assert.throws(() => loadConfig(base), /PRICE_SOURCE: is required in production/);
     assert.equal(loadConfig({ ...base, PRICE_SOURCE: 'static' }).staticPricesInProduction, true);
