@@ -29,7 +29,9 @@ FROM node:24-trixie-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ffmpeg pocketsphinx pocketsphinx-en-us tini ca-certificates libssl3t64 \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0 MEDIASOUP_WORKER_BIN=/app/mediasoup/mediasoup-worker STORAGE_DIR=/app/data/blobs
+# The commit built (docker build --build-arg BUILD_COMMIT=$(git rev-parse HEAD)): exported as build_info.
+ARG BUILD_COMMIT=unknown
+ENV NODE_ENV=production HOST=0.0.0.0 MEDIASOUP_WORKER_BIN=/app/mediasoup/mediasoup-worker STORAGE_DIR=/app/data/blobs BUILD_COMMIT=${BUILD_COMMIT}
 # Owned by the user that runs them; /app/data is the only place the service writes (local storage and
 # upload staging when no S3 is configured: mount a volume there).
 COPY --from=build --chown=node:node /app/package.json ./

@@ -134,7 +134,7 @@ export async function buildApp({ services, config, logger, metrics: registry = c
     const route = request.routeOptions.url ?? 'unmatched';
     durations.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     request.log.info(
-      { method: request.method, url: redactUrl(`${shownPath(request)}${request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''}`), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      { ip: request.ip, method: request.method, url: redactUrl(`${shownPath(request)}${request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : ''}`), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     );
   });

@@ -1,5 +1,6 @@
 import http from 'node:http';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from './logger.js';
 
 /** What `/readyz` reports: each of the role's own dependencies, `ok` or `down`. */
@@ -14,7 +15,23 @@ export interface OpsServer {
 export function createProcessMetrics(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // Which build runs: the version, and the commit the image was built from (BUILD_COMMIT, set by the
+  // Dockerfile's build argument; `unknown` outside an image).
+  new Gauge({ name: 'build_info', help: 'The running build: version and commit (always 1)', labelNames: ['version', 'commit'], registers: [registry] })
+    .set({ version: packageVersion(), commit: process.env.BUILD_COMMIT ?? 'unknown' }, 1);
   return registry;
+}
+
+/** The service's version, from its package.json (one level above dist/ or the source). */
+function packageVersion(): string {
+  for (const candidate of ['../../../package.json', '../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // Not there from this build's layout: the next one.
+    }
+  }
+  return 'unknown';
 }
 
 /**
