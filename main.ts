@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from './src/platform/config.js';
 import { createPlatform, type Platform } from './src/platform/platform.js';
 import { createLogger } from './src/platform/logger.js';
 import { createProcessMetrics, startOpsServer, type OpsServer } from './src/platform/ops-server.js';
+import { dependencyGauge } from './src/platform/dependencies.js';
 import { mediasoupAvailable, startSfuNode, type SfuNode } from './src/sfu/sfu-node.js';
 import { startWorkers, type Workers } from './workers/main.js';
 
@@ -67,6 +68,8 @@ async function main() {
 
   if (config.staticPricesInProduction) logger.warn('PRICE_SOURCE=static in production: swaps run at the fixed WALLET_STATIC_ETH_USDT price, not a market price');
   const metrics = createProcessMetrics();
+  // Every role exports dependency_up for what it uses (the api's comes with its metrics).
+  if (!roles.has('api')) dependencyGauge(metrics, platform.dependencies, ctx ? ['mongodb', 'redis'] : ['redis']);
   let ops: OpsServer | null = null;
   let api: FastifyInstance | null = null;
   let hub: Hub | null = null;

@@ -20,6 +20,8 @@ export class InboxDelivery {
     private readonly isSlow: (socket: DeviceSocket) => boolean = () => false,
     /** Told of each device event sent to a socket (the hub's metrics). */
     private readonly onSent: () => void = () => undefined,
+    /** Told of each `inbox.resync-required` sent, with its reason (the hub's metrics). */
+    private readonly onResync: (reason: 'INBOX_RESET' | 'INBOX_BOUND') => void = () => undefined,
   ) {}
 
   get deviceCount(): number {
@@ -110,6 +112,7 @@ export class InboxDelivery {
     const reason = cursor.sent > state.seq ? 'INBOX_RESET' : state.lost > cursor.sent ? 'INBOX_BOUND' : null;
     if (!reason) return;
     socket.emit('inbox.resync-required', { seq: state.seq, at: new Date().toISOString(), data: { lastSeq: cursor.sent, reason } });
+    this.onResync(reason);
     cursor.sent = state.seq;
   }
 }

@@ -66,6 +66,7 @@ export async function startHub(
   onSubscriptionsRestored(sub, (since) => {
     log.warn({ since }, 'room broadcasts lapsed and are back: sockets told to catch up');
     io.local.emit('rooms.resync-required', { reason: 'BROADCASTS_LAPSED', since: since.toISOString() });
+    resyncs.inc({ reason: 'BROADCASTS_LAPSED' }, io.engine.clientsCount);
   });
   io.adapter(createShardedAdapter(pub, sub, { channelPrefix: platform.keys.socketIo, subscriptionMode: 'dynamic' }));
   // Device and user rooms are never broadcast to alone: no channel (and no subscription per socket) for them.
@@ -77,7 +78,11 @@ export async function startHub(
   new Gauge({ name: 'hub_sockets', help: 'Sockets this hub node holds', registers, collect() { this.set(io.engine.clientsCount); } });
   new Gauge({ name: 'hub_devices', help: 'Devices with at least one socket on this hub node', registers, collect() { this.set(delivery.deviceCount); } });
   const sent = new Counter({ name: 'hub_device_events_sent_total', help: 'Device events this hub node sent to sockets (from their inboxes)', registers });
-  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket), () => sent.inc());
+  const connections = new Counter({ name: 'hub_connections_total', help: 'Sockets that completed the handshake on this hub node', registers });
+  const disconnections = new Counter({ name: 'hub_disconnections_total', help: 'Sockets that closed on this hub node, by socket.io\'s reason (transport close, ping timeout, server namespace disconnect, ...)', labelNames: ['reason'], registers });
+  const refusals = new Counter({ name: 'hub_handshake_refusals_total', help: 'Handshakes refused, by the code of their connect_error (UNAUTHORIZED, DATABASE_UNAVAILABLE, REDIS_UNAVAILABLE)', labelNames: ['code'], registers });
+  const resyncs = new Counter({ name: 'hub_resyncs_total', help: 'Resync notices sent to sockets: inbox.resync-required (INBOX_BOUND, INBOX_RESET) and rooms.resync-required (BROADCASTS_LAPSED)', labelNames: ['reason'], registers });
+  const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket), () => sent.inc(), (reason) => resyncs.inc({ reason }));
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
   slow.start();
   // This hub's own channel: a device event pokes only the hubs that hold its device.
@@ -95,7 +100,7 @@ export async function startHub(
     presence.beat(nodeId).catch((error: unknown) => log.warn({ err: error }, 'presence heartbeat failed'));
   }, Math.max(250, Math.floor(presence.ttlMs / 3)));
 
-  io.use(handshakeGuard(platform, services, log, (rooms) => subscribed(rooms.map((room) => roomChannel(platform.keys.socketIo, room)))));
+  io.use(handshakeGuard(platform, services, log, (rooms) => subscribed(rooms.map((room) => roomChannel(platform.keys.socketIo, room))), (code) => refusals.inc({ code })));
 
   // Listeners are shared by every socket (`this` is the socket) rather than closures per socket: at
   // tens of thousands of sockets each closure costs memory.
@@ -128,7 +133,8 @@ export async function startHub(
   function onPing(body: unknown, ack?: (echo: unknown) => void) {
     if (typeof ack === 'function') ack(body);
   }
-  function onDisconnect(this: HubSocket) {
+  function onDisconnect(this: HubSocket, reason: string) {
+    disconnections.inc({ reason });
     const { deviceId } = this.data.principal;
     if (delivery.detach(this, deviceId)) {
       presence.release(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence release failed'));
@@ -137,6 +143,7 @@ export async function startHub(
   const onCallSignal = callSignalHandler(services.calls, log);
 
   io.on('connection', (socket: HubSocket) => {
+    connections.inc();
     const { deviceId } = socket.data.principal;
     presence.connect(nodeId, deviceId).catch((error: unknown) => log.warn({ err: error }, 'presence update failed'));
     delivery.attach(socket, deviceId, HandshakeAuthSchema.safeParse(socket.handshake.auth).data?.lastSeq ?? 0);
@@ -188,10 +195,21 @@ export async function startHub(
  * before the connection completes. While MongoDB or Redis is away the client gets `connect_error` with
  * the dependency's code and `data.retryAfter` (seconds), not UNAUTHORIZED (which would sign a phone out).
  */
-function handshakeGuard(platform: Pick<Platform, 'dependencies'>, services: Pick<Services, 'auth' | 'rooms'>, log: Logger, subscribed: (rooms: string[]) => Promise<void>): Parameters<HubServer['use']>[0] {
+function handshakeGuard(
+  platform: Pick<Platform, 'dependencies'>,
+  services: Pick<Services, 'auth' | 'rooms'>,
+  log: Logger,
+  subscribed: (rooms: string[]) => Promise<void>,
+  refused: (code: string) => void,
+): Parameters<HubServer['use']>[0] {
   const { auth, rooms } = services;
   const unavailable = (refusal: AppError) => Object.assign(new Error(refusal.code), { data: { code: refusal.code, retryAfter: platform.dependencies.retryAfterSeconds } });
-  return (socket, next) => {
+  return (socket, answer) => {
+    // Each refusal is counted by its code (the hub's metrics).
+    const next = (error?: Error) => {
+      if (error) refused(error.message);
+      answer(error);
+    };
     const handshake = HandshakeAuthSchema.safeParse(socket.handshake.auth);
     if (!handshake.success) return next(new Error('UNAUTHORIZED'));
     // A dependency away is not a bad token: the client is told which, and when to try again.

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Services } from '../src/composition.js';
+import { dependencyGauge } from '../src/platform/dependencies.js';
 
 
 /**
@@ -16,15 +17,7 @@ export function createMetrics(services: Pick<Services, 'walletsReconciler' | 'op
     registers: [registry],
   });
 
-  new Gauge({
-    name: 'dependency_up',
-    help: 'Whether this process finds MongoDB and Redis answering (0 while it answers requests with 503)',
-    labelNames: ['dependency'],
-    registers: [registry],
-    collect() {
-      for (const dependency of ['mongodb', 'redis'] as const) this.set({ dependency }, services.ops.dependencies.isUp(dependency) ? 1 : 0);
-    },
-  });
+  dependencyGauge(registry, services.ops.dependencies, ['mongodb', 'redis']);
 
   new Gauge({
     name: 'sms_budget_refusals',

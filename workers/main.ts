@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Services } from '../src/composition.js';
 import type { Platform } from '../src/platform/platform.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../src/platform/queues.js';
@@ -34,6 +34,16 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   const log = platform.logger.child({ role: 'worker' });
   const registers = metrics ? [metrics] : [];
   const jobs = new Counter({ name: 'worker_jobs_total', help: 'Jobs this worker finished, by queue and outcome (done, failed: a failed attempt BullMQ may retry)', labelNames: ['queue', 'outcome'], registers });
+  const durations = new Histogram({
+    name: 'worker_job_duration_seconds',
+    help: 'How long this worker took over each job, by queue and outcome',
+    labelNames: ['queue', 'outcome'],
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120],
+    registers,
+  });
+  const timed = (queue: string, outcome: 'done' | 'failed', job: Job | undefined) => {
+    if (job?.processedOn && job.finishedOn) durations.observe({ queue, outcome }, (job.finishedOn - job.processedOn) / 1000);
+  };
   new Gauge({
     name: 'worker_queue_depth',
     help: 'Jobs waiting to run (waiting, delayed, prioritized) per queue, shared by every worker node',
@@ -85,10 +95,12 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
     worker.on('error', (error) => connectionWarning(worker.name, error));
     worker.on('completed', (job, result) => {
       jobs.inc({ queue: worker.name, outcome: 'done' });
+      timed(worker.name, 'done', job);
       log.debug({ queue: worker.name, job: job.name, result }, 'job done');
     });
     worker.on('failed', (job, error) => {
       jobs.inc({ queue: worker.name, outcome: 'failed' });
+      timed(worker.name, 'failed', job);
       log.error({ queue: worker.name, job: job?.name, err: error }, 'job failed');
     });
     return worker;

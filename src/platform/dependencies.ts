@@ -1,4 +1,5 @@
 import { Cluster, Command, Redis } from 'ioredis';
+import { Gauge, type Registry } from 'prom-client';
 import type { RedisClient } from './redis.js';
 import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, type MongoClient } from 'mongodb';
 import { CommonErrors } from './common.errors.js';
@@ -10,6 +11,19 @@ import { errorMessage } from './errors.js';
 const PROBE_GIVE_UP_MS = 60_000;
 
 export type DependencyName = 'mongodb' | 'redis';
+
+/** `dependency_up{dependency}`: 1 while this process finds the dependency answering (every role exports it for what it uses). */
+export function dependencyGauge(registry: Registry, dependencies: Pick<DependencyHealth, 'isUp'>, names: readonly DependencyName[]): void {
+  new Gauge({
+    name: 'dependency_up',
+    help: 'Whether this process finds MongoDB and Redis answering (0 while it answers requests with 503)',
+    labelNames: ['dependency'],
+    registers: [registry],
+    collect() {
+      for (const dependency of names) this.set({ dependency }, dependencies.isUp(dependency) ? 1 : 0);
+    },
+  });
+}
 
 /** A command refused without being sent, because Redis is known to be away. */
 export class RedisUnavailableError extends Error {

@@ -217,6 +217,10 @@ describe('every role boots with the production configuration of the compose file
       assert.deepEqual(await (await fetch(`http://127.0.0.1:${opsPort}/healthz`)).json(), { status: 'ok' });
       const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
       assert.match(metrics, /process_resident_memory_bytes/);
+      // Every role: which build runs, and whether what it uses answers.
+      assert.match(metrics, /build_info\{version="\d+\.\d+\.\d+",commit="[^"]+"\} 1/);
+      assert.match(metrics, /dependency_up\{dependency="redis"\} 1/);
+      if (role !== 'sfu') assert.match(metrics, /dependency_up\{dependency="mongodb"\} 1/);
       const own = { api: /http_request_duration_seconds/, realtime: /hub_sockets \d+/, worker: /worker_queue_depth\{queue="push"\} \d+/, sfu: /sfu_workers 1/ }[role]!;
       assert.match(metrics, own);
       if (role === 'api') {
