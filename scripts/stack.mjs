@@ -70,6 +70,8 @@ export function ensureInstalled({ forTests = false } = {}) {
   if (!has('pocketsphinx_continuous') || !existsSync('/usr/share/pocketsphinx/model/en-us/en-us.lm.bin')) missing.push('pocketsphinx', 'pocketsphinx-en-us');
   // TURN for calls (the ICE servers the service hands out), and coturn's test client for the tests.
   if (!(has('turnserver') && has('turnutils_uclient'))) missing.push('coturn');
+  // promtool (Prometheus's) checks and tests the alerting rules (deploy/alerts.rules.yml).
+  if (forTests && !has('promtool')) missing.push('prometheus');
   // The production front (deploy/nginx.conf) runs in front of api and hub processes in the topology test.
   if (forTests && !has('nginx') && !existsSync('/usr/sbin/nginx')) missing.push('nginx');
   // A known recording ("go forward ten meters") for the speech-to-text test.
