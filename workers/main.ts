@@ -149,6 +149,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   // The repeating schedules live in Redis: a Redis that came back empty (no append-only file, a
   // failover to an empty replica) would leave the sweeps, the scans and the reconciler unscheduled
   // until a worker restarts. Each worker puts back what is missing (upserting is idempotent).
+  const restored = new Counter({ name: 'worker_schedules_restored_total', help: 'Repeating schedules this worker found missing from Redis and put back', registers });
   let checking = false;
   const checkSchedules = setInterval(() => {
     if (checking) return;
@@ -157,6 +158,7 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
       for (const { queue, schedule, job } of schedulers) {
         if (await queue.getJobScheduler(job)) continue;
         await schedule();
+        restored.inc();
         log.warn({ queue: queue.name, job }, 'a repeating schedule was missing from Redis: put back');
       }
     })()
