@@ -46,6 +46,10 @@ export function messagesArea(
   /** What a deleted account wrote, erased where it stands (asked for at deletion), and the chat lists' previews of it. */
   const forgetAuthor = async (userId: string) => {
     await messagesRepo.eraseByAuthor(userId, p.clock());
+    // Every word of theirs goes, wherever it was kept: the earlier versions of what they edited, and
+    // the excerpts other members' replies carry. Each step may run again (a crash midway).
+    await edits.removeOfMany(await messagesRepo.idsByAuthor(userId));
+    await messagesRepo.forgetRepliesTo(userId);
     await activity.eraseLastBy(userId);
   };
   /** What the user wrote, for their data export (ciphertext stays ciphertext in end-to-end encrypted rooms). */

@@ -97,6 +97,11 @@ export class MessageEditsRepo {
   }
 
   /** A deleted message's earlier versions removed with it. */
+  /** The earlier versions of these messages, gone (an erased author's). */
+  async removeOfMany(messageIds: string[]): Promise<void> {
+    for (let i = 0; i < messageIds.length; i += 1000) await this.collection.deleteMany({ messageId: { $in: messageIds.slice(i, i + 1000) } });
+  }
+
   async removeOf(messageId: string): Promise<void> {
     await this.collection.deleteMany({ messageId });
   }
@@ -201,6 +206,16 @@ export class MessagesRepo {
   /** Hidden for one member only. */
   async hideFor(messageId: string, userId: string): Promise<void> {
     await this.collection.updateOne({ _id: messageId }, { $addToSet: { hiddenFor: userId } });
+  }
+
+  /** The ids of every message (and comment) a user wrote, erased or not. */
+  async idsByAuthor(userId: string): Promise<string[]> {
+    return (await this.collection.find({ userId }, { projection: { _id: 1 } }).toArray()).map((message) => message._id);
+  }
+
+  /** Replies that quote an erased author: their excerpts say the message was deleted, with no words of it. */
+  async forgetRepliesTo(userId: string): Promise<void> {
+    await this.collection.updateMany({ 'replyTo.userId': userId, 'replyTo.kind': { $ne: 'DELETED' } }, { $set: { 'replyTo.excerpt': null, 'replyTo.kind': 'DELETED' } });
   }
 
   /** The excerpt every reply to a message carries, made anew (the message was edited or deleted). */

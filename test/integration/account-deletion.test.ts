@@ -153,13 +153,22 @@ describe('deleting an account (issue 46, item 1)', () => {
     const user = await signIn(t, phone);
     const friend = await makeUser(t);
     const room = await makeRoom(t, user, { members: [friend] });
-    const messageId = await postMessage(t, user, room.id, 'Erase me');
-    const friendsOwn = await postMessage(t, friend, room.id, 'Keep me');
+    const messageId = await postMessage(t, user, room.id, 'Erase me first');
+    // An earlier version, and a friend's reply quoting it: both hold the words too.
+    assert.equal((await api(user, 'PATCH', `/api/messages/${messageId}`, { message: 'Erase me' })).statusCode, 200);
+    assert.equal(await t.db.collection('message_edits').countDocuments({ messageId }), 1);
+    const reply = await postMessage(t, friend, room.id, 'Keep me', { replyToId: messageId });
+    const friendsOwn = reply;
     assert.equal((await deleteAccount(t, user, phone, { eraseMessages: true })).statusCode, 204);
     await until(async () => (await deletionOf(t, user.userId))?.state === 'ERASED', 'the account erased', 15_000);
-    const items = (await api(friend, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; message: string }[];
+    const items = (await api(friend, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; message: string; replyTo?: { excerpt: string | null; kind: string } | null }[];
     assert.equal(items.find((m) => m.id === messageId)?.message, '');
-    assert.equal(items.find((m) => m.id === friendsOwn)?.message, 'Keep me');
+    const kept = items.find((m) => m.id === friendsOwn);
+    assert.equal(kept?.message, 'Keep me');
+    assert.deepEqual([kept?.replyTo?.excerpt, kept?.replyTo?.kind], [null, 'DELETED'], 'the reply no longer quotes the erased words');
+    assert.equal(await t.db.collection('message_edits').countDocuments({ messageId }), 0, 'no earlier version left');
+    const everything = JSON.stringify(await t.db.collection('messages').find({ roomId: room.id }).toArray());
+    assert.ok(!everything.includes('Erase me'), 'the words are nowhere in the room\'s messages');
   });
 });
 
