@@ -64,9 +64,9 @@ export const ROUND_TRIP_BUDGETS = {
   },
   'message readers': { mongo: 4, redis: 0, why: 'mongo: the message, its room (the reader\'s check, which also tells whether it keeps receipts), the read marks that reached it, the readers\' and the author\'s settings' },
   'message delete': {
-    mongo: 8,
+    mongo: 11,
     redis: 2,
-    why: 'mongo: the message, its room (as a reader\'s check reads it), the tombstone (findAndModify), its attachments (none here, so no file and no removal), its earlier versions removed, the replies\' excerpts, the chat list\'s preview, its number left out of unread counts | redis: the broadcast and the replacement push\'s job (a message of the last day), in one write',
+    why: 'mongo: the message, its room (as a reader\'s check reads it), whether a deletion of it was left unfinished, the deletion begun (a row the minute clean-up finishes from if the process dies), the tombstone (findAndModify), its attachments (none here, so no file and no removal), its earlier versions removed, the replies\' excerpts, the chat list\'s preview, its number left out of unread counts, the deletion\'s row removed | redis: the broadcast and the replacement push\'s job (a message of the last day), in one write',
   },
   'chat-status page': { mongo: 6, redis: 0, why: 'mongo: the rooms index, activity (once where all the rooms fit on the page, else for the order and for the page), rooms, memberships, read marks, calls' },
   'sign-in: code request': { mongo: 2, redis: 4, why: 'mongo: the old code retired, the new one | redis: the number\'s, address\'s and hourly budgets' },

@@ -4,7 +4,7 @@ import type { RoomsArea } from '../rooms/index.js';
 import type { UsersArea } from '../users/index.js';
 import { RoomActivityRepo } from './room-activity.repo.js';
 import { QUEUES } from '../platform/queues.js';
-import { MessageEditsRepo, MessagesRepo } from './messages.repo.js';
+import { MessageEditsRepo, MessageRemovalsRepo, MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
 import { MessagesService, type ClaimUploads } from './messages.service.js';
 
@@ -15,6 +15,7 @@ export function messagesArea(
 ) {
   const messagesRepo = new MessagesRepo(p.db);
   const edits = new MessageEditsRepo(p.db);
+  const removals = new MessageRemovalsRepo(p.db);
   const activity = new RoomActivityRepo(p.db);
   const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
   const messages = new MessagesService({
@@ -34,6 +35,7 @@ export function messagesArea(
     enqueuePush: (messageId, replacement) => p.queues.add(QUEUES.messagePush, { messageId, ...(replacement ? { replacement: true } : {}) }),
     clock: p.clock,
     logger: p.logger,
+    removals,
     messageRequests: {
       posts: p.config.MESSAGE_REQUEST_POSTS,
       ephemeral: p.ephemeral,
@@ -65,7 +67,7 @@ export function messagesArea(
       geoLocation: m.geoLocation,
       createdAt: m.createdAt.toISOString(),
     }));
-  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity }, activity, messages, policy, forgetAuthor, exportOf };
+  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, policy, forgetAuthor, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

@@ -76,6 +76,40 @@ export interface MessageEditDoc {
   replacedAt: Date;
 }
 
+/**
+ * Deletions for everyone under way (`message_removals`): written before the tombstone, removed once
+ * every follow-up is done (files, earlier versions, reply excerpts, the chat list, the broadcast). A
+ * process that died between the two leaves its row, and the minute clean-up finishes the deletion.
+ */
+export class MessageRemovalsRepo {
+  private readonly collection: Collection<{ _id: string; at: Date }>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<{ _id: string; at: Date }>('message_removals');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([{ key: { at: 1 }, name: 'by_time' }]);
+  }
+
+  async begin(messageId: string, at: Date): Promise<void> {
+    await this.collection.updateOne({ _id: messageId }, { $setOnInsert: { at } }, { upsert: true });
+  }
+
+  async done(messageId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: messageId });
+  }
+
+  async pending(messageId: string): Promise<boolean> {
+    return (await this.collection.countDocuments({ _id: messageId }, { limit: 1 })) > 0;
+  }
+
+  /** Deletions begun before `before` and not finished: a process died midway. */
+  async stalled(before: Date, limit: number): Promise<string[]> {
+    return (await this.collection.find({ at: { $lt: before } }).limit(limit).toArray()).map((row) => row._id);
+  }
+}
+
 export class MessageEditsRepo {
   private readonly collection: Collection<MessageEditDoc>;
 

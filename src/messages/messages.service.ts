@@ -10,7 +10,7 @@ import { TtlCache } from '../platform/cache/ttl-cache.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { GeoLocator } from '../platform/geoip.js';
 import { randomFillSync, randomUUID } from 'node:crypto';
-import type { GeoLocation, MessageDoc, MessageEditsRepo, MessagesRepo, ReplyExcerpt } from './messages.repo.js';
+import type { GeoLocation, MessageDoc, MessageEditsRepo, MessageRemovalsRepo, MessagesRepo, ReplyExcerpt } from './messages.repo.js';
 import { ownClientKey } from './messages.repo.js';
 import type { RoomActivityRepo } from './room-activity.repo.js';
 import type { RoomDoc } from '../rooms/index.js';
@@ -47,6 +47,9 @@ export interface PostRequest {
 }
 
 export const MAX_MESSAGE_LENGTH = 10_000;
+
+/** A deletion whose follow-ups are not done this long after it began died midway. */
+const STALLED_REMOVAL_MS = 60_000;
 
 /**
  * A new message id: twelve bytes in hex, shaped like an ObjectId and ordered as one (seconds first,
@@ -185,6 +188,8 @@ export class MessagesService {
        * of the sender until they do. `memberCount` reads the room fresh (the posting path's is cached).
        */
       messageRequests: { posts: number; ephemeral: EphemeralStore; slotKey: (roomId: string, userId: string) => string; memberCount: (roomId: string) => Promise<number> };
+      /** Deletions for everyone under way, so a crash midway is finished by the minute clean-up. */
+      removals: MessageRemovalsRepo;
     },
   ) {}
 
@@ -510,8 +515,28 @@ export class MessagesService {
    * members' sockets told `message.deleted`. False when there was nothing to delete.
    */
   async removeForEveryone(messageId: string): Promise<boolean> {
+    const { removals } = this.deps;
+    const unfinished = await removals.pending(messageId);
+    await removals.begin(messageId, this.deps.clock());
     const before = await this.deps.messages.tombstone(messageId, this.deps.clock());
-    if (!before) return false;
+    if (!before) {
+      // Deleted already: by a deletion that died midway (its row was there), which this one finishes;
+      // or long ago (then the row just made is taken back).
+      const tombstone = unfinished ? await this.deps.messages.findById(messageId) : null;
+      if (tombstone?.deletedAt) await this.finishRemoval(tombstone);
+      else await removals.done(messageId);
+      return false;
+    }
+    await this.finishRemoval(before);
+    return true;
+  }
+
+  /**
+   * Every follow-up of a deletion, each of which may run again: the files, the earlier versions, the
+   * replies' excerpts, the chat list's preview and unread counts, the broadcast, the replacement push.
+   */
+  private async finishRemoval(before: MessageDoc): Promise<void> {
+    const messageId = before._id;
     await this.deps.removeFiles(messageId);
     await this.deps.edits.removeOf(messageId);
     await this.deps.messages.updateReplies(messageId, { id: messageId, userId: before.userId, excerpt: null, kind: 'DELETED' });
@@ -523,7 +548,19 @@ export class MessagesService {
     await this.deps.events.toRoom(before.roomId, 'message.deleted', { roomId: before.roomId, messageId });
     // A push shown for it in the last day is replaced (same collapse key: the room) by one saying it was deleted.
     if (this.deps.clock().getTime() - before.createdAt.getTime() < REPLACE_PUSH_WITHIN_MS) await this.deps.enqueuePush(messageId, true);
-    return true;
+    await this.deps.removals.done(messageId);
+  }
+
+  /** Deletions a dead process left midway (tombstone written, follow-ups not all done), finished; how many. */
+  async finishStalledRemovals(now: Date): Promise<number> {
+    const stalled = await this.deps.removals.stalled(new Date(now.getTime() - STALLED_REMOVAL_MS), 100);
+    for (const messageId of stalled) {
+      const message = await this.deps.messages.findById(messageId);
+      if (message?.deletedAt) await this.finishRemoval(message);
+      // Gone, or not a tombstone (the process died before writing it: the member's retry deletes it).
+      else await this.deps.removals.done(messageId);
+    }
+    return stalled.length;
   }
 
   /**

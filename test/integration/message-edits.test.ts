@@ -221,6 +221,39 @@ describe('editing, deleting and replying to messages (issue 42, items 1-3)', () 
     assert.equal((await api(private_, 'GET', `/api/messages/${own}/readers`)).json().code, 'READ_RECEIPTS_OFF');
   });
 
+  it('a deletion that died after its tombstone is finished: by the minute clean-up, or by the author\'s retry', async () => {
+    const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
+    const room = await makeRoom(t, author, { members: [member] });
+    /** A message with an earlier version and a reply quoting it, "deleted" by a process that died right after the tombstone. */
+    const halfDeleted = async (text: string) => {
+      const id = await postMessage(t, author, room.id, `${text} first`);
+      assert.equal((await api(author, 'PATCH', `/api/messages/${id}`, { message: text })).statusCode, 200);
+      const reply = await postMessage(t, member, room.id, 'Quoting it', { replyToId: id });
+      await t.ctx.repos.messageRemovals.begin(id, new Date());
+      await t.ctx.repos.messages.tombstone(id, new Date());
+      return { id, reply };
+    };
+    const leftOver = async ({ id, reply }: { id: string; reply: string }) => ({
+      edits: await t.db.collection('message_edits').countDocuments({ messageId: id }),
+      excerpt: ((await t.db.collection('messages').findOne({ _id: reply as never })) as { replyTo?: { kind: string } } | null)?.replyTo?.kind,
+      pending: await t.db.collection('message_removals').countDocuments({ _id: id as never }),
+    });
+    const swept = await halfDeleted('Swept');
+    assert.deepEqual(await leftOver(swept), { edits: 1, excerpt: 'TEXT', pending: 1 }, 'the follow-ups were never done');
+    // The minute clean-up a minute later finishes it.
+    const cleaned = await t.ctx.services.maintenance.cleanupExpired(new Date(Date.now() + 120_000));
+    assert.ok(cleaned.unfinishedDeletions >= 1);
+    assert.deepEqual(await leftOver(swept), { edits: 0, excerpt: 'DELETED', pending: 0 });
+    // The author's retry answers as for a deleted message, and finishes it too.
+    const retried = await halfDeleted('Retried');
+    const again = await api(author, 'DELETE', `/api/messages/${retried.id}?scope=everyone`);
+    assert.equal(again.json().code, 'MESSAGE_DELETED');
+    assert.deepEqual(await leftOver(retried), { edits: 0, excerpt: 'DELETED', pending: 0 });
+    // A deletion of long ago leaves no row behind when asked again.
+    assert.equal((await api(author, 'DELETE', `/api/messages/${retried.id}?scope=everyone`)).json().code, 'MESSAGE_DELETED');
+    assert.equal(await t.db.collection('message_removals').countDocuments({ _id: retried.id as never }), 0);
+  });
+
   it('a deleted message\'s push is replaced, under the same collapse key, by one saying so', async () => {
     const [author, member] = await Promise.all([makeUser(t), makeUser(t)]);
     const token = `fcm-deleted-${member.deviceId}`;
