@@ -21,6 +21,7 @@ export const SHARD_KEYS: Record<string, ShardPlan> = {
     why: 'a room\'s timeline (pages before or after a message, the newest) goes to the shards holding that room\'s chunks, never to all; the client key (unique with the room: a resend finds the first post) splits a large room\'s history into chunks. Reads by message id alone (edit, delete, react, readers) carry no room: they go to every shard',
   },
   message_edits: { key: { messageId: 'hashed' }, why: 'a message\'s earlier versions are read by its id' },
+  message_removals: { unsharded: 'deletions for everyone under way: a row lives from the tombstone to the end of its follow-ups, milliseconds' },
   room_activity: { key: { _id: 'hashed' }, why: 'one document per room (its id), read by lists of room ids for the chat list and badges' },
   room_reads: { key: { _id: 'hashed' }, why: 'one read mark per member and room (id room:user), read by lists of those ids for unread counts' },
   room_members: {
