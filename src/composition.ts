@@ -45,7 +45,7 @@ async function composeAreas(p: Platform) {
   const speech = speechArea(p);
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
   const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
-  const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms });
+  const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms, users: users.repos.users });
   const push = pushArea(p, {
     devices: devices.repos.devices,
     inbox: inbox.inbox,

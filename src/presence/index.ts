@@ -2,6 +2,7 @@ import type { ContactsService } from '../contacts/index.js';
 import type { DevicesService } from '../devices/index.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsService } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
 import { PresenceService } from './presence.service.js';
 import { PresenceStore } from './presence.store.js';
 
@@ -11,8 +12,8 @@ export function presenceStore(p: Platform) {
 }
 
 /** Presence as members see it: of themselves, their connections and people sharing a room. */
-export function presenceArea(_p: Platform, deps: { store: PresenceStore; devices: DevicesService; contacts: ContactsService; rooms: RoomsService }) {
-  return { presence: new PresenceService(deps.store, deps.devices, deps.contacts, deps.rooms) };
+export function presenceArea(_p: Platform, deps: { store: PresenceStore; devices: DevicesService; contacts: ContactsService; rooms: RoomsService; users: UserReads }) {
+  return { presence: new PresenceService(deps.store, deps.devices, deps.contacts, deps.rooms, deps.users) };
 }
 
 // What other areas use of this one (they import only this file).

@@ -4,6 +4,7 @@ import type { PresenceStore } from './presence.store.js';
 import type { ContactsService } from '../contacts/index.js';
 import type { DevicesService } from '../devices/index.js';
 import type { RoomsService } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
 import type { UserPresenceSchema } from './presence.schemas.js';
 
 /** As the UserPresence record of the OpenAPI document. */
@@ -15,6 +16,7 @@ export class PresenceService {
     private readonly devices: DevicesService,
     private readonly contacts: ContactsService,
     private readonly rooms: RoomsService,
+    private readonly users: Pick<UserReads, 'findManyByIds'>,
   ) {}
 
   /**
@@ -29,7 +31,11 @@ export class PresenceService {
       this.contacts.connectedAmong(principal.userId, others),
       this.rooms.sharingARoom(principal.userId, others),
     ]);
-    const visible = wanted.filter((id) => id === principal.userId || connected.has(id) || sharing.has(id));
+    const candidates = wanted.filter((id) => id === principal.userId || connected.has(id) || sharing.has(id));
+    // A deleted account answers nothing, as an unknown id (its connections and memberships may not be
+    // erased yet: that runs in the background).
+    const deleted = new Set((await this.users.findManyByIds(candidates.filter((id) => id !== principal.userId))).filter((user) => user.deletedAt).map((user) => user._id));
+    const visible = candidates.filter((id) => !deleted.has(id));
     return Promise.all(
       visible.map(async (userId) => {
         const deviceIds = await this.devices.activeDeviceIds(userId);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newMessageId } from '../../src/messages/messages.service.js';
 import { addressOf, freshPhone, lastCode, startTestApp, type TestApp } from '../helpers/app.js';
-import { httpAs, makeUser } from '../helpers/factories.js';
+import { connect, httpAs, makeUser } from '../helpers/factories.js';
 
 /** The smaller findings of the outside review (issue 52, items 6 and 7). */
 describe('what an attacker could learn or do on the edges', () => {
@@ -59,6 +59,16 @@ describe('what an attacker could learn or do on the edges', () => {
     // The recipient accepts (opens the chat): the limit is gone.
     assert.equal((await api(recipient, 'POST', `/api/rooms/${roomId}/invitation?accept=true`)).statusCode, 200);
     assert.equal((await post(stranger, 'thanks')).statusCode, 200);
+  });
+
+  it('a deleted account answers presence as an unknown id, before its background erase has run', async () => {
+    const [watcher, friend] = await Promise.all([makeUser(t), makeUser(t)]);
+    await connect(t, watcher, friend);
+    const ask = async () => (await api(watcher, 'GET', `/api/presence?userIds=${friend.userId},${watcher.userId}`)).json() as { userId: string }[];
+    assert.deepEqual((await ask()).map((p) => p.userId).sort(), [friend.userId, watcher.userId].sort());
+    // The state right after the deletion, before the erase removed the connection (no worker runs here).
+    await t.db.collection('users').updateOne({ _id: friend.userId as never }, { $set: { deletedAt: new Date() } });
+    assert.deepEqual((await ask()).map((p) => p.userId), [watcher.userId]);
   });
 
   it('message ids keep their order and cannot be guessed from a neighbour\'s', () => {
