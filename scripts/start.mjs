@@ -16,8 +16,8 @@ import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, '.data'));
 const say = (message) => process.stderr.write(`[start] ${message}\n`);
-// The development TURN secret the service uses when TURN_SECRET is unset (src/platform/config.ts).
-const DEV_TURN_SECRET = 'development-only-turn-secret';
+// The secret coturn checks the service's TURN credentials with; the service is given the same one.
+const turnSecret = process.env.TURN_SECRET ?? 'development-only-turn-secret';
 
 ensureNodeModules(root);
 // Node keeps what it compiled of each module on disk and starts the next time from it (Node 22+):
@@ -35,7 +35,7 @@ const stack = await startStack({ dataDir, persistent: true, chainPort: 8545 });
 if (!process.env.EVM_RPC_URL) await startLedgerAfresh(stack);
 // TURN for calls: coturn on the port the service hands out (3478 when free), checking the credentials
 // the service issues with the same secret. TURN_URLS set: that TURN server is used, none is started.
-const turn = process.env.TURN_URLS ? null : await startTurn({ port: await portOrFree(3478), secret: process.env.TURN_SECRET ?? DEV_TURN_SECRET });
+const turn = process.env.TURN_URLS ? null : await startTurn({ port: await portOrFree(3478), secret: turnSecret });
 if (turn) say(`TURN and STUN on 127.0.0.1:${turn.port} (coturn; udp and tcp)`);
 
 const children = new Set();
@@ -64,7 +64,7 @@ if (!(await built)) {
 const env = {
   ...process.env,
   ...stackEnv(stack),
-  ...(turn ? { TURN_URLS: turn.turnUrls, STUN_URLS: turn.stunUrls } : {}),
+  ...(turn ? { TURN_URLS: turn.turnUrls, STUN_URLS: turn.stunUrls, TURN_SECRET: turnSecret } : {}),
   SMS_OUTBOX_FILE: process.env.SMS_OUTBOX_FILE ?? path.join(dataDir, 'sms-outbox.jsonl'),
   // Development: apps' webhooks may be on this machine (`npm run example:pizza`); production refuses them.
   WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true',

@@ -19,6 +19,23 @@ import { summaryProcessor } from './processors/summary.processor.js';
 /** At most one connection warning line this often, while Redis is away. */
 const WARNING_EVERY_MS = 10_000;
 
+/**
+ * Runs `work` every `everyMs`, skipping a tick while the last run is still going (a slow Redis never
+ * piles runs up); its failures go to `failed`. The timer does not keep the process alive.
+ */
+function repeat(everyMs: number, work: () => Promise<void>, failed: (error: unknown) => void): NodeJS.Timeout {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    work()
+      .catch(failed)
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
 /** What the role keeps of each BullMQ worker. */
 interface RunningWorker {
   readonly name: string;
@@ -135,37 +152,30 @@ export async function startWorkers(platform: Pick<Platform, 'logger' | 'redis' |
   log.info({ queues: workers.map((worker) => worker.name) }, 'workers running');
   // Room calls whose media node died or lost its mediasoup worker end as FAILED within seconds. A
   // timer, not a queue: each look is two Redis reads, and every worker node may look (ending is idempotent).
-  let watching = false;
-  const watchMedia = setInterval(() => {
-    if (watching) return;
-    watching = true;
-    services.roomCalls
-      .endLostMedia()
-      .then((ended) => ended > 0 && log.warn({ ended }, 'room calls ended: their media node or worker is gone'))
-      .catch((error: unknown) => connectionWarning('room-call media watch', error))
-      .finally(() => (watching = false));
-  }, SFU_WATCH_EVERY_MS);
-  watchMedia.unref();
+  const watchMedia = repeat(
+    SFU_WATCH_EVERY_MS,
+    async () => {
+      const ended = await services.roomCalls.endLostMedia();
+      if (ended > 0) log.warn({ ended }, 'room calls ended: their media node or worker is gone');
+    },
+    (error) => connectionWarning('room-call media watch', error),
+  );
   // The repeating schedules live in Redis: a Redis that came back empty (no append-only file, a
   // failover to an empty replica) would leave the sweeps, the scans and the reconciler unscheduled
   // until a worker restarts. Each worker puts back what is missing (upserting is idempotent).
   const restored = new Counter({ name: 'worker_schedules_restored_total', help: 'Repeating schedules this worker found missing from Redis and put back', registers });
-  let checking = false;
-  const checkSchedules = setInterval(() => {
-    if (checking) return;
-    checking = true;
-    void (async () => {
+  const checkSchedules = repeat(
+    platform.config.WORKER_SCHEDULE_CHECK_MS,
+    async () => {
       for (const { queue, schedule, job } of schedulers) {
         if (await queue.getJobScheduler(job)) continue;
         await schedule();
         restored.inc();
         log.warn({ queue: queue.name, job }, 'a repeating schedule was missing from Redis: put back');
       }
-    })()
-      .catch((error: unknown) => log.debug({ err: error }, 'schedule check failed (Redis away?)'))
-      .finally(() => (checking = false));
-  }, platform.config.WORKER_SCHEDULE_CHECK_MS);
-  checkSchedules.unref();
+    },
+    (error) => log.debug({ err: error }, 'schedule check failed (Redis away?)'),
+  );
 
   return {
     async close() {

@@ -42,6 +42,8 @@ export function presentAttachment(a: AttachmentDoc): AttachmentView {
 
 const needsProcessing = (kind: AttachmentDoc['kind']) => kind === 'IMAGE' || kind === 'VIDEO';
 const RETRY_IN_A_MINUTE = 60;
+const processingLimitReached = () =>
+  AttachmentsErrors.LIMIT_FILES_IN_PROCESSING({ message: `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, retryAfter: RETRY_IN_A_MINUTE });
 const RANGE = /^bytes=(\d*)-(\d*)$/;
 
 /** Attachment uploads (spec, "Messages", rules 4 and 5). */
@@ -72,19 +74,9 @@ export class AttachmentsService {
   async assertMayUpload(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.deps.rooms.mayPost(principal, roomId);
     if (room.type === 'E2EE') throw AttachmentsErrors.E2EE_USE_ENCRYPTED_UPLOAD();
-    await this.assertCapacity(principal, 0);
+    // With 20 already in processing nothing more is taken (not even files that need none), before any is read.
+    if ((await this.deps.attachments.countProcessing(principal.userId)) >= MAX_PROCESSING_PER_USER) throw processingLimitReached();
     return room;
-  }
-
-  private async assertCapacity(principal: Principal, incoming: number): Promise<void> {
-    const processing = await this.deps.attachments.countProcessing(principal.userId);
-    // With 20 already in processing nothing more is taken; below that, not past 20.
-    if (processing >= MAX_PROCESSING_PER_USER || processing + incoming > MAX_PROCESSING_PER_USER) {
-      throw AttachmentsErrors.LIMIT_FILES_IN_PROCESSING({ message: `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, retryAfter: RETRY_IN_A_MINUTE });
-    }
-    if (incoming > 0 && (await this.deps.mediaBacklog()) + incoming > this.deps.mediaQueueMax) {
-      throw AttachmentsErrors.MEDIA_QUEUE_FULL({ retryAfter: RETRY_IN_A_MINUTE });
-    }
   }
 
   /**
@@ -105,7 +97,7 @@ export class AttachmentsService {
           limit: MAX_PROCESSING_PER_USER,
           n: incoming,
           settled: () => this.deps.attachments.countProcessing(principal.userId),
-          refuse: () => AttachmentsErrors.LIMIT_FILES_IN_PROCESSING({ message: `At most ${MAX_PROCESSING_PER_USER} of your files can be in processing; try again in a minute`, retryAfter: RETRY_IN_A_MINUTE }),
+          refuse: processingLimitReached,
         },
         () => this.store(principal, room, staged, payload, request),
       );

@@ -64,6 +64,7 @@ export function newMessageId(now = Date.now()): string {
   randomFillSync(id, 6, 6);
   return id.toString('hex');
 }
+
 /** A deleted message's push is replaced when it was posted this recently (older notifications are rarely still shown). */
 const REPLACE_PUSH_WITHIN_MS = 24 * 3_600_000;
 /** Read receipts are kept in direct chats and in groups of up to this many members. */
