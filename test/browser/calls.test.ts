@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { chromium, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import type { Browser, BrowserContext, Page } from '@playwright/test';
+import { launchChromium } from '../helpers/browser.js';
 import type { types as ms } from 'mediasoup';
 import { startSfuNode, type SfuNode } from '../../src/sfu/sfu-node.js';
 import type { Workers } from '../../workers/main.js';
@@ -15,8 +16,6 @@ import { spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { spawnRole } from '../helpers/processes.js';
 import { until } from '../helpers/wait.js';
 
-// Debian's chromium, installed by scripts/test.mjs (Playwright downloads no browser here).
-const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const TURN_SECRET = 'browser-calls-turn-secret-0123456789';
 
@@ -98,16 +97,12 @@ describe('calls between browsers (Chromium with fake media, the calls example)',
       ),
     );
     [workers, sfu, hub] = await Promise.all([startTestWorkers(t), startSfuNode(t.ctx.platform, { port: 0 }), spawnHub(t.config)]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-        // A camera and microphone that make test patterns, allowed without asking.
-        '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
-        // Host candidates as addresses, not mDNS names (nothing resolves .local here).
-        '--disable-features=WebRtcHideLocalIpsWithMdns',
-      ],
-    });
+    browser = await launchChromium([
+      // A camera and microphone that make test patterns, allowed without asking.
+      '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
+      // Host candidates as addresses, not mDNS names (nothing resolves .local here).
+      '--disable-features=WebRtcHideLocalIpsWithMdns',
+    ]);
   });
   after(async () => {
     await Promise.allSettled(contexts.map((context) => context.close()));

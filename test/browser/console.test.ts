@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
+import { launchChromium } from '../helpers/browser.js';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { bearer, freshPhone, lastCode, signIn, startTestApp, type TestApp } from '../helpers/app.js';
 import { json, startAppServer, verifyAsAnApp, type AppServer } from '../helpers/app-server.js';
@@ -15,8 +16,6 @@ import { multipart } from '../helpers/multipart.js';
 import { withBiometricKey } from '../helpers/wallets.js';
 import { limitSigned } from '../../src/wallets/limits.service.js';
 
-// Debian's chromium, installed by scripts/test.mjs (Playwright downloads no browser here).
-const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
 // `npm run docs:screenshots` points this at docs/images/console; otherwise they go to a temporary folder.
 const SHOTS = process.env.CONSOLE_SCREENSHOTS_DIR ?? path.join(os.tmpdir(), 'console-screenshots');
 const ADMIN_PHONE = '+4915100000777';
@@ -73,10 +72,7 @@ describe('the console in a real browser (Chromium driven by Playwright)', () => 
     });
     await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
     elsewhereUrl = `http://localhost:${(elsewhere.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

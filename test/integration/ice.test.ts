@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/ports.js';
-import { until } from '../helpers/wait.js';
 
 const SECRET = 'turn-shared-secret-for-tests';
 
@@ -29,33 +28,12 @@ describe('ICE servers and TURN credentials against a real turnserver', () => {
   let port: number;
 
   before(async () => {
-    port = await freePort();
+    // The local stack's coturn, as `npm start` runs it (scripts/stack.mjs), on the test's own ports.
+    const { startTurn } = (await import(pathToFileURL(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../scripts/stack.mjs')).href)) as {
+      startTurn(options: { secret: string; minPort: number; maxPort: number }): Promise<{ child: ChildProcess; port: number }>;
+    };
+    ({ child: turn, port } = await startTurn({ secret: SECRET, minPort: 51000, maxPort: 51999 }));
     t = await startTestApp({ TURN_SECRET: SECRET, TURN_URLS: `turn:127.0.0.1:${port}?transport=udp`, STUN_URLS: `stun:127.0.0.1:${port}`, TURN_CREDENTIAL_TTL: '3' });
-    turn = spawn(
-      'turnserver',
-      [
-        '-n', '--listening-ip=127.0.0.1', `--listening-port=${port}`, '--relay-ip=127.0.0.1', '--use-auth-secret', `--static-auth-secret=${SECRET}`,
-        '--realm=test.local', '--allow-loopback-peers', '--no-cli', '--no-tls', '--no-dtls', '--min-port=51000', '--max-port=51999', '--log-file=stdout', '--simple-log',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      let log = '';
-      const timer = setTimeout(() => reject(new Error(`turnserver did not start: ${log}`)), 10_000);
-      turn.stdout!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        if (/Total General servers|listener opened on/.test(log)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
-    // Its log says a listener opened; the test starts once the TCP listener takes a connection.
-    const accepts = () => new Promise<boolean>((resolve) => {
-      const probe = net.connect({ host: '127.0.0.1', port }, () => (probe.destroy(), resolve(true)));
-      probe.once('error', () => resolve(false));
-    });
-    await until(accepts, 'turnserver to accept connections', 10_000);
   });
   after(async () => {
     turn.kill('SIGKILL');
