@@ -47,9 +47,12 @@ async function main() {
   const logger = createLogger(config, 'chat-platform');
   // A hub holds tens of thousands of idle sockets: V8's memory saver mode gives back the heap pages a
   // connection storm left committed (bench/RESULTS.md: 26 → 9 KB of RSS per idle socket on Node 24,
-  // for about 20-25 ms of CPU a second per process).
+  // for about 20-25 ms of CPU a second per process). By default only in a hub-only process: sharing
+  // one with the api and worker (npm start), it collected their request and job garbage too, more
+  // often, and cost CPU on every post (bench/RESULTS.md, "What a post costs").
   // Set before the hub allocates anything.
-  if (roles.has('realtime') && config.HUB_MEMORY_SAVER) setFlagsFromString('--memory-saver-mode');
+  const hubOnly = roles.size === 1 && roles.has('realtime');
+  if (roles.has('realtime') && (config.HUB_MEMORY_SAVER === 'true' || (config.HUB_MEMORY_SAVER === 'auto' && hubOnly))) setFlagsFromString('--memory-saver-mode');
   // A hub asked for uWebSockets.js whose addon cannot load refuses to start, before anything connects.
   if (roles.has('realtime') && config.SOCKET_ENGINE === 'uws') {
     try {

@@ -213,6 +213,38 @@ export function insertGroupRoom(db, roomId, creatorId, memberCount, at = new Dat
   return db.collection('rooms').insertOne({ _id: roomId, type: 'PRIVATE_GROUP', name: roomId, description: null, link: null, nameWords: [roomId], creatorId, admins: [], commentsEnabled: false, participantPublishEnabled: true, visible: false, uniqueKey: roomId, memberCount, createdAt: at, updatedAt: at });
 }
 
+/**
+ * A private group of `count` members (users `u<offset + i>`, each with one device `d<offset + i>`
+ * and an access token), enabled and unmuted as a join makes them, written straight to the database:
+ * the benches measure posting and fan-out, not sign-in and joins.
+ */
+export async function seedGroupRoom(ctx, config, roomId, count, offset) {
+  const { TokenService } = await import('../dist/src/auth/tokens.js');
+  const tokens = new TokenService(config.JWT_SECRET, 6 * 3600, 300);
+  const at = new Date();
+  const people = [];
+  for (let start = 0; start < count; start += 5000) {
+    const users = [], devices = [], members = [], userRooms = [];
+    for (let i = start; i < Math.min(count, start + 5000); i++) {
+      const userId = `u${offset + i}`, deviceId = `d${offset + i}`;
+      users.push({ _id: userId, phone: `+1888${String(offset + i).padStart(7, '0')}`, displayName: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, createdAt: at, updatedAt: at });
+      devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: at, lastSeenAt: at, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: at, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
+      members.push({ _id: `${roomId}:${userId}`, roomId, userId, active: true, enabled: true, muted: false, publishEnabled: null, removedByAdmin: false, joinedAt: at });
+      userRooms.push({ _id: userId, roomIds: [roomId] });
+      people.push({ userId, deviceId });
+    }
+    await Promise.all([
+      ctx.platform.db.collection('users').insertMany(users),
+      insertDevices(ctx.platform.db, devices),
+      ctx.platform.db.collection('room_members').insertMany(members),
+      ctx.platform.db.collection('user_rooms').insertMany(userRooms),
+    ]);
+  }
+  await insertGroupRoom(ctx.platform.db, roomId, people[0].userId, count, at);
+  for (const p of people) p.token = await tokens.signAccess({ userId: p.userId, deviceId: p.deviceId });
+  return people;
+}
+
 /** Documents per insert while seeding: mongo-java-server answers nothing else on that thread meanwhile. */
 const SEED_CHUNK = 1000;
 
@@ -246,4 +278,33 @@ export async function seedMembers(ctx, config, count, room) {
   }
   for (const entry of result) entry.token = await tokens.signAccess({ userId: entry.userId, deviceId: entry.deviceId });
   return result;
+}
+
+/**
+ * Waits until the worker has taken and finished every job of `queue` (none waiting, delayed or
+ * active), or `limitMs` went by; resolves with whether it drained.
+ */
+export async function queueDrained(ctx, queue, limitMs) {
+  const { Queue } = await import('bullmq');
+  const jobs = new Queue(queue, { connection: ctx.platform.redis, prefix: ctx.platform.queues.prefixOf(queue) });
+  const until = performance.now() + limitMs;
+  try {
+    for (;;) {
+      const counts = await jobs.getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'waiting-children');
+      if (Object.values(counts).every((count) => count === 0)) return true;
+      if (performance.now() > until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await jobs.close();
+  }
+}
+
+/**
+ * After push tokens were written straight to the database (behind the service's back): the rooms'
+ * push reach forgotten, as setting a token through the api does, so their next posts' jobs learn it.
+ */
+export async function forgetPushReach(ctx, roomIds) {
+  const { PushReachStore } = await import('../dist/src/push/push-reach.js');
+  await new PushReachStore(ctx.platform.redis, ctx.platform.keys.push).forget(roomIds);
 }

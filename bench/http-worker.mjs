@@ -1,5 +1,6 @@
-// An HTTP load-generator process for bench/messages.mjs: closed loops and fixed-rate open loops
-// against one endpoint, with keep-alive connections. Driven over IPC; answers latencies in ms.
+// An HTTP load-generator process for bench/messages.mjs and bench/post-cost.mjs: closed loops and
+// fixed-rate open loops against one endpoint (or, fixed-rate, several in turn: `targets`), with
+// keep-alive connections. Driven over IPC; answers latencies in ms.
 import http from 'node:http';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,8 +38,8 @@ async function closed(target, seconds) {
   return { times, failures };
 }
 
-async function fixedRate(target, perSecond, seconds) {
-  const send = sender(target);
+async function fixedRate(targets, perSecond, seconds) {
+  const senders = targets.map(sender);
   const times = [];
   let failures = 0;
   const start = performance.now();
@@ -49,7 +50,7 @@ async function fixedRate(target, perSecond, seconds) {
     if (wait > 1) await sleep(wait);
     else await tick();
     const t0 = performance.now();
-    inflight.push(send().then((status) => {
+    inflight.push(senders[i % senders.length]().then((status) => {
       times.push(performance.now() - t0);
       if (status >= 400) failures++;
     }));
@@ -59,6 +60,6 @@ async function fixedRate(target, perSecond, seconds) {
 }
 
 process.on('message', async (m) => {
-  const result = m.cmd === 'closed' ? await closed(m.target, m.seconds) : await fixedRate(m.target, m.perSecond, m.seconds);
+  const result = m.cmd === 'closed' ? await closed(m.target, m.seconds) : await fixedRate(m.targets ?? [m.target], m.perSecond, m.seconds);
   process.send({ id: m.id, ...result });
 });

@@ -18,7 +18,7 @@ import type { Logger } from './platform/logger.js';
 import { createPlatform, type Platform } from './platform/platform.js';
 import { IdempotencyStore } from './platform/idempotency.js';
 import { presenceArea, presenceStore } from './presence/index.js';
-import { pushArea } from './push/index.js';
+import { pushArea, pushReach } from './push/index.js';
 import { roomsArea } from './rooms/index.js';
 import { speechArea } from './speech/index.js';
 import { summariesArea } from './summaries/index.js';
@@ -40,7 +40,8 @@ async function composeAreas(p: Platform) {
   const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, blocker: contacts.blocks, connections: contacts.repos.connections, events });
   // Messages of encrypted rooms claim the encrypted uploads kept by the attachments store.
   const attachmentStore = attachmentsStore(p);
-  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input), removeFiles: attachmentStore.forgetMessageFiles });
+  const reach = pushReach(p, presenceStores.store);
+  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input), removeFiles: attachmentStore.forgetMessageFiles, mayNeedPush: reach.mayNeedPush });
   const attachments = attachmentsArea(p, { store: attachmentStore, messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
   const summaries = summariesArea(p, { messages, users: users.repos.users, events });
@@ -56,6 +57,7 @@ async function composeAreas(p: Platform) {
     members: rooms.repos.roomMembers,
     blocks: contacts.repos.blocks,
     users: users.repos.users,
+    reach: reach.reach,
   });
   const wallets = walletsArea(p, {
     users: users.repos.users,

@@ -17,7 +17,7 @@ export const ROUND_TRIP_BUDGETS = {
   'message post': {
     mongo: 2,
     redis: 2,
-    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert (room and membership cached; under load both are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast, the push job (under load both go out with other posts\' in one write)',
+    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert (room and membership cached; under load both are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast, the room\'s push reach (under load both go out with other posts\' in one write). Nobody here has a push token: no job. A device of another member with a token adds its presence (two round trips) and, when it is offline, the push job; a reach not learned yet (a change since the last job) adds the job',
     afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark (shared with other marks under load; meanwhile the newest message\'s author counts as having read it all)' },
   },
   'message post with clientMessageId': {
@@ -31,6 +31,11 @@ export const ROUND_TRIP_BUDGETS = {
     redis: 4,
     why: 'as a post | redis: and the key\'s claim and its answer',
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
+  },
+  'message push job': {
+    mongo: 11,
+    redis: 6,
+    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept, the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
   },
   comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
   'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },
@@ -94,7 +99,7 @@ export const ROUND_TRIP_BUDGETS = {
   'attachment upload': {
     mongo: 4,
     redis: 2,
-    why: 'a file that needs no processing: mongo: the caller\'s files in processing (before the files are read), the message\'s two, the attachment | redis: the broadcast, the job. An image or video adds the processing slots taken and given back (redis 2) and the count again under them (mongo 1): the limit holds under concurrency',
+    why: 'a file that needs no processing: mongo: the caller\'s files in processing (before the files are read), the message\'s two, the attachment | redis: the broadcast, the room\'s push reach (nobody to push: no job). An image or video adds the processing slots taken and given back (redis 2) and the count again under them (mongo 1): the limit holds under concurrency',
     afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark, as a post' },
   },
 } satisfies Record<string, Budget>;

@@ -51,6 +51,7 @@ export class DevicesService {
   async setPushToken(principal: Principal, input: { token: string | null; provider: PushTokenRecord['provider'] }): Promise<void> {
     const record = input.token === null ? null : { token: input.token, provider: input.provider, updatedAt: this.clock() };
     await this.devices.setPushToken(principal.deviceId, record);
+    if (record) await this.domainEvents.emit('device.push-token-set', { deviceId: principal.deviceId, userId: principal.userId });
   }
 
   async setVoipPushToken(principal: Principal, input: { token: string | null }): Promise<void> {

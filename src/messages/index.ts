@@ -11,7 +11,15 @@ import { MessagesService, type ClaimUploads } from './messages.service.js';
 /** Posting and reading messages, comments and translations of broadcast posts. */
 export function messagesArea(
   p: Platform,
-  deps: { rooms: RoomsArea; users: UsersArea; events: DeviceEvents; claimUploads: ClaimUploads; removeFiles: (messageId: string) => Promise<void> },
+  deps: {
+    rooms: RoomsArea;
+    users: UsersArea;
+    events: DeviceEvents;
+    claimUploads: ClaimUploads;
+    removeFiles: (messageId: string) => Promise<void>;
+    /** Whether a new message of the room may have anyone to push to (the push area's reach). */
+    mayNeedPush: (roomId: string, authorId: string) => Promise<boolean>;
+  },
 ) {
   const messagesRepo = new MessagesRepo(p.db);
   const edits = new MessageEditsRepo(p.db);
@@ -33,6 +41,7 @@ export function messagesArea(
     windows: { editMs: p.config.MESSAGE_EDIT_WINDOW * 1000, deleteMs: p.config.MESSAGE_DELETE_WINDOW * 1000 },
     // Members who did not get a post live are pushed from one worker job per post.
     enqueuePush: (messageId, replacement) => p.queues.add(QUEUES.messagePush, { messageId, ...(replacement ? { replacement: true } : {}) }),
+    mayNeedPush: deps.mayNeedPush,
     clock: p.clock,
     logger: p.logger,
     removals,

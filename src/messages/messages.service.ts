@@ -182,6 +182,8 @@ export class MessagesService {
       windows: { editMs: number; deleteMs: number };
       /** Queues the push of a new message to the members who did not get it live (one job per post). */
       enqueuePush: (messageId: string, replacement?: boolean) => Promise<void>;
+      /** Whether a new timeline message may have anyone to push to (no: every device that could be pushed has a live socket, or there is none). */
+      mayNeedPush: (roomId: string, authorId: string) => Promise<boolean>;
       clock: Clock;
       logger: Logger;
       /**
@@ -354,12 +356,17 @@ export class MessagesService {
 
   /**
    * A new message told: live, one broadcast to the room's socket.io room on every node (devices catch
-   * up by reading); to members without a live socket, by the push its queued job fans out.
+   * up by reading); to members without a live socket, by the push its queued job fans out. No job
+   * when nobody could be pushed (mayNeedPush); a comment, pushed to its parent's author alone, always
+   * gets one.
    */
   private async announce(doc: MessageDoc): Promise<MessageView> {
     const view = presentMessage(doc);
+    const push = async () => {
+      if (doc.parentId !== null || (await this.deps.mayNeedPush(doc.roomId, doc.userId))) await this.deps.enqueuePush(doc._id);
+    };
     // Both before the answer: the author's next post cannot overtake this one's broadcast (a failover delays a publish).
-    await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), this.deps.enqueuePush(doc._id)]);
+    await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), push()]);
     return view;
   }
 

@@ -63,7 +63,9 @@ const EnvSchema = z
     // events wait in its inbox; slow for HUB_SLOW_SOCKET_GRACE_MS, or at 4 times the bytes, it is disconnected.
     HUB_SLOW_SOCKET_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
     HUB_SLOW_SOCKET_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-    HUB_MEMORY_SAVER: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    // auto: on in a process that runs the realtime role alone (a hub node), off where the hub shares
+    // a process with the api or worker, whose heaps churn with every request and job (issue 53).
+    HUB_MEMORY_SAVER: z.enum(['auto', 'true', 'false']).default('auto'),
     PUBLIC_BASE_URL: z.url().optional(),
     // Files members send and data exports are served from this origin when set (a host of its own,
     // say https://media.example.com, reaching the same api nodes): no member's file ever shares an

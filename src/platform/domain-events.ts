@@ -13,6 +13,10 @@ export interface DomainEventMap {
   'user.email-confirmed': { userId: string; email: string };
   /** A user became an active member of a room (created it, joined, was added). */
   'room.member-joined': { roomId: string; userId: string };
+  /** A member's own settings in a room changed (muted, enabled): who a post is pushed to may have changed. */
+  'room.member-changed': { roomId: string; userId: string };
+  /** A device was given a push token (a new one, or again): posts of its user's rooms may now be pushed to it. */
+  'device.push-token-set': { deviceId: string; userId: string };
   /** A member left a room or was removed from it. */
   'room.member-left': { roomId: string; userId: string; byAdmin: boolean };
   /** One user blocked another: what was pending between them (room invitations) is cancelled. */
@@ -31,7 +35,7 @@ type Handlers = { [K in DomainEventName]: Handler<K>[] };
  * undo what already happened.
  */
 export class DomainEvents {
-  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'user.email-confirmed': [], 'room.member-joined': [], 'room.member-left': [], 'user.blocked': [], 'room.invitation-reported': [] };
+  private readonly handlers: Handlers = { 'device.revoked': [], 'user.signed-in': [], 'user.email-confirmed': [], 'room.member-joined': [], 'room.member-changed': [], 'device.push-token-set': [], 'room.member-left': [], 'user.blocked': [], 'room.invitation-reported': [] };
 
   constructor(private readonly logger: Logger) {}
 

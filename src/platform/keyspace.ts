@@ -5,7 +5,7 @@
  * On a Redis Cluster the keys one command, transaction or script touches together must live in one
  * slot: they share a hash tag, the `{...}` part Redis hashes instead of the whole key (a device's
  * inbox and its presence `{dev:ID}`, a hub node's heartbeats `{node:ID}`, an app's breaker `{app:ID}`,
- * the SFU's registry `{sfu}`, each queue's keys `{q:NAME}`). `REDIS_PREFIX` holds no braces, so a
+ * the SFU's registry `{sfu}`, each queue's keys `{q:NAME}`, a room's push reach `{room:ID}`). `REDIS_PREFIX` holds no braces, so a
  * key's first tag is always one of these.
  */
 export function keyspace(prefix: string) {
@@ -53,6 +53,11 @@ export function keyspace(prefix: string) {
       /** A console browser session (by the hash of its cookie), and what it keeps to show once. */
       webSession: (id: string) => `${prefix}web-session:${id}`,
       webShown: (id: string, shownId: string) => `${prefix}web-shown:${id}:${shownId}`,
+    },
+    push: {
+      /** Who a room's new message could be pushed to (PushReachStore), and its version, in the room's slot (`{room:ID}`). */
+      reach: (roomId: string) => `${prefix}push:reach:{room:${roomId}}`,
+      reachVersion: (roomId: string) => `${prefix}push:reach-version:{room:${roomId}}`,
     },
     users: {
       /** Wrong authenticator codes on two-factor enable and disable, per account. */

@@ -91,6 +91,20 @@ export class PresenceStore {
     return beats.some((beat) => beat === 1);
   }
 
+  /**
+   * Which of `deviceIds` are online, as `ofDevices` tells it without the last-seen times: two round
+   * trips however many devices (their nodes, then those nodes' heartbeats), each one write per server.
+   */
+  async onlineAmong(deviceIds: string[]): Promise<Set<string>> {
+    if (deviceIds.length === 0) return new Set();
+    const nodesOf = await Promise.all(deviceIds.map((id) => this.nodesOf(id)));
+    const nodes = [...new Set(nodesOf.flat())];
+    const beats = await Promise.all(nodes.map((n) => this.redis.exists(this.nodeKey(n))));
+    const alive = new Set(nodes.filter((_, i) => beats[i] === 1));
+    // `!`: nodesOf has one entry per device id.
+    return new Set(deviceIds.filter((_, i) => nodesOf[i]!.some((n) => alive.has(n))));
+  }
+
   async ofDevices(deviceIds: string[]): Promise<DevicePresence[]> {
     if (deviceIds.length === 0) return [];
     // One command per key, sent together: auto-pipelining makes them one write per server (keys of

@@ -11,6 +11,16 @@ import type { ActivityReads, MessageReads } from '../messages/index.js';
 import type { MembershipReads, RoomReads } from '../rooms/index.js';
 import type { UserReads } from '../users/index.js';
 import { QUEUES } from '../platform/queues.js';
+import { mayNeedPush, PushReachStore } from './push-reach.js';
+
+/**
+ * Who a room's posts could be pushed to (PushReachStore), made before the areas that post: a post
+ * asks it whether its push job is worth starting.
+ */
+export function pushReach(p: Platform, presence: PresenceStore) {
+  const reach = new PushReachStore(p.redis, p.keys.push);
+  return { reach, mayNeedPush: (roomId: string, authorId: string) => mayNeedPush(reach, (deviceIds) => presence.onlineAmong(deviceIds), roomId, authorId) };
+}
 
 /**
  * Pushes to offline devices, in the worker. The providers (and their key files) are read on the
@@ -28,8 +38,13 @@ export function pushArea(
     members: MembershipReads;
     blocks: BlockReads;
     users: UserReads;
+    reach: PushReachStore;
   },
 ) {
+  // What could add a device to a room's reach drops it: the next post's job learns it again.
+  p.domainEvents.on('room.member-joined', ({ roomId }) => deps.reach.forget([roomId]));
+  p.domainEvents.on('room.member-changed', ({ roomId }) => deps.reach.forget([roomId]));
+  p.domainEvents.on('device.push-token-set', async ({ userId }) => deps.reach.forget(await deps.members.activeRoomIds(userId)));
   let providers: ReturnType<typeof pushProviders> | null = null;
   const open = () => (providers ??= pushProviders(p.config, p.db));
   const providerFor = (service: PushTarget['service']) => open().providerFor(service);

@@ -9,9 +9,11 @@ import type { RedisClient } from '../platform/redis.js';
 import type { UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
 import { GroupWriter } from '../platform/group-writer.js';
+import { REACH_MAX_DEVICES, type PushReachStore } from './push-reach.js';
 import { limiter } from '../platform/limiter.js';
 
 type MessageDoc = NonNullable<Awaited<ReturnType<MessageReads['findById']>>>;
+type PushableDevice = Awaited<ReturnType<DevicePushTokens['pushableOf']>>[number];
 
 /** The devices a message's push (or its replacement's) reached. */
 export interface DeliveredLog {
@@ -34,6 +36,7 @@ export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, r
   }, IN_FLIGHT);
   return {
     async among(messageId, replacement, deviceIds) {
+      if (deviceIds.length === 0) return new Set();
       const name = key(messageId, replacement);
       // The hash made (with a field of its own) and its life set before any push is added to it.
       const [found] = await Promise.all([deviceIds.length > 0 ? redis.hmget(name, ...deviceIds) : [], redis.multi().hset(name, '_', '1').expire(name, 86_400).exec()]);
@@ -93,7 +96,7 @@ export class MessagePushService {
       activity: Pick<ActivityReads, 'activityOf' | 'readMarksOf'>;
       blocks: Pick<BlockReads, 'blockersAmong'>;
       devices: Pick<DevicePushTokens, 'pushableOf' | 'setPushToken'>;
-      presence: Pick<PresenceStore, 'ofDevices'>;
+      presence: Pick<PresenceStore, 'onlineAmong'>;
       users: Pick<UserReads, 'findById'>;
       providerFor: (service: PushTarget['service']) => PushProvider | null;
       /** Queues the parts of a large room's fan-out (message-push jobs with `part`). */
@@ -102,6 +105,8 @@ export class MessagePushService {
       partMembers: number;
       /** Which devices a message's push already reached (a job run again after a failure sends to the others only). */
       delivered: DeliveredLog;
+      /** Who the room's posts could be pushed to, learned here for the posts to come (a post with nobody to push starts no job). */
+      reach: Pick<PushReachStore, 'version' | 'store'>;
     },
   ) {}
 
@@ -115,45 +120,59 @@ export class MessagePushService {
     const message = await this.deps.messages.findById(job.messageId);
     const room = message ? await this.deps.rooms.findById(message.roomId) : null;
     if (!message || !room) return { ...outcome, parts: 0 };
-    const recipients = job.part ? job.part.memberIds : await this.recipientsOf(message.roomId, message.userId, message.parentId);
+    const replacement = Boolean(job.replacement);
+    if (job.part) return { ...(await this.pushTo(message, room, job.part.memberIds, replacement)), parts: 0 };
+    const { recipients, devices } = await this.recipientsOf(message);
     const size = this.deps.partMembers;
-    if (!job.part && recipients.length > size) {
+    if (recipients.length > size) {
       const parts: MessagePushJob[] = [];
       for (let i = 0; i < recipients.length; i += size) {
-        parts.push({ messageId: job.messageId, ...(job.replacement ? { replacement: true } : {}), part: { index: parts.length, memberIds: recipients.slice(i, i + size) } });
+        parts.push({ messageId: job.messageId, ...(replacement ? { replacement: true } : {}), part: { index: parts.length, memberIds: recipients.slice(i, i + size) } });
       }
       await this.deps.enqueueParts(parts);
       return { ...outcome, recipients: recipients.length, parts: parts.length };
     }
-    return { ...(await this.pushTo(message, room, recipients, Boolean(job.replacement))), parts: 0 };
+    return { ...(await this.pushTo(message, room, recipients, replacement, devices)), parts: 0 };
   }
 
   /** Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again after a failure). */
-  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean): Promise<MessagePushOutcome> {
+  /**
+   * Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again
+   * after a failure). `known`: the recipients' pushable devices, read already (a small room's).
+   */
+  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean, known?: PushableDevice[]): Promise<MessagePushOutcome> {
     const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const messageId = message._id;
-    const author = message.appId ? null : await this.deps.users.findById(message.userId);
-    const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
-    const deleted = Boolean(message.deletedAt);
-    const base = {
-      title: room.type === 'DIRECT' || !room.name ? authorName : room.name,
-      // A deleted message's push replaces the one shown for it (same collapse key), saying so.
-      text: deleted ? 'This message was deleted' : message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
+    // What the push shows, read once a device needs one.
+    let shown: { base: { title: string; text: string | null }; authorName: string } | null = null;
+    const show = async () => {
+      if (shown) return shown;
+      const author = message.appId ? null : await this.deps.users.findById(message.userId);
+      const authorName = message.appId ? 'App' : (author?.displayName ?? 'Someone');
+      const base = {
+        title: room.type === 'DIRECT' || !room.name ? authorName : room.name,
+        // A deleted message's push replaces the one shown for it (same collapse key), saying so.
+        text: deleted ? 'This message was deleted' : message.encrypted ? null : pushPreview(message.card ? 'Sent a card' : message.message || (message.attachmentIds.length > 0 ? 'Sent an attachment' : '')),
+      };
+      return (shown = { base, authorName });
     };
+    const deleted = Boolean(message.deletedAt);
+    const whose = known ? new Set(recipients) : null;
     // The next batch is read while the pushes of the ones before are on their way.
     const limit = this.inFlight;
     const sends: Promise<void>[] = [];
     for (let i = 0; i < recipients.length; i += BATCH) {
       const batch = recipients.slice(i, i + BATCH);
-      const devices = await this.deps.devices.pushableOf(batch);
-      const presence = await this.deps.presence.ofDevices(devices.map((device) => device._id));
-      const online = new Set(presence.filter((p) => p.online).map((p) => p.deviceId));
+      const devices = known && whose ? known.filter((device) => whose.has(device.userId)) : await this.deps.devices.pushableOf(batch);
+      const online = await this.deps.presence.onlineAmong(devices.map((device) => device._id));
       const unsent = devices.filter((device) => !online.has(device._id) && device.pushToken);
       const reached = await this.deps.delivered.among(messageId, replacement, unsent.map((device) => device._id));
       const offline = unsent.filter((device) => !reached.has(device._id));
       outcome.devices += devices.length;
       outcome.online += online.size;
       outcome.alreadySent += reached.size;
+      if (offline.length === 0) continue;
+      const { base, authorName } = await show();
       const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
       const pushes = offline.map((device) => ({
         device,
@@ -182,22 +201,36 @@ export class MessagePushService {
     return outcome;
   }
 
-  /** Enabled, unmuted members other than the author who did not block the author; for a comment, the parent's author alone. */
-  private async recipientsOf(roomId: string, authorId: string, parentId: string | null): Promise<string[]> {
+  /**
+   * Enabled, unmuted members other than the author who did not block the author; for a comment, the
+   * parent's author alone. A timeline post's members are also the room's reach, kept for the posts
+   * to come; a small room's devices are read here once, for both (`devices`, every member's).
+   */
+  private async recipientsOf(message: MessageDoc): Promise<{ recipients: string[]; devices?: PushableDevice[] }> {
+    const { roomId, userId: authorId, parentId } = message;
     let candidates: string[];
+    let devices: PushableDevice[] | undefined;
     if (parentId) {
       const parent = await this.deps.messages.findById(parentId);
       const member = parent ? (await this.deps.members.membershipsOf(parent.userId, [roomId])).get(roomId) : undefined;
       candidates = parent && member?.active && member.enabled && !member.muted ? [parent.userId] : [];
-    } else candidates = await this.deps.members.pushRecipients(roomId);
+    } else {
+      // The version before the database: a change meanwhile keeps this job from storing what it read.
+      const version = await this.deps.reach.version(roomId);
+      candidates = await this.deps.members.pushRecipients(roomId);
+      if (candidates.length <= REACH_MAX_DEVICES) devices = await this.deps.devices.pushableOf(candidates);
+      await this.deps.reach.store(roomId, version, devices ? devices.map((device) => [device._id, device.userId]) : null);
+    }
     candidates = candidates.filter((userId) => userId !== authorId);
     const blocking = new Set<string>();
     for (let i = 0; i < candidates.length; i += BATCH) for (const id of await this.deps.blocks.blockersAmong(authorId, candidates.slice(i, i + BATCH))) blocking.add(id);
-    return candidates.filter((userId) => !blocking.has(userId));
+    const recipients = candidates.filter((userId) => !blocking.has(userId));
+    return { recipients, devices };
   }
 
   /** Each user's unread messages over all their rooms, as the chat list counts them (three reads for the batch). */
   private async unreadTotals(userIds: string[]): Promise<Map<string, number>> {
+    if (userIds.length === 0) return new Map();
     const roomsOf = await this.deps.members.roomIdsOfUsers(userIds);
     const roomIds = [...new Set([...roomsOf.values()].flat())];
     const keys = [...roomsOf].flatMap(([userId, rooms]) => rooms.map((roomId) => `${roomId}:${userId}`));

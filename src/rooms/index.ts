@@ -42,6 +42,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     users: deps.users.repos.users,
     policy,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
+    domainEvents: p.domainEvents,
     clock: p.clock,
   });
   /** The user's rooms and memberships for their data export. */

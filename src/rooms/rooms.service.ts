@@ -1,4 +1,5 @@
 import type { Clock } from '../platform/clock.js';
+import type { DomainEvents } from '../platform/domain-events.js';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { RoomMembersRepo } from './room-members.repo.js';
@@ -37,6 +38,7 @@ export class RoomsService {
       users: UserReads;
       policy: RoomsPolicy;
       supportedLanguages: string[];
+      domainEvents: DomainEvents;
       clock: Clock;
     },
   ) {}
@@ -188,6 +190,7 @@ export class RoomsService {
     await this.room(roomId);
     await this.deps.policy.enabledMember(roomId, principal.userId);
     const member = await this.deps.members.set(roomId, principal.userId, { muted });
+    if (member) await this.deps.domainEvents.emit('room.member-changed', { roomId, userId: principal.userId });
     return { muted: member?.muted ?? muted };
   }
 
@@ -242,6 +245,7 @@ export class RoomsService {
     const room = await this.managedRoom(principal, roomId);
     if (userId === room.creatorId) throw RoomsErrors.CANNOT_DISABLE_CREATOR();
     if (!(await this.deps.members.set(roomId, userId, { enabled }))) throw RoomsErrors.NOT_A_MEMBER({ message: 'Not a member of this room' });
+    await this.deps.domainEvents.emit('room.member-changed', { roomId, userId });
   }
 
   async setAdmin(principal: Principal, roomId: string, userId: string, admin: boolean): Promise<void> {

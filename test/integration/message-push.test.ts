@@ -7,6 +7,7 @@ import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { until } from '../helpers/wait.js';
 import { pushPreview } from '../../src/push/message-push.service.js';
+import { mayNeedPush, PushReachStore, REACH_MAX_DEVICES } from '../../src/push/push-reach.js';
 
 /** Members with an offline Android device each, written straight to the database (fast for thousands). */
 async function seedOfflineMembers(t: TestApp, roomId: string, count: number): Promise<void> {
@@ -139,6 +140,57 @@ describe('pushes for new messages', () => {
     const outcomes = await jobOutcomes(t, messageId, 2);
     assert.deepEqual(outcomes.post, { recipients: 2_000, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0, parts: 2 });
     assert.deepEqual(outcomes.parts, [0, 1].map(() => ({ recipients: 1_000, devices: 1_000, online: 0, sent: 1_000, invalid: 0, failed: 0, alreadySent: 0, parts: 0 })));
+  });
+
+  it('a post with nobody to push starts no job; a member who goes offline, sets a token or unmutes is pushed the next post', async () => {
+    const [owner, online, tokenless, muted] = await Promise.all([signIn(t), signIn(t).then(withToken), signIn(t), signIn(t).then(withToken)]);
+    const room = await makeRoom(t, owner, { name: 'Reach', members: [online, tokenless, muted] });
+    assert.equal((await api(muted, 'POST', `/api/rooms/${room.id}/muted?muted=true`)).statusCode, 200);
+    const socket = new DeviceClient(online.accessToken);
+    clients.push(socket);
+    await socket.connect(hub.port);
+    const jobKey = (messageId: string) => `${t.ctx.platform.queues.prefixOf('message-push')}:message-push:message-${messageId}`;
+    const jobOf = async (messageId: string) => t.ctx.platform.redis.hgetall(jobKey(messageId));
+
+    // The first post's job learns who the room's posts could reach: the online member's device alone.
+    const first = await postMessage(t, owner, room.id, 'first');
+    await until(async () => Boolean((await jobOf(first)).finishedOn), 'the first post\'s job', 10_000);
+    assert.deepEqual(await t.ctx.platform.redis.get(t.ctx.platform.keys.push.reach(room.id)).then((text) => JSON.parse(text!)), { devices: [[online.deviceId, online.userId]] });
+    // Everyone who could be pushed got it live: no job at all (added before the answer, so none will come).
+    const second = await postMessage(t, owner, room.id, 'second');
+    assert.equal(await t.ctx.platform.redis.exists(jobKey(second)), 0, 'no job for a post nobody could be pushed');
+
+    // A token set: the next post reaches its device.
+    await withToken(tokenless);
+    const third = await postMessage(t, owner, room.id, 'third');
+    assert.equal((await pushed(tokenless, third)).length, 1);
+    // Unmuted: the next post reaches them too.
+    assert.equal((await api(muted, 'POST', `/api/rooms/${room.id}/muted?muted=false`)).statusCode, 200);
+    const fourth = await postMessage(t, owner, room.id, 'fourth');
+    assert.equal((await pushed(muted, fourth)).length, 1);
+    // The online member's socket gone: the next post reaches them by push.
+    socket.close();
+    await until(async () => (await t.ctx.services.presenceStore.onlineAmong([online.deviceId])).size === 0, 'the member offline', 10_000);
+    const fifth = await postMessage(t, owner, room.id, 'fifth');
+    assert.equal((await pushed(online, fifth)).length, 1);
+    for (const id of [first, second, third, fourth]) assert.equal((await pushesTo(online, id)).length, 0, 'nothing pushed while online');
+  });
+
+  it('a job that read the room before a change does not keep what it read (the change\'s version wins)', async () => {
+    const reach = new PushReachStore(t.ctx.platform.redis, t.ctx.platform.keys.push);
+    const roomId = `reach-${randomUUID()}`;
+    const before = await reach.version(roomId);
+    await reach.store(roomId, before, [['device-a', 'user-a']]);
+    assert.deepEqual(await reach.of(roomId), { devices: [['device-a', 'user-a']] });
+    // A job reads the version; a member sets a token meanwhile (the reach forgotten); the job's store is refused.
+    const read = await reach.version(roomId);
+    await reach.forget([roomId]);
+    await reach.store(roomId, read, []);
+    assert.equal(await reach.of(roomId), null);
+    // More devices than a post checks: known, but every post gets its job.
+    await reach.store(roomId, await reach.version(roomId), Array.from({ length: REACH_MAX_DEVICES + 1 }, (_, i): [string, string] => [`device-${i}`, `user-${i}`]));
+    assert.deepEqual(await reach.of(roomId), { devices: null });
+    assert.equal(await mayNeedPush(reach, async () => new Set(), roomId, 'user-0'), true);
   });
 
   it('typing: relayed to the room\'s other members on other sockets, once per interval, never from a non-member', async () => {

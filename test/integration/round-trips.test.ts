@@ -60,6 +60,11 @@ describe('round trips of the hot paths, within their budgets', () => {
     return result;
   }
 
+  /** Runs a post's push job here, as the worker would: the room's push reach is learned. */
+  async function learnReach(messageId: string): Promise<void> {
+    await t.ctx.services.messagePush.fanOut({ messageId });
+  }
+
   it('messages: post, post as a phone does, comment, read a page, chat status', async (context) => {
     const [owner, member] = await Promise.all([makeUser(t), makeUser(t)]);
     const room = await makeRoom(t, owner, { type: 'PUBLIC_GROUP', members: [member] });
@@ -70,6 +75,8 @@ describe('round trips of the hot paths, within their budgets', () => {
       assert.equal(res.statusCode, 200, res.body);
       return res.json() as string;
     };
+    // The room's push reach learned as the worker learns it, by the first post's job (nobody here has a push token).
+    await learnReach(await post(owner)());
     const messageId = await measure(context, 'message post', post(owner));
     await measure(context, 'message post with clientMessageId', () => post(member, {}, { clientMessageId: randomUUID() })());
     await measure(context, 'message post with clientMessageId and Idempotency-Key (a phone)', () => post(member, { 'idempotency-key': randomUUID() }, { clientMessageId: randomUUID() })());
@@ -95,6 +102,13 @@ describe('round trips of the hot paths, within their budgets', () => {
     await measure(context, 'mark a room read (read receipts)', markRead);
     await measure(context, 'message readers', async () => assert.equal((await api(owner, 'GET', `/api/messages/${messageId}/readers`)).statusCode, 200));
     await measure(context, 'chat-status page', async () => assert.equal((await api(member, 'GET', '/api/rooms/status')).statusCode, 200));
+
+    // The job of a post to a member offline with a push token (the local provider records the push).
+    assert.equal((await api(member, 'PUT', '/api/devices/push-token', { token: `fcm-counted-${member.deviceId}`, provider: 'FCM' })).statusCode, 204);
+    await learnReach(await post(owner)());
+    const pushedId = await post(owner)();
+    const outcome = await measure(context, 'message push job', () => t.ctx.services.messagePush.fanOut({ messageId: pushedId }), null);
+    assert.equal(outcome.sent, 1, 'the member pushed');
   });
 
   it('sign-in: code request, login, refresh', async (context) => {
@@ -215,6 +229,8 @@ describe('round trips of the hot paths, within their budgets', () => {
     };
     await measure(context, 'key-share upload', upload);
     const plain = await makeRoom(t, s);
+    const first = await api(s, 'PUT', `/api/messages/${plain.id}`, { roomId: plain.id, message: 'Files follow' });
+    await learnReach(first.json());
     const attach = async () => {
       const body = multipart([{ filename: 'notes.txt', content: Buffer.from('some notes') }]);
       const res = await t.app.inject({ method: 'POST', url: `/api/messages/${plain.id}/attachments`, headers: { ...bearer(s.accessToken), ...body.headers }, payload: body.payload });
