@@ -6,8 +6,10 @@
 // offline without. For each: CPU per post of every process (api, worker, each hub, Redis, the
 // database), net of its idle upkeep measured just before, counted until the worker has finished
 // every job the posts started. Then `npm start`'s shape: every role in one process over the
-// file-backed database, at 150 posts/s into rooms of 3 with their members online.
+// file-backed database, at 150 posts/s into rooms of 3 with their members online (with push tokens,
+// as phones have).
 //
+// In the matrix, members online have push tokens (as phones do): a post checks their presence.
 // POST_RATES, ROOM_SIZES, MEMBER_STATES (online,tokens,none; empty: only npm start's shape),
 // POST_SECONDS and POST_ROOMS (rooms of each size) narrow or widen the matrix.
 import { fork } from 'node:child_process';
@@ -147,8 +149,8 @@ try {
   }
   await sockets.call({ cmd: 'close' });
 
-  // `npm start`'s shape: one process with every role but the SFU, the file-backed database, the
-  // service's own defaults (development, logs at info to a pipe this script reads and drops).
+  // `npm start`'s shape: one process with every role but the SFU (idle while posting), the file-backed
+  // database, the service's own defaults (development, logs at info to a pipe this script reads and drops).
   const startDir = path.join(tmp, 'npm-start');
   // The bench's chain serves this stack too (one chain is enough to start the wallets).
   Object.assign(process.env, { EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress });
@@ -159,8 +161,10 @@ try {
     const startCtx = await ctxFor(startEnv);
     const rooms = [];
     for (let r = 0; r < ROOMS; r++) rooms.push({ roomId: `start-3-${r}`, people: await seedGroupRoom(startCtx, config, `start-3-${r}`, 3, 100_000 + r * 3) });
-    const service = await spawnRole('api,realtime,worker', startEnv, children);
     const members = rooms.flatMap((room) => room.people);
+    // Phones online have push tokens too: each post checks that every other member's device is online.
+    await startCtx.platform.db.collection('devices').updateMany({ _id: { $in: members.map((p) => p.deviceId) } }, { $set: { pushToken: { token: 'fcm-bench-device', provider: 'FCM', updatedAt: new Date() } } });
+    const service = await spawnRole('api,realtime,worker', startEnv, children);
     const { connected } = await sockets.call({ cmd: 'connect', targets: members.map((p) => ({ port: socketPort, token: p.token })), concurrency: 50 });
     log(`npm start's shape: ${connected} members online`);
     await sleep(1500);
