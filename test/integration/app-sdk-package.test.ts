@@ -20,19 +20,42 @@ import { createHmac } from 'node:crypto';
 import { webhookHandler } from '@chat-platform/app-sdk';
 
 const secret = 'whsec_package-test';
+const calls = { menu: 0, order: 0, paid: 0 };
+const errors = [];
 const server = http.createServer(webhookHandler({
   secrets: () => secret,
-  commands: { menu: () => ({ type: 'card', card: { blocks: [{ type: 'title', text: 'Menu' }] } }) },
+  // As uploaded: the command 'order' opens the form 'order-form'.
+  manifest: { commands: [{ id: 'menu', title: 'Menu' }, { id: 'order', title: 'Order', flow: 'order-form' }] },
+  commands: { menu: () => (calls.menu++, { type: 'card', card: { blocks: [{ type: 'title', text: 'Menu' }] } }) },
+  flows: { 'order-form': (body) => (calls.order++, { type: 'ack', message: 'Ordered ' + body.values.count }) },
+  actions: { broken: () => { throw new Error('the kitchen is on fire'); } },
+  onPaymentEvent: () => (calls.paid++, null),
+  onError: (error, body) => errors.push([error.message, body.id]),
 }));
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const body = JSON.stringify({ type: 'invocation', id: 'inv-1', ts: 1, command: 'menu', flow: null, step: null, values: {}, action: null });
-const ts = Math.floor(Date.now() / 1000);
-const headers = { 'content-type': 'application/json', 'x-service-timestamp': String(ts), 'x-service-delivery': 'd-1', 'x-service-signature': 'v1=' + createHmac('sha256', secret).update(ts + '.' + body).digest('hex') };
 const url = 'http://127.0.0.1:' + server.address().port + '/';
-const first = await fetch(url, { method: 'POST', headers, body });
-const replay = await fetch(url, { method: 'POST', headers, body });
-const forged = await fetch(url, { method: 'POST', headers: { ...headers, 'x-service-signature': 'v1=00' }, body });
-console.log(JSON.stringify({ first: [first.status, await first.json()], replay: replay.status, forged: forged.status }));
+const send = (payload, delivery, signature) => {
+  const body = JSON.stringify(payload);
+  const ts = Math.floor(Date.now() / 1000);
+  const headers = { 'content-type': 'application/json', 'x-service-timestamp': String(ts), 'x-service-delivery': delivery, 'x-service-signature': signature ?? 'v1=' + createHmac('sha256', secret).update(ts + '.' + body).digest('hex') };
+  return fetch(url, { method: 'POST', headers, body });
+};
+const invocation = (fields) => ({ type: 'invocation', id: 'inv-1', ts: 1, command: null, flow: null, step: null, values: null, sealed: null, payload: null, action: null, user: { id: 'u1' }, conversation: null, ...fields });
+const first = await send(invocation({ command: 'menu', values: {} }), 'd-1');
+const replay = await send(invocation({ command: 'menu', values: {} }), 'd-1');
+// A captured call sent again with a new delivery header (and so a new signature time): still the same call.
+const replayNewHeader = await send(invocation({ command: 'menu', values: {} }), 'd-forged');
+const forged = await send(invocation({ command: 'menu', values: {} }), 'd-2', 'v1=00');
+// A step of the form the command opened: command set, flow null (the wire), routed to the form's handler.
+const step = await send(invocation({ id: 'inv-2', command: 'order', values: { count: 2 } }), 'd-3');
+const thrown = await send(invocation({ id: 'inv-3', action: { id: 'broken', payload: {} } }), 'd-4');
+const event = { type: 'payment.completed', id: 'evt_p1', ts: 2, app: { id: 'a1' }, payment: { id: 'p1' }, user: { id: 'u1' } };
+const paid = await send(event, 'd-5');
+const paidAgain = await send(event, 'd-6');
+console.log(JSON.stringify({
+  first: [first.status, await first.json()], replay: replay.status, replayNewHeader: replayNewHeader.status, forged: forged.status,
+  step: [step.status, await step.json()], thrown: [thrown.status, await thrown.json()], paid: [paid.status, paidAgain.status], calls, errors,
+}));
 server.close();
 `;
 
@@ -60,6 +83,17 @@ describe('the app SDK as a package', () => {
 
     await writeFile(path.join(app, 'consumer.mjs'), CONSUMER);
     const { stdout } = await exec(process.execPath, ['consumer.mjs'], { cwd: app });
-    assert.deepEqual(JSON.parse(stdout), { first: [200, { type: 'card', card: { blocks: [{ type: 'title', text: 'Menu' }] } }], replay: 204, forged: 401 });
+    assert.deepEqual(JSON.parse(stdout), {
+      first: [200, { type: 'card', card: { blocks: [{ type: 'title', text: 'Menu' }] } }],
+      replay: 204,
+      replayNewHeader: 204,
+      forged: 401,
+      step: [200, { type: 'ack', message: 'Ordered 2' }],
+      thrown: [200, { type: 'error', userMessage: 'Something went wrong; try again', code: 'HANDLER_FAILED' }],
+      paid: [204, 204],
+      // Each handled once, however often it came.
+      calls: { menu: 1, order: 1, paid: 1 },
+      errors: [['the kitchen is on fire', 'inv-3']],
+    });
   });
 });

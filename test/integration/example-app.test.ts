@@ -5,7 +5,7 @@ import { startTestApp, startTestWorkers, type TestApp } from '../helpers/app.js'
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
 import { walletWith } from '../helpers/wallets.js';
 import type { Workers } from '../../workers/main.js';
-import { BotClient, MemoryReplayStore, PaymentsClient, ServiceApiError, verifySessionToken, verifyWebhook } from '../../packages/app-sdk/src/index.js';
+import { BotClient, MemoryReplayStore, PaymentsClient, replayKeyOf, ServiceApiError, verifySessionToken, verifyWebhook } from '../../packages/app-sdk/src/index.js';
 import { pizzaManifest, startPizzaApp, type PizzaApp } from '../../examples/pizza-app.js';
 
 /** The example app (examples/pizza-app.ts, on the SDK) against the service, over real HTTP both ways. */
@@ -90,13 +90,16 @@ describe('the example app on the app SDK', () => {
     const { createHmac } = await import('node:crypto');
     const secret = 'whsec_test-secret';
     const body = '{"type":"ping","ts":1}';
-    const signed = (ts: number, delivery: string) => ({ 'x-service-timestamp': String(ts), 'x-service-delivery': delivery, 'x-service-signature': `v1=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}` });
+    const signed = (ts: number, delivery: string, signedBody = body) => ({ 'x-service-timestamp': String(ts), 'x-service-delivery': delivery, 'x-service-signature': `v1=${createHmac('sha256', secret).update(`${ts}.${signedBody}`).digest('hex')}` });
     const store = new MemoryReplayStore();
     const now = Math.floor(Date.now() / 1000);
-    assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now, 'd1'), rawBody: body, replayStore: store }), { ok: true, deliveryId: 'd1' });
+    assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now, 'd1'), rawBody: body, replayStore: store }), { ok: true, deliveryId: 'd1', replayKey: replayKeyOf(body) });
     assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now, 'd1'), rawBody: body, replayStore: store }), { ok: false, reason: 'REPLAYED' });
+    // The delivery header is not signed: a replay with a new one is the same call.
+    assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now, 'd-new'), rawBody: body, replayStore: store }), { ok: false, reason: 'REPLAYED' });
     assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now - 301, 'd2'), rawBody: body, replayStore: store }), { ok: false, reason: 'STALE_TIMESTAMP' });
     assert.deepEqual(await verifyWebhook({ secrets: secret, headers: signed(now, 'd3'), rawBody: `${body} `, replayStore: store }), { ok: false, reason: 'BAD_SIGNATURE' });
-    assert.deepEqual(await verifyWebhook({ secrets: ['whsec_new', secret], headers: signed(now, 'd4'), rawBody: body, replayStore: store }), { ok: true, deliveryId: 'd4' });
+    const another = '{"type":"ping","ts":2}';
+    assert.deepEqual(await verifyWebhook({ secrets: ['whsec_new', secret], headers: signed(now, 'd4', another), rawBody: another, replayStore: store }), { ok: true, deliveryId: 'd4', replayKey: replayKeyOf(another) });
   });
 });

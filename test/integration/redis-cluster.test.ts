@@ -102,7 +102,10 @@ describe('on a Redis Cluster (three masters with a replica each): three hubs, tw
     const members = await Promise.all([signIn(t), signIn(t), signIn(t), signIn(t)]);
     const [author] = members as [Session, ...Session[]];
     const room = await makeRoom(t, author, { members: members.slice(1) });
-    // Three members online, one on each hub; the fourth is offline (its pushes are the worker's jobs).
+    // Three members online, one on each hub; the fourth is offline with a push token (so every post
+    // has someone to push: its job is the worker's).
+    const token = await fetch(`${apis[0]!.url}/api/devices/push-token`, { method: 'PUT', headers: { authorization: `Bearer ${members[3]!.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ token: `fcm-cluster-${members[3]!.deviceId}`, provider: 'FCM' }) });
+    assert.equal(token.status, 204);
     const live = await Promise.all(
       members.slice(0, 3).map(async (member, i) => {
         const client = new DeviceClient(member.accessToken);

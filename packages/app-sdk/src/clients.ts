@@ -1,14 +1,24 @@
 import type { Card } from './types.js';
 
-/** An error answer of the service's interfaces: its status and ErrorResponse code. */
+/** An error answer of the service's interfaces: its status, ErrorResponse code and, when it gave them, its details (which field, which rule). */
 export class ServiceApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly details: unknown = null,
   ) {
-    super(message);
+    super(details === null ? message : `${message}: ${JSON.stringify(details)}`);
     this.name = 'ServiceApiError';
+  }
+}
+
+/** The answer's JSON, or null when it has none (an empty body, a proxy's HTML error page). */
+function parseJson(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -19,10 +29,10 @@ async function call<T>(baseUrl: string, credential: string, method: string, path
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  const parsed = text ? (JSON.parse(text) as unknown) : null;
+  const parsed = parseJson(text);
   if (!res.ok) {
-    const error = parsed as { code?: string; message?: string } | null;
-    throw new ServiceApiError(res.status, error?.code ?? 'UNKNOWN', error?.message ?? res.statusText);
+    const error = parsed as { code?: string; message?: string; details?: unknown } | null;
+    throw new ServiceApiError(res.status, error?.code ?? 'UNKNOWN', error?.message ?? res.statusText, error?.details ?? null);
   }
   return parsed as T;
 }

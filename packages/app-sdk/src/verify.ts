@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Where delivery ids are kept, so that each delivery is handled once: taken while a handler runs,
+ * Where the calls handled are kept (by `replayKeyOf`, from signed data), so that each is handled once: taken while a handler runs,
  * remembered once it succeeded, forgotten when it failed (so the service's retry is handled). A
  * shared one (Redis, a database) for apps on several servers.
  */
@@ -10,44 +10,62 @@ export interface ReplayStore {
    * Takes the delivery for handling, for `leaseSeconds`: `NEW` (handle it), `HANDLED` (it was handled
    * in the last `ttl` of `finish`), or `BUSY` (another handler has it right now).
    */
-  begin(deliveryId: string, leaseSeconds: number): Promise<'NEW' | 'HANDLED' | 'BUSY'>;
+  begin(key: string, leaseSeconds: number): Promise<'NEW' | 'HANDLED' | 'BUSY'>;
   /** The handler succeeded: the delivery is remembered as handled for `ttlSeconds`. */
-  finish(deliveryId: string, ttlSeconds: number): Promise<void>;
+  finish(key: string, ttlSeconds: number): Promise<void>;
   /** The handler failed: the delivery is forgotten, and its next try is handled. */
-  abandon(deliveryId: string): Promise<void>;
+  abandon(key: string): Promise<void>;
 }
 
 /** A replay store in this process's memory. */
 export class MemoryReplayStore implements ReplayStore {
   private readonly entries = new Map<string, { state: 'BUSY' | 'HANDLED'; until: number }>();
 
-  async begin(deliveryId: string, leaseSeconds: number): Promise<'NEW' | 'HANDLED' | 'BUSY'> {
+  async begin(key: string, leaseSeconds: number): Promise<'NEW' | 'HANDLED' | 'BUSY'> {
     const now = Date.now();
     for (const [id, entry] of this.entries) if (entry.until <= now) this.entries.delete(id);
-    const entry = this.entries.get(deliveryId);
+    const entry = this.entries.get(key);
     if (entry) return entry.state;
-    this.entries.set(deliveryId, { state: 'BUSY', until: now + leaseSeconds * 1000 });
+    this.entries.set(key, { state: 'BUSY', until: now + leaseSeconds * 1000 });
     return 'NEW';
   }
 
-  async finish(deliveryId: string, ttlSeconds: number): Promise<void> {
-    this.entries.set(deliveryId, { state: 'HANDLED', until: Date.now() + ttlSeconds * 1000 });
+  async finish(key: string, ttlSeconds: number): Promise<void> {
+    this.entries.set(key, { state: 'HANDLED', until: Date.now() + ttlSeconds * 1000 });
   }
 
-  async abandon(deliveryId: string): Promise<void> {
-    this.entries.delete(deliveryId);
+  async abandon(key: string): Promise<void> {
+    this.entries.delete(key);
   }
 }
 
 export type VerifyFailure = 'MISSING_HEADERS' | 'BAD_SIGNATURE' | 'STALE_TIMESTAMP' | 'REPLAYED';
 
 /**
+ * What identifies a verified call for de-duplication, from what the signature covers (the timestamp
+ * and the body), never from the unsigned `X-Service-Delivery` header: a payment event by its event id
+ * (the same on every retry of the event), any other call by the digest of its body (a retry sends the
+ * same bytes; a new call, a new form step or new answers, differs). A captured call sent again with new
+ * header values is the same call.
+ */
+export function replayKeyOf(rawBody: Buffer | string): string {
+  const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : rawBody;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { type?: unknown; id?: unknown };
+    if (typeof parsed.type === 'string' && parsed.type.startsWith('payment.') && typeof parsed.id === 'string') return `event:${parsed.id}`;
+  } catch {
+    // Not JSON: keyed by its bytes like any other call.
+  }
+  return `body:${createHash('sha256').update(body).digest('hex')}`;
+}
+
+/**
  * Checks a webhook call as the specification says: the hex HMAC-SHA256, keyed by the whole secret,
  * over `<X-Service-Timestamp>.<raw body>` equals one of the `v1=` values of `X-Service-Signature`
  * (constant time; during a rotation give both secrets), and the timestamp is within 300 seconds of
- * now. With a `replayStore`, a delivery id handled in the last 10 minutes is refused (`REPLAYED`) and
- * this one is recorded as handled at once; `webhookHandler` instead records it only once its handler
- * succeeded.
+ * now. With a `replayStore`, a call handled in the last 10 minutes is refused (`REPLAYED`) and this
+ * one is recorded as handled at once, keyed by what the signature covers (`replayKeyOf`);
+ * `webhookHandler` instead records it only once its handler succeeded.
  */
 export async function verifyWebhook(input: {
   secrets: string | string[];
@@ -55,7 +73,7 @@ export async function verifyWebhook(input: {
   rawBody: Buffer | string;
   replayStore?: ReplayStore;
   nowSeconds?: number;
-}): Promise<{ ok: true; deliveryId: string } | { ok: false; reason: VerifyFailure }> {
+}): Promise<{ ok: true; deliveryId: string; replayKey: string } | { ok: false; reason: VerifyFailure }> {
   const header = (name: string) => headerOf(input.headers, name);
   const timestamp = header('x-service-timestamp');
   const signature = header('x-service-signature');
@@ -74,11 +92,12 @@ export async function verifyWebhook(input: {
   if (!matches) return { ok: false, reason: 'BAD_SIGNATURE' };
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - Number(timestamp)) > 300) return { ok: false, reason: 'STALE_TIMESTAMP' };
+  const replayKey = replayKeyOf(body);
   if (input.replayStore) {
-    if ((await input.replayStore.begin(deliveryId, REPLAY_TTL_SECONDS)) !== 'NEW') return { ok: false, reason: 'REPLAYED' };
-    await input.replayStore.finish(deliveryId, REPLAY_TTL_SECONDS);
+    if ((await input.replayStore.begin(replayKey, REPLAY_TTL_SECONDS)) !== 'NEW') return { ok: false, reason: 'REPLAYED' };
+    await input.replayStore.finish(replayKey, REPLAY_TTL_SECONDS);
   }
-  return { ok: true, deliveryId };
+  return { ok: true, deliveryId, replayKey };
 }
 
 /** How long a handled delivery id is remembered: longer than the service's signature window. */
