@@ -16,32 +16,32 @@ export interface Budget {
 export const ROUND_TRIP_BUDGETS = {
   'message post': {
     mongo: 2,
-    redis: 2,
-    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert (room and membership cached; under load both are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast, the room\'s push reach (under load both go out with other posts\' in one write). Nobody here has a push token: no job. A device of another member with a token adds its presence (two round trips) and, when it is offline, the push job; a reach not learned yet (a change since the last job) adds the job',
+    redis: 1,
+    why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert (room and membership cached; under load both are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast (under load it goes out with other posts\' in one write). The room\'s push reach is cached (the last job learned it; a change clears it in every process), and nobody here has a push token: no job. A device of another member with a token adds its hubs (one round trip; their heartbeats read about once a second per process) and, when it is offline, the push job; a reach not learned yet (a change since the last job) adds its read and the job',
     afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark (shared with other marks under load; meanwhile the newest message\'s author counts as having read it all)' },
   },
   'message post with clientMessageId': {
     mongo: 2,
-    redis: 2,
+    redis: 1,
     why: 'as a post: the unique index answers a resend, no find first',
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
   },
   'message post with clientMessageId and Idempotency-Key (a phone)': {
     mongo: 2,
-    redis: 4,
+    redis: 3,
     why: 'as a post | redis: and the key\'s claim and its answer',
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
   },
   'message push job': {
     mongo: 11,
     redis: 6,
-    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept, the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
+    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept (the same as before: no clearing published to the other processes), the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
   },
   comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
   'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },
   'message reply': {
     mongo: 3,
-    redis: 2,
+    redis: 1,
     why: 'as a post, and the message replied to (its excerpt)',
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
   },
@@ -98,8 +98,8 @@ export const ROUND_TRIP_BUDGETS = {
   'key-share upload': { mongo: 6, redis: 1, why: 'mongo: the room, memberships, identities, the version, its insert | redis: the key-call budget' },
   'attachment upload': {
     mongo: 4,
-    redis: 2,
-    why: 'a file that needs no processing: mongo: the caller\'s files in processing (before the files are read), the message\'s two, the attachment | redis: the broadcast, the room\'s push reach (nobody to push: no job). An image or video adds the processing slots taken and given back (redis 2) and the count again under them (mongo 1): the limit holds under concurrency',
+    redis: 1,
+    why: 'a file that needs no processing: mongo: the caller\'s files in processing (before the files are read), the message\'s two, the attachment | redis: the broadcast (the room\'s push reach cached; nobody to push: no job). An image or video adds the processing slots taken and given back (redis 2) and the count again under them (mongo 1): the limit holds under concurrency',
     afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark, as a post' },
   },
 } satisfies Record<string, Budget>;

@@ -8,6 +8,9 @@ export interface DevicePresence {
   lastSeenAt: string | null;
 }
 
+/** How long `onlineAmong` trusts a node's heartbeat it read (at most a quarter of the heartbeat's life). */
+const NODE_CHECK_MS = 1_000;
+
 /** How long a device's set of nodes outlives its last connection (dead nodes' entries go with it). */
 const DEVICE_NODES_TTL_MS = 7 * 24 * 3600 * 1000;
 
@@ -92,17 +95,33 @@ export class PresenceStore {
   }
 
   /**
-   * Which of `deviceIds` are online, as `ofDevices` tells it without the last-seen times: two round
-   * trips however many devices (their nodes, then those nodes' heartbeats), each one write per server.
+   * Which of `deviceIds` are online, as `ofDevices` tells it without the last-seen times: one round
+   * trip for their nodes (one write per server), and the heartbeats of nodes this process has not
+   * checked in the last second (a handful of hubs: about once a second each). A node that died is
+   * seen dead at most that second after its heartbeat expired (`ttlMs`, 30 s by default).
    */
   async onlineAmong(deviceIds: string[]): Promise<Set<string>> {
     if (deviceIds.length === 0) return new Set();
     const nodesOf = await Promise.all(deviceIds.map((id) => this.nodesOf(id)));
-    const nodes = [...new Set(nodesOf.flat())];
-    const beats = await Promise.all(nodes.map((n) => this.redis.exists(this.nodeKey(n))));
-    const alive = new Set(nodes.filter((_, i) => beats[i] === 1));
+    const alive = await this.aliveAmong([...new Set(nodesOf.flat())]);
     // `!`: nodesOf has one entry per device id.
     return new Set(deviceIds.filter((_, i) => nodesOf[i]!.some((n) => alive.has(n))));
+  }
+
+  /** Nodes' heartbeats as this process last read them, each kept NODE_CHECK_MS. */
+  private readonly nodeChecks = new Map<string, { alive: boolean; until: number }>();
+
+  private async aliveAmong(nodes: string[]): Promise<Set<string>> {
+    const now = Date.now();
+    const stale = nodes.filter((node) => (this.nodeChecks.get(node)?.until ?? 0) <= now);
+    if (stale.length > 0) {
+      const beats = await Promise.all(stale.map((node) => this.redis.exists(this.nodeKey(node))));
+      // Nodes come and go with deployments: the checks of those gone are dropped past a bound.
+      if (this.nodeChecks.size > 10_000) this.nodeChecks.clear();
+      const until = now + Math.min(NODE_CHECK_MS, this.ttlMs / 4);
+      stale.forEach((node, i) => this.nodeChecks.set(node, { alive: beats[i] === 1, until }));
+    }
+    return new Set(nodes.filter((node) => this.nodeChecks.get(node)?.alive));
   }
 
   async ofDevices(deviceIds: string[]): Promise<DevicePresence[]> {

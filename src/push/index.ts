@@ -18,7 +18,7 @@ import { mayNeedPush, PushReachStore } from './push-reach.js';
  * asks it whether its push job is worth starting.
  */
 export function pushReach(p: Platform, presence: PresenceStore) {
-  const reach = new PushReachStore(p.redis, p.keys.push);
+  const reach = new PushReachStore(p.redis, p.keys.push, p.cache);
   return { reach, mayNeedPush: (roomId: string, authorId: string) => mayNeedPush(reach, (deviceIds) => presence.onlineAmong(deviceIds), roomId, authorId) };
 }
 

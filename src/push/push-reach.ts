@@ -1,3 +1,4 @@
+import { sharedCache, type CacheBus, type SharedCache } from '../platform/cache/invalidation.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import type { RedisClient } from '../platform/redis.js';
 
@@ -23,22 +24,41 @@ export interface RoomReach {
 /** Devices a post checks the presence of on the request path; a room with more always gets a job. */
 export const REACH_MAX_DEVICES = 64;
 const REACH_TTL_MS = 5 * 60_000;
+/** How long a process keeps a reach it read (clearings reach it sooner). */
+const REACH_CACHE_MS = 5_000;
 
-// Writes the reach only while the version is the one read before the database was (none: '').
+// Writes the reach only while the version is the one read before the database was (none: ''):
+// 1 when that changed what was kept, 2 when it was kept already (its life renewed), 0 when refused.
 const STORE = `local v = redis.call('GET', KEYS[2]) or ''
-if v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
-return 0`;
+if v ~= ARGV[1] then return 0 end
+local before = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if before == ARGV[2] then return 2 end
+return 1`;
 
 export class PushReachStore {
+  private readonly cached: SharedCache<RoomReach | null>;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keyspace['push'],
-  ) {}
+    /** Every process's cache bus: a post reads the reach from memory; a change clears it everywhere. */
+    bus?: CacheBus,
+  ) {
+    this.cached = sharedCache<RoomReach | null>(bus, 'push-reach', REACH_CACHE_MS);
+  }
 
-  /** The room's reach as the last job learned it, or null when unknown (changed since, expired, never learned). */
+  /**
+   * The room's reach as the last job learned it, or null when unknown (changed since, expired, never
+   * learned). Kept in this process for REACH_CACHE_MS; a change (`forget`) and a job's new reach
+   * (`store`) clear it in every process within milliseconds; a clearing lost on the way leaves a
+   * stale entry for at most REACH_CACHE_MS.
+   */
   async of(roomId: string): Promise<RoomReach | null> {
-    const stored = await this.redis.get(this.keys.reach(roomId));
-    return stored === null ? null : (JSON.parse(stored) as RoomReach);
+    return this.cached.get(roomId, async () => {
+      const stored = await this.redis.get(this.keys.reach(roomId));
+      return stored === null ? null : (JSON.parse(stored) as RoomReach);
+    });
   }
 
   /** The version to hand `store` back: read before the database is. */
@@ -49,7 +69,9 @@ export class PushReachStore {
   /** Keeps what the job learned (null: more members than the request path checks), unless the room changed since `version` was read. */
   async store(roomId: string, version: string, devices: [string, string][] | null): Promise<void> {
     const reach: RoomReach = { devices: devices === null || devices.length > REACH_MAX_DEVICES ? null : devices };
-    await this.redis.eval(STORE, 2, this.keys.reach(roomId), this.keys.reachVersion(roomId), version, JSON.stringify(reach), REACH_TTL_MS);
+    const stored = await this.redis.eval(STORE, 2, this.keys.reach(roomId), this.keys.reachVersion(roomId), version, JSON.stringify(reach), REACH_TTL_MS);
+    // A new reach: processes that cached "unknown" (every post a job) or an older one read it again.
+    if (stored === 1) await this.cached.clear(roomId);
   }
 
   /** Something that could add a device changed in these rooms: their reach dropped, a job in progress kept from writing it. */
@@ -62,7 +84,8 @@ export class PushReachStore {
           // Outlives any job that read the version before (a job takes seconds, not a day).
           .pexpire(this.keys.reachVersion(roomId), 24 * 3600_000)
           .del(this.keys.reach(roomId))
-          .exec(),
+          .exec()
+          .then(() => this.cached.clear(roomId)),
       ),
     );
   }
