@@ -5,7 +5,7 @@
 // (the local push provider records each push in the database, as it does under `npm start`), or
 // offline without. For each: CPU per post of every process (api, worker, each hub, Redis, the
 // database), net of its idle upkeep measured just before, counted until the worker has finished
-// every job the posts started. Then `npm start`'s shape: every role in one process over the
+// every job the posts started. Before that, `npm start`'s shape: every role in one process over the
 // file-backed database, at 150 posts/s into rooms of 3 with their members online (with push tokens,
 // as phones have).
 //
@@ -97,60 +97,11 @@ const ms = (value) => (value >= 10 ? value.toFixed(1) : value.toFixed(2));
 const serviceOver = (perPost, service) => service.reduce((sum, name) => sum + perPost[name], 0) / perPost.api;
 
 try {
-  // Rooms of each size, members of their own (so a room's members are online or not together).
-  const roomsBySize = new Map();
-  let offset = 0;
-  for (const size of SIZES) {
-    const rooms = [];
-    for (let r = 0; r < ROOMS; r++) {
-      const roomId = `cost-${size}-${r}`;
-      rooms.push({ roomId, people: await seedGroupRoom(ctx, config, roomId, size, offset) });
-      offset += size;
-    }
-    roomsBySize.set(size, rooms);
-  }
-  const hubs = [await spawnHub(env, children, 'uws'), await spawnHub(env, children, 'uws')];
-  const apiPort = await freePort();
-  const api = await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, children);
-  const worker = await spawnRole('worker', env, children);
-  const pids = { api: api.pid, worker: worker.pid, hub1: hubs[0].pid, hub2: hubs[1].pid, redis: stack.pids.redis, database: stack.pids.mongo };
-  const everyone = [...roomsBySize.values()].flat().flatMap((room) => room.people);
-  const devices = ctx.platform.db.collection('devices');
-
   const sockets = forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
-  for (const state of STATES) {
-    if (state === 'online') {
-      const { connected } = await sockets.call({ cmd: 'connect', targets: everyone.map((p, i) => ({ port: hubs[i % 2].port, token: p.token })), concurrency: 50 });
-      log(`${connected} of ${everyone.length} members online`);
-    } else await sockets.call({ cmd: 'close' });
-    await devices.updateMany({ _id: { $in: everyone.map((p) => p.deviceId) } }, { $set: { pushToken: state === 'none' ? null : { token: 'fcm-bench-device', provider: 'FCM', updatedAt: new Date() } } });
-    await forgetPushReach(ctx, [...roomsBySize.values()].flat().map((room) => room.roomId));
-    // Presence and the device caches settled.
-    await sleep(1500);
-    for (const size of SIZES) {
-      for (const rate of RATES) {
-        // 1,000 posts/s into rooms of 50 offline with tokens would be 49,000 pushes a second, each
-        // recorded in the database by the local provider: past what one worker and the in-memory
-        // database do on two cores (bench:pushes measures pushing itself).
-        if (state === 'tokens' && rate * (size - 1) > MAX_PUSHES_PER_SECOND) {
-          rows.push([`${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`, `not run: ${rate * (size - 1)} pushes a second, over the ${MAX_PUSHES_PER_SECOND} this bench posts at`]);
-          continue;
-        }
-        log(`${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`);
-        const run = await costOf(pids, () => postAndDrain(apiPort, rate, roomsBySize.get(size)));
-        const p = run.perPost;
-        const service = serviceOver(p, ['api', 'worker', 'hub1', 'hub2']);
-        row([
-          `${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`,
-          `CPU per post: api ${ms(p.api)} ms, worker ${ms(p.worker)} ms, hubs ${ms(p.hub1)} + ${ms(p.hub2)} ms, Redis ${ms(p.redis)} ms, database ${ms(p.database)} ms; service (api + worker + hubs) ${service.toFixed(1)}× the api's; achieved ${Math.round(run.achieved)}/s, p99 ${run.p99.toFixed(1)} ms, failures ${run.failures}${run.drained ? '' : '; the worker had not finished the jobs a minute after the last post'}`,
-        ]);
-      }
-    }
-  }
-  await sockets.call({ cmd: 'close' });
-
   // `npm start`'s shape: one process with every role but the SFU (idle while posting), the file-backed
-  // database, the service's own defaults (development, logs at info to a pipe this script reads and drops).
+  // database, the service's own defaults (development, logs at info to a pipe this script reads and
+  // drops). First, with the machine to itself: measured after the matrix, the same shape cost a fifth
+  // more (the matrix's database and Redis still busy with their own upkeep).
   const startDir = path.join(tmp, 'npm-start');
   // The bench's chain serves this stack too (one chain is enough to start the wallets).
   Object.assign(process.env, { EVM_RPC_URL: stack.evmRpcUrl, USDT_TOKEN_ADDRESS: stack.usdtAddress });
@@ -191,6 +142,57 @@ try {
   } finally {
     await own.stop();
   }
+  // Rooms of each size, members of their own (so a room's members are online or not together).
+  const roomsBySize = new Map();
+  let offset = 0;
+  for (const size of SIZES) {
+    const rooms = [];
+    for (let r = 0; r < ROOMS; r++) {
+      const roomId = `cost-${size}-${r}`;
+      rooms.push({ roomId, people: await seedGroupRoom(ctx, config, roomId, size, offset) });
+      offset += size;
+    }
+    roomsBySize.set(size, rooms);
+  }
+  const hubs = [await spawnHub(env, children, 'uws'), await spawnHub(env, children, 'uws')];
+  const apiPort = await freePort();
+  const api = await spawnRole('api', { ...env, HTTP_PORT: String(apiPort) }, children);
+  const worker = await spawnRole('worker', env, children);
+  const pids = { api: api.pid, worker: worker.pid, hub1: hubs[0].pid, hub2: hubs[1].pid, redis: stack.pids.redis, database: stack.pids.mongo };
+  const everyone = [...roomsBySize.values()].flat().flatMap((room) => room.people);
+  const devices = ctx.platform.db.collection('devices');
+
+  for (const state of STATES) {
+    if (state === 'online') {
+      const { connected } = await sockets.call({ cmd: 'connect', targets: everyone.map((p, i) => ({ port: hubs[i % 2].port, token: p.token })), concurrency: 50 });
+      log(`${connected} of ${everyone.length} members online`);
+    } else await sockets.call({ cmd: 'close' });
+    await devices.updateMany({ _id: { $in: everyone.map((p) => p.deviceId) } }, { $set: { pushToken: state === 'none' ? null : { token: 'fcm-bench-device', provider: 'FCM', updatedAt: new Date() } } });
+    await forgetPushReach(ctx, [...roomsBySize.values()].flat().map((room) => room.roomId));
+    // Presence and the device caches settled.
+    await sleep(1500);
+    for (const size of SIZES) {
+      for (const rate of RATES) {
+        // 1,000 posts/s into rooms of 50 offline with tokens would be 49,000 pushes a second, each
+        // recorded in the database by the local provider: past what one worker and the in-memory
+        // database do on two cores (bench:pushes measures pushing itself).
+        if (state === 'tokens' && rate * (size - 1) > MAX_PUSHES_PER_SECOND) {
+          rows.push([`${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`, `not run: ${rate * (size - 1)} pushes a second, over the ${MAX_PUSHES_PER_SECOND} this bench posts at`]);
+          continue;
+        }
+        log(`${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`);
+        const run = await costOf(pids, () => postAndDrain(apiPort, rate, roomsBySize.get(size)));
+        const p = run.perPost;
+        const service = serviceOver(p, ['api', 'worker', 'hub1', 'hub2']);
+        row([
+          `${rate} posts/s, rooms of ${size}, ${STATE_NAMES[state]}`,
+          `CPU per post: api ${ms(p.api)} ms, worker ${ms(p.worker)} ms, hubs ${ms(p.hub1)} + ${ms(p.hub2)} ms, Redis ${ms(p.redis)} ms, database ${ms(p.database)} ms; service (api + worker + hubs) ${service.toFixed(1)}× the api's; achieved ${Math.round(run.achieved)}/s, p99 ${run.p99.toFixed(1)} ms, failures ${run.failures}${run.drained ? '' : '; the worker had not finished the jobs a minute after the last post'}`,
+        ]);
+      }
+    }
+  }
+  await sockets.call({ cmd: 'close' });
+
 } finally {
   await stopAll(children, stack, tmp, ctx);
 }
