@@ -28,7 +28,7 @@ const BLOCKS = [
     .object({ type: z.literal('fields'), fields: z.array(z.object({ label: Text(60), value: Text(300) }).strict().meta({ id: 'AppCardField' })).min(1).max(10) })
     .strict()
     .meta({ id: 'AppCardFieldsBlock' }),
-  z.object({ type: z.literal('image'), url: z.url({ protocol: /^https$/ }).max(2048), alt: Text(200) }).strict().meta({ id: 'AppCardImageBlock' }),
+  z.object({ type: z.literal('image'), url: z.url({ protocol: /^https$/, error: 'An image URL must be an absolute https:// URL' }).max(2048), alt: Text(200) }).strict().meta({ id: 'AppCardImageBlock' }),
   z.object({ type: z.literal('divider') }).strict().meta({ id: 'AppCardDividerBlock' }),
   z.object({ type: z.literal('context'), text: Text(300) }).strict().meta({ id: 'AppCardContextBlock' }),
   z.object({ type: z.literal('actions'), buttons: z.array(ButtonSchema).min(1).max(5) }).strict().meta({ id: 'AppCardActionsBlock' }),

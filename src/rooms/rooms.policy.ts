@@ -63,7 +63,9 @@ export class RoomsPolicy {
   /** Spec, Rooms rules 2 and 3: a room the caller administers (creator or admin), and not a direct chat; else 400 ROOM_NOT_ALLOWED. */
   async managedRoom(principal: Principal, roomId: string): Promise<RoomDoc> {
     const room = await this.room(roomId);
-    if (room.type === 'DIRECT' || !isManager(room, principal.userId)) throw RoomsErrors.ROOM_NOT_ALLOWED();
+    // A direct chat has no one to manage it: its two members cannot add members, admins or apps.
+    if (room.type === 'DIRECT') throw RoomsErrors.ROOM_NOT_ALLOWED({ message: 'A direct chat cannot be managed: members, admins and apps are added to groups and broadcast rooms' });
+    if (!isManager(room, principal.userId)) throw RoomsErrors.ROOM_NOT_ALLOWED();
     return room;
   }
 

@@ -348,6 +348,10 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual([elsewhere.statusCode, elsewhere.json().code], [403, 'BOT_TOKEN_OTHER_ROOM']);
     const badBlocks = await post(s.roomId, { blocks: [{ type: 'title' }] }, `Bearer ${token}`);
     assert.deepEqual([badBlocks.statusCode, badBlocks.json().code], [400, 'VALIDATION_FAILED']);
+    // An image over http: the error names the rule (https only) and the block.
+    const httpImage = (await post(s.roomId, { blocks: [{ type: 'image', url: 'http://images.example.com/a.png', alt: 'A' }] }, `Bearer ${token}`)).json();
+    assert.equal(httpImage.code, 'VALIDATION_FAILED');
+    assert.ok(JSON.stringify(httpImage).includes('An image URL must be an absolute https:// URL') && JSON.stringify(httpImage).includes('blocks'), JSON.stringify(httpImage));
     assert.equal((await api(s.member, 'GET', `/api/messages/${other.id}`)).json().items.length, 0, 'nothing reached the other room');
 
     // Three cards a minute per token here: the budget passes, one more is 429.

@@ -438,6 +438,10 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const room = await makeRoom(t, admin, { members: [member] });
     assert.equal((await api(owner, 'POST', `/api/apps/${id}/bot-tokens`, { roomId: room.id })).json().code, 'APP_NOT_IN_ROOM');
     assert.equal((await api(member, 'POST', `/api/rooms/${room.id}/apps/${id}`)).json().code, 'ROOM_NOT_ALLOWED');
+    // A direct chat's creator is told a direct chat takes no apps, not that they are not its creator.
+    const direct = await makeRoom(t, admin, { type: 'DIRECT', members: [member] });
+    const inDirect = (await api(admin, 'POST', `/api/rooms/${direct.id}/apps/${id}`)).json();
+    assert.deepEqual([inDirect.code, inDirect.message], ['ROOM_NOT_ALLOWED', 'A direct chat cannot be managed: members, admins and apps are added to groups and broadcast rooms']);
     // Another member's app goes into a room once it is listed in the directory (issue 32).
     assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).json().code, 'APP_NOT_FOUND');
     assert.equal((await api(owner, 'PATCH', `/api/apps/${id}`, { public: true })).statusCode, 200);
@@ -489,6 +493,11 @@ describe('apps: webhooks never reach private addresses (WEBHOOK_ALLOW_PRIVATE of
       const res = await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: url });
       assert.deepEqual([res.statusCode, res.json().code], [400, 'WEBHOOK_URL_INVALID'], url);
     }
+    // Each refusal names the rule.
+    const said = async (url: string) => (await api(owner, 'POST', '/api/apps', { name: 'x', webhookUrl: url })).json().message as string;
+    assert.equal(await said('not a url'), 'The webhook URL is not a URL: it must be an absolute https:// URL to a public address, such as https://app.example.com/webhook');
+    assert.equal(await said('http://example.com/hook'), 'The webhook URL must be an absolute https:// URL to a public address: http is not allowed');
+    assert.equal(await said('https://10.1.2.3/'), 'The webhook URL must be a public address: loopback, private and link-local addresses are refused');
     // Names whose DNS answers are a metadata or private address (from this test's DNS server): accepted as
     // URLs, refused on the answer, never dialled.
     for (const name of ['metadata.attacker.test', 'intranet.attacker.test', `loopback.attacker.test:${listening.port}`]) {

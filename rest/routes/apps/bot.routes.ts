@@ -19,12 +19,12 @@ const JwksSchema = z
 
 const CardPostedSchema = z.object({ messageId: z.string(), roomId: z.string(), createdAt: IsoDateTime }).meta({ id: 'BotCardPosted' });
 
-/** The keys apps verify the service's signatures with (cards, session tokens): public, no Authorization header. */
+/** The keys apps verify the service's signatures with (session tokens): public, no Authorization header. */
 export const appKeysRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
   app.get('/.well-known/jwks.json', {
     schema: {
       tags: ['App keys'],
-      summary: 'The keys that verify what the service signs for apps (posted cards, session tokens): EdDSA over Ed25519; no Authorization header',
+      summary: 'The keys that verify the session tokens the service signs for apps\' pages: EdDSA over Ed25519; no Authorization header (webhook calls are signed with the app\'s webhook secret; posted cards are not signed)',
       response: { 200: JwksSchema },
     },
     config: { standalone: true },

@@ -106,18 +106,23 @@ const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 // Connections are kept for the next call to the same app; cookies are never stored or sent.
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
 
-/** Whether a webhook URL may be set: https (or http when private targets are allowed), and no forbidden address literal. */
+/**
+ * Whether a webhook URL may be set: https (or http when private targets are allowed), and no forbidden
+ * address literal. The problem is said as the rest of a sentence that begins "The webhook URL", naming
+ * the rule.
+ */
 export function webhookUrlProblem(text: string, allowPrivate: boolean): string | null {
+  const rule = allowPrivate ? 'an absolute https:// or http:// URL' : 'an absolute https:// URL to a public address';
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return 'not a URL';
+    return `is not a URL: it must be ${rule}, such as https://app.example.com/webhook`;
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must be https://';
-  if (url.username || url.password) return 'must not carry credentials';
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return `must be ${rule}: ${url.protocol.replace(/:$/, '')} is not allowed`;
+  if (url.username || url.password) return 'must not carry a user name or password';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) return 'must be a public address';
+  if (!allowPrivate && (isIP(host) !== 0 ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) return 'must be a public address: loopback, private and link-local addresses are refused';
   return null;
 }
 
