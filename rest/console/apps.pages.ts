@@ -114,7 +114,7 @@ ${createForm(session.csrf, message, values)}`,
   const appPage = async (request: FastifyRequest, reply: FastifyReply, extra: { top?: Html; webhookUrl?: string; status?: number } = {}) => {
     const session = ctx.session(request);
     const id = appId(request);
-    const { app: view, breakerOpen, installs } = await apps.overview(session.principal, id);
+    const { app: view, breakerOpen, breakerOpenUntil, installs } = await apps.overview(session.principal, id);
     const credentials = await apps.credentials(session.principal, id);
     const now = Date.now();
     const csrf = csrfField(session.csrf);
@@ -127,7 +127,10 @@ ${createForm(session.csrf, message, values)}`,
 <dl class="facts">
 <dt>App id</dt><dd><code>${id}</code></dd>
 <dt>Health</dt><dd><strong class="health-${view.health}">${view.health}</strong></dd>
-<dt>Breaker</dt><dd>${breakerOpen ? 'open: calls are refused for a minute after repeated failures' : 'closed'}</dd>
+<dt>Breaker</dt><dd>${breakerOpen && breakerOpenUntil
+  ? html`open: after 5 failures within a minute, calls are not sent until ${time(breakerOpenUntil)} (the failures are on the <a href="/console/apps/${id}/activity">activity list</a>)
+<form method="post" action="/console/apps/${id}/breaker/close" class="inline">${csrf}<button type="submit">Close it now</button></form>`
+  : 'closed'}</dd>
 <dt>Installs</dt><dd>${installs}</dd>
 <dt>Manifest</dt><dd>${view.manifestVersion ?? 'none yet'}</dd>
 <dt>Reply time</dt><dd>${view.replyTimeoutSeconds} s</dd>
@@ -184,6 +187,11 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
   app.post('/console/apps/:appId/ping', hide, async (request, reply) => {
     const ping = await apps.pingNow(ctx.session(request).principal, appId(request));
     return appPage(request, reply, { top: ping.outcome === 'OK' ? notice(`Pong in ${ping.ms} ms.`) : problem(`The ping failed: ${whatBroke(ping)}.`) });
+  });
+
+  app.post('/console/apps/:appId/breaker/close', hide, async (request, reply) => {
+    await apps.closeBreaker(ctx.session(request).principal, appId(request));
+    return appPage(request, reply, { top: notice('The breaker is closed: the next call goes to the app.') });
   });
 
   app.post('/console/apps/:appId/secret/rotate', hide, async (request) => {

@@ -151,8 +151,15 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     const failures = [];
     for (let i = 0; i < 5; i++) failures.push((await apps.pingNow(principal, id)).failure);
     assert.deepEqual(failures, Array(5).fill('SERVER_ERROR'));
-    assert.equal((await apps.pingNow(principal, id)).failure, 'BREAKER_OPEN');
+    const notSent = await apps.pingNow(principal, id);
+    assert.equal(notSent.failure, 'BREAKER_OPEN');
     assert.equal(flapping.calls.length, 5, 'not called while open');
+    // The row says nothing was sent, why, and when a call goes through again; no request is shown.
+    assert.match(String(notSent.detail), /^Not sent: the breaker opened after 5 failures within 60 s; the first call after \d{4}-\d\d-\d\dT[\d:.]+Z goes through and decides/);
+    assert.deepEqual([notSent.requestBytes, notSent.request ?? null], [0, null]);
+    const overview = await apps.overview(principal, id);
+    assert.equal(overview.breakerOpen, true);
+    assert.ok(overview.breakerOpenUntil && new Date(overview.breakerOpenUntil).getTime() > t.clock().getTime(), 'the console says until when');
     // A 4xx is the app's error, not a failure: it would not have opened the breaker (checked below).
     t.clock.advance(59_000);
     try {
@@ -170,6 +177,16 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     } finally {
       t.clock.advance(-120_000);
     }
+
+    // The owner closes an open breaker from the console: the next call goes through at once.
+    failing = true;
+    for (let i = 0; i < 5; i++) await apps.pingNow(principal, id);
+    assert.equal((await apps.pingNow(principal, id)).failure, 'BREAKER_OPEN');
+    const stranger = await makeUser(t);
+    assert.equal((await api(stranger, 'POST', `/api/apps/${id}/breaker/close`)).json().code, 'APP_NOT_FOUND', 'only the owner');
+    assert.equal((await api(owner, 'POST', `/api/apps/${id}/breaker/close`)).statusCode, 204);
+    failing = false;
+    assert.equal((await apps.pingNow(principal, id)).outcome, 'OK', 'called at once after the owner closed it');
 
     const refusing = await server((_c, res) => json(res, { error: 'no' }, 400));
     const other = await createApp(owner, refusing.url);

@@ -117,6 +117,20 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     },
   });
 
+  app.post('/api/apps/:appId/breaker/close', {
+    schema: {
+      tags,
+      security,
+      summary: 'Close the app\'s circuit breaker (the owner fixed what failed): the next call goes through at once and its failure count starts again',
+      params: appParam,
+      response: { 204: NoContentSchema, ...authedErrors(notFound) },
+    },
+    handler: async (request, reply) => {
+      await apps.closeBreaker(principalOf(request), request.params.appId);
+      return reply.code(204).send();
+    },
+  });
+
   app.post('/api/apps/:appId/ping', {
     schema: {
       tags,

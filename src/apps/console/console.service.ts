@@ -21,6 +21,8 @@ export type AppView = z.infer<typeof AppDtoSchema>;
 export interface AppOverview {
   app: AppView;
   breakerOpen: boolean;
+  /** When the open breaker lets a call through again (null: closed). */
+  breakerOpenUntil: string | null;
   installs: number;
 }
 type CredentialView = z.infer<typeof CredentialDtoSchema>;
@@ -237,8 +239,14 @@ export class AppsService {
   }
 
   private async withState(app: AppDoc): Promise<AppOverview> {
-    const [breakerOpen, installs] = await Promise.all([this.deps.webhooks.breakerOpen(app._id), this.deps.countInstalls(app._id)]);
-    return { app: this.present(app), breakerOpen, installs };
+    const [openUntil, installs] = await Promise.all([this.deps.webhooks.breakerOpenUntil(app._id), this.deps.countInstalls(app._id)]);
+    return { app: this.present(app), breakerOpen: openUntil !== null, breakerOpenUntil: openUntil?.toISOString() ?? null, installs };
+  }
+
+  /** The owner closes the app's breaker (they fixed what failed): the next call goes through at once. */
+  async closeBreaker(principal: Principal, appId: string): Promise<void> {
+    await this.owned(principal, appId);
+    await this.deps.webhooks.closeBreaker(appId);
   }
 
   /** Every manifest version uploaded, newest first (the console's version history). */

@@ -87,7 +87,19 @@ export class CallGate {
 
   /** Whether the breaker is open now (members are told the app is not answering). */
   async isOpen(appId: string, nowMs: number): Promise<boolean> {
+    return (await this.openUntil(appId, nowMs)) !== null;
+  }
+
+  /** When an open breaker lets its next call through as a probe (ms since 1970), or null when it is not open. */
+  async openUntil(appId: string, nowMs: number): Promise<number | null> {
     const openedAt = await this.redis.get(this.keys.apps.breakerOpen(appId));
-    return openedAt !== null && nowMs < Number(openedAt) + BREAKER_OPEN_MS;
+    return openedAt !== null && nowMs < Number(openedAt) + BREAKER_OPEN_MS ? Number(openedAt) + BREAKER_OPEN_MS : null;
+  }
+
+  /** The owner closes the breaker (the app fixed): calls go through at once, its failure count starts again. */
+  async close(appId: string): Promise<void> {
+    const k = this.keys.apps;
+    // One slot (`{app:ID}`): one command.
+    await this.redis.del(k.breakerOpen(appId), k.breakerProbe(appId), k.breakerFailures(appId));
   }
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { ActivityDtoSchema } from '../apps.schemas.js';
 import type { ActivityDoc, AppDoc, AppsRepo, DeliveryDoc, StoredSecret } from '../apps.repo.js';
 import type { WebhookJob } from '../../platform/queues.js';
-import { BREAKER_OPEN_MS } from './call-gate.js';
+import { BREAKER_FAILURES, BREAKER_OPEN_MS, BREAKER_WINDOW_MS } from './call-gate.js';
 import { openSecret, sealSecret, signatureHeader } from '../console/secrets.js';
 import type { CallGate } from './call-gate.js';
 import { postWebhook, type FailureKind } from './webhook-client.js';
@@ -140,12 +140,13 @@ export class WebhooksService {
     const callId = randomUUID();
     const admission = await this.deps.gate.admit(app._id, callId, now.getTime(), app.timeoutMs);
     let failure: CallFailure | null;
-    let detail: string | null = null;
+    let detail: string | null;
     let reply: { status: number | null; body: Buffer | null; json: unknown; ms: number; retryAfterSeconds: number | null } = { status: null, body: null, json: null, ms: 0, retryAfterSeconds: null };
     if (admission === 'BUSY' && options.waitWhenBusy) return { activity: null, reply: null, retryAfterSeconds: null };
     if (admission === 'OPEN' || admission === 'BUSY') {
       // Not called: the breaker is open, or the app already has 8 calls in flight (refused, not queued).
       failure = admission === 'OPEN' ? 'BREAKER_OPEN' : 'TOO_MANY_CONCURRENT';
+      detail = admission === 'OPEN' ? await this.notSentWhileOpen(app._id, now.getTime()) : 'Not sent: 8 calls to the app were in flight already';
     } else {
       const answered = await postWebhook({
         url: app.webhookUrl,
@@ -165,6 +166,7 @@ export class WebhooksService {
       // A 4xx is the app's own error, not a failure: it neither opens nor keeps open the breaker.
       await this.deps.gate.settle(app._id, callId, this.deps.clock().getTime(), failure !== null && failure !== 'CLIENT_ERROR', admission === 'PROBE');
     }
+    const sent = admission !== 'OPEN' && admission !== 'BUSY';
     const activity: ActivityDoc = {
       _id: randomUUID(),
       appId: app._id,
@@ -173,18 +175,19 @@ export class WebhooksService {
       outcome: failure === null ? 'OK' : failure === 'CLIENT_ERROR' ? 'APP_ERROR' : 'FAILED',
       status: reply.status,
       ms: reply.ms,
-      requestBytes: body.length,
+      // Not sent (the breaker open, 8 in flight): no request to show.
+      requestBytes: sent ? body.length : 0,
       replyBytes: reply.body?.length ?? 0,
       failure,
       detail,
       // What was sent and what came back, so the owner can see a call without logging it themselves.
-      request: bodyExcerpt(body),
+      ...(sent ? { request: bodyExcerpt(body) } : {}),
       reply: reply.body ? bodyExcerpt(reply.body) : null,
       createdAt: now,
     };
     await this.deps.repo.insertActivity(activity);
     // "Used in the last 24 hours" needs no more than a minute's precision: one write a minute at most.
-    const used = event !== 'ping' && admission !== 'OPEN' && admission !== 'BUSY';
+    const used = event !== 'ping' && sent;
     if (used && (app.lastUsedAt === null || now.getTime() - app.lastUsedAt.getTime() > 60_000)) await this.deps.repo.updateApp(app._id, { $set: { lastUsedAt: now } });
     return { activity, reply: failure === null ? reply.json : null, retryAfterSeconds: reply.retryAfterSeconds };
   }
@@ -373,6 +376,24 @@ export class WebhooksService {
   /** Whether the app's breaker is open now (its calls refused as BREAKER_OPEN). */
   breakerOpen(appId: string): Promise<boolean> {
     return this.deps.gate.isOpen(appId, this.deps.clock().getTime());
+  }
+
+  /** When the app's open breaker lets its next call through, or null when it is not open. */
+  async breakerOpenUntil(appId: string): Promise<Date | null> {
+    const until = await this.deps.gate.openUntil(appId, this.deps.clock().getTime());
+    return until === null ? null : new Date(until);
+  }
+
+  /** The owner closes the breaker: the next call goes through at once. */
+  closeBreaker(appId: string): Promise<void> {
+    return this.deps.gate.close(appId);
+  }
+
+  /** A BREAKER_OPEN row's detail: nothing was sent, why, and when a call goes through again. */
+  private async notSentWhileOpen(appId: string, nowMs: number): Promise<string> {
+    const until = await this.deps.gate.openUntil(appId, nowMs);
+    const when = until === null ? 'now' : `after ${new Date(until).toISOString()}`;
+    return `Not sent: the breaker opened after ${BREAKER_FAILURES} failures within ${BREAKER_WINDOW_MS / 1000} s; the first call ${when} goes through and decides (the owner can close it from the console)`;
   }
 
   /** A signed ping to a URL the owner wants to use instead, recorded in the activity; the app's health is left as it is. */

@@ -122,7 +122,9 @@ function viewBreach(view: View, flow: Flow): string | null {
   return null;
 }
 
-const NOT_ANSWERING: CallFailure[] = ['TIMEOUT', 'SERVER_ERROR', 'CONNECTION_FAILED', 'REDIRECT', 'ADDRESS_REFUSED', 'BREAKER_OPEN'];
+// The app did not answer (or was not called: its breaker is open, spec "Webhook failures" 3). An app
+// that answered with a 5xx or a redirect did answer: its reply could not be shown.
+const NOT_ANSWERING: CallFailure[] = ['TIMEOUT', 'CONNECTION_FAILED', 'ADDRESS_REFUSED', 'BREAKER_OPEN'];
 
 /** What the member is told when a call brings no reply to show (spec, "Webhook failures"). */
 function failedMessage(failure: CallFailure): string {
