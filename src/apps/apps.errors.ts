@@ -4,6 +4,7 @@ export const AppsErrors = defineErrors('apps', {
   APP_UNLISTED: { status: 400, message: 'The service\'s administrators took this app out of the directory: it cannot be listed again' },
   APP_NOT_FOUND: { status: 400, message: 'No such app of yours' },
   WEBHOOK_URL_INVALID: { status: 400, message: 'The webhook URL must be https:// to a public address' },
+  WEBHOOK_URL_NOT_ANSWERING: { status: 400, message: 'The new webhook URL did not answer a signed ping with {"type":"pong"}: the app keeps its URL' },
   MANIFEST_INVALID: { status: 400, message: 'The manifest breaks its own declarations' },
   MANIFEST_VERSION_EXISTS: { status: 400, message: 'This manifest version was uploaded with other content; give the change a new version' },
   CREDENTIAL_NOT_FOUND: { status: 400, message: 'No such token or key of this app' },

@@ -30,7 +30,7 @@ const InputSchema = z
 export const ManifestSchema = z
   .object({
     version: z.string().min(1).max(32).regex(/^[0-9A-Za-z.+-]+$/, 'a version such as 1.0.0'),
-    commands: z.array(z.object({ id: DeclId, title: z.string().min(1).max(100), description: z.string().max(300).optional(), flow: DeclId.optional() }).strict()).max(50),
+    commands: z.array(z.object({ id: DeclId, title: z.string().min(1).max(100), description: z.string().max(300).optional(), flow: DeclId.optional() }).strict()).min(1, 'at least one command: members start an app from its commands').max(50),
     flows: z
       .array(
         z

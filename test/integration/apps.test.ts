@@ -439,6 +439,7 @@ describe('apps: the console, credentials, signed webhook calls and their failure
       [{ templates: [{ id: 't', card: { blocks: [{ type: 'title', text: '' }] } }] }, 'MANIFEST_INVALID', 'templates.0.card.blocks.0.text'],
       [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'colour', label: 'A' }] }] }] }, 'VALIDATION_FAILED', 'flows.0.views.0.inputs.0.type'],
       [{ scopes: ['payments', 'user.password'] }, 'VALIDATION_FAILED', 'scopes.1'],
+      [{ commands: [] }, 'VALIDATION_FAILED', 'commands'],
     ];
     for (const [change, code, path] of broken) {
       const answer = await api(owner, 'PUT', `/api/apps/${id}/manifest`, { ...manifest, version: '2.0.0', ...change });
@@ -447,6 +448,24 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     }
     const current = (await api(owner, 'GET', `/api/apps/${id}`)).json();
     assert.equal(current.manifestVersion, '1.0.0', 'a refused manifest changes nothing');
+  });
+
+  it('a new webhook URL over REST is saved only once it answers a signed ping, as in the console', async () => {
+    const owner = await makeUser(t);
+    const first = await server((_c, res) => json(res, { type: 'pong' }));
+    const second = await server((_c, res) => json(res, { type: 'pong' }));
+    const { id } = await createApp(owner, first.url);
+    const refused = await api(owner, 'PATCH', `/api/apps/${id}`, { webhookUrl: 'http://127.0.0.1:9/webhook', name: 'Renamed' });
+    assert.deepEqual([refused.statusCode, refused.json().code], [400, 'WEBHOOK_URL_NOT_ANSWERING'], refused.body);
+    assert.match(refused.json().message, /did not answer a signed ping .*CONNECTION_FAILED.*: the app keeps http:\/\/127\.0\.0\.1/);
+    const unchanged = (await api(owner, 'GET', `/api/apps/${id}`)).json();
+    assert.deepEqual([unchanged.webhookUrl, unchanged.name === 'Renamed'], [first.url, false], 'nothing changed');
+    const saved = await api(owner, 'PATCH', `/api/apps/${id}`, { webhookUrl: second.url });
+    assert.deepEqual([saved.statusCode, saved.json().webhookUrl], [200, second.url]);
+    assert.equal(second.calls.length, 1, 'pinged once before saving');
+    // The same URL again: nothing to check, nothing sent.
+    assert.equal((await api(owner, 'PATCH', `/api/apps/${id}`, { webhookUrl: second.url, name: 'Renamed' })).statusCode, 200);
+    assert.equal(second.calls.length, 1);
   });
 
   it('bot tokens and payments keys: shown once, stored as hashes, listed by prefix, refused after revocation', async () => {

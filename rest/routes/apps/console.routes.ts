@@ -44,10 +44,10 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     schema: {
       tags,
       security,
-      summary: 'Rename an app or set its webhook URL',
+      summary: 'Rename an app, list it, or set its webhook URL (saved only once the new URL answers a signed ping with a pong, as in the console)',
       params: appParam,
       body: AppUpdateSchema,
-      response: { 200: AppDtoSchema, ...authedErrors(notFound, AppsErrors.WEBHOOK_URL_INVALID, AppsErrors.APP_UNLISTED, ...BODY_ERRORS) },
+      response: { 200: AppDtoSchema, ...authedErrors(notFound, AppsErrors.WEBHOOK_URL_INVALID, AppsErrors.WEBHOOK_URL_NOT_ANSWERING, AppsErrors.APP_UNLISTED, ...BODY_ERRORS) },
     },
     handler: async (request) => apps.update(principalOf(request), request.params.appId, request.body),
   });

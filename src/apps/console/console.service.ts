@@ -130,15 +130,32 @@ export class AppsService {
     return (await this.deps.repo.appsOf(principal.userId)).map((app) => this.present(app));
   }
 
+  /**
+   * Renames, lists or unlists an app, or sets its webhook URL: a new URL is saved only once it answers
+   * a signed ping with a pong, as in the console (the ping is on the activity list either way).
+   */
   async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined }): Promise<AppView> {
     const app = await this.owned(principal, appId);
     if (input.public === true && app.unlistedAt) throw AppsErrors.APP_UNLISTED();
-    if (input.webhookUrl !== undefined) this.assertUrl(input.webhookUrl);
+    const newUrl = input.webhookUrl !== undefined && input.webhookUrl !== app.webhookUrl ? input.webhookUrl : null;
     const set: Partial<AppDoc> = { updatedAt: this.deps.clock() };
+    if (newUrl !== null) {
+      const ping = await this.pingCandidate(app, newUrl);
+      if (ping.outcome !== 'OK') {
+        const why = [ping.failure, ping.detail].filter(Boolean).join(': ') || `status ${ping.status}`;
+        throw AppsErrors.WEBHOOK_URL_NOT_ANSWERING({ message: `The new webhook URL did not answer a signed ping with {"type":"pong"} (${why}): the app keeps ${app.webhookUrl}`, details: [{ activityId: ping.id, failure: ping.failure, status: ping.status }] });
+      }
+      Object.assign(set, { webhookUrl: newUrl, health: 'UP', pingFailures: 0 });
+    }
     if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOf(input.name) });
     if (input.public !== undefined) set.public = input.public;
-    if (input.webhookUrl !== undefined) set.webhookUrl = input.webhookUrl;
     return this.present(must(await this.deps.repo.updateApp(appId, { $set: set }), 'the app just checked'));
+  }
+
+  /** A signed ping to a URL the owner wants to use (its form checked first): the ping's activity row. */
+  private async pingCandidate(app: AppDoc, webhookUrl: string): Promise<ActivityView> {
+    this.assertUrl(webhookUrl);
+    return presentActivity(must((await this.deps.webhooks.pingCandidate(app, webhookUrl)).activity, 'a ping\'s activity row'));
   }
 
   /** Checks a manifest and makes it the app's current version; a version uploaded before must come with the same content. */
@@ -269,8 +286,7 @@ export class AppsService {
    */
   async saveWebhookUrlAfterPing(principal: Principal, appId: string, webhookUrl: string): Promise<{ saved: boolean; ping: ActivityView }> {
     const app = await this.owned(principal, appId);
-    this.assertUrl(webhookUrl);
-    const ping = presentActivity(must((await this.deps.webhooks.pingCandidate(app, webhookUrl)).activity, 'a ping\'s activity row'));
+    const ping = await this.pingCandidate(app, webhookUrl);
     if (ping.outcome !== 'OK') return { saved: false, ping };
     await this.deps.repo.updateApp(appId, { $set: { webhookUrl, health: 'UP', pingFailures: 0, updatedAt: this.deps.clock() } });
     return { saved: true, ping };
