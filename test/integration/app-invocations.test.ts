@@ -203,6 +203,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       [{ type: 'card', template: 'receipt', data: { n: 7, what: 'Pizza' } }, /^template: receipt/],
       [{ type: 'card', template: 'invoice', data: {} }, /^template: invoice/],
       [{ type: 'card', template: 'receipt', data: { n: 7, what: 'x'.repeat(3000), when: 'noon' } }, /^template: receipt/],
+      // Submit buttons are pressed on a room's message: a private card has none to press them on.
+      [{ type: 'card', visibility: 'private', card: { blocks: [{ type: 'actions', buttons: [{ id: 'buy', label: 'Buy', kind: 'submit' }] }] } }, /^card: a private card cannot carry submit buttons/],
     ] as const) {
       const fresh = await setUp();
       const answer = await outcome(breach, fresh);
@@ -221,7 +223,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual([inRoom.outcome, inRoom.visibility], ['card', 'room']);
     const messages = (await api(s.owner, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; appId: string | null; userId: string; card: unknown }[];
     assert.deepEqual([messages[0]!.id, messages[0]!.appId, messages[0]!.userId, messages[0]!.card], [inRoom.messageId, s.appId, `app:${s.appId}`, card]);
-    const privately = await outcome({ type: 'card', visibility: 'private', card });
+    const privateCard = { blocks: card.blocks.slice(0, 2) };
+    const privately = await outcome({ type: 'card', visibility: 'private', card: privateCard });
     assert.deepEqual([privately.visibility, privately.messageId], ['private', null]);
     assert.equal((await api(s.owner, 'GET', `/api/messages/${s.roomId}`)).json().items.length, messages.length, 'a private card is not posted');
 

@@ -379,7 +379,16 @@ function contractOf(manifest: Manifest, flow: Flow | null, stepsTaken: number): 
     const parsed = ReplySchema.safeParse(reply);
     if (!parsed.success) return firstProblem(parsed.error);
     const answer = parsed.data;
-    if (answer.type === 'card') return cardOf(answer) !== null ? null : `template: ${answer.template ?? ''} is not a template of the manifest, or its data leaves a {{name}} unfilled or a text too long`;
+    if (answer.type === 'card') {
+      const card = cardOf(answer);
+      if (card === null) return `template: ${answer.template ?? ''} is not a template of the manifest, or its data leaves a {{name}} unfilled or a text too long`;
+      // A submit button is pressed on a message of the room (action {messageId, id}): a card shown to
+      // the caller alone has none, so its submit buttons could never be pressed.
+      if (answer.visibility === 'private' && card.blocks.some((block) => block.type === 'actions' && block.buttons.some((button) => button.kind === 'submit'))) {
+        return 'card: a private card cannot carry submit buttons (they are pressed on a message of the room): post it to the room, or use open_flow buttons';
+      }
+      return null;
+    }
     if (answer.type === 'view') {
       if (flow?.mode !== 'dynamic') return 'type: a view answers only a step of a dynamic flow';
       // The step this reply answers is the last a form may take: it must finish the form.
