@@ -80,6 +80,7 @@ export function appsArea(
     apps,
     repo,
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
+    postText: (roomId, appId, text) => deps.messages.messages.postAppText(roomId, appId, text),
     countCard: async (credentialId) => {
       const hit = await p.ephemeral.hit(p.keys.apps.botCards(credentialId), p.config.BOT_CARDS_PER_MINUTE, 60);
       if (!hit.allowed) throw AppsErrors.TOO_MANY_BOT_CARDS({ retryAfter: hit.retryAfter });

@@ -168,6 +168,14 @@ function checkedText(room: RoomDoc, given: string, attachmentCount: number): str
   return text;
 }
 
+/** An app's plain text, cleaned and bounded as a member's post is; 400 MESSAGE_EMPTY or MESSAGE_TOO_LONG. */
+export function appText(given: string): string {
+  const text = cleanText(given);
+  if (text.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
+  if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
+  return text;
+}
+
 /** Encrypted uploads taken by a message of an end-to-end encrypted room (src/e2ee); 400 ATTACHMENT_NOT_FOUND when one cannot be. */
 export type ClaimUploads = (input: { roomId: string; uploaderId: string; messageId: string; attachmentIds: string[] }) => Promise<void>;
 
@@ -255,13 +263,22 @@ export class MessagesService {
    * message of the room's timeline whose author is `app:<appId>`, broadcast like any other.
    */
   async postAppCard(roomId: string, appId: string, card: Card): Promise<MessageView> {
+    return this.postAsApp(roomId, appId, { message: '', card });
+  }
+
+  /** A plain text an app posts through the bot interface: cleaned and bounded as a member's post. */
+  async postAppText(roomId: string, appId: string, text: string): Promise<MessageView> {
+    return this.postAsApp(roomId, appId, { message: appText(text) });
+  }
+
+  private async postAsApp(roomId: string, appId: string, content: { message: string; card?: Card }): Promise<MessageView> {
     const id = newMessageId();
     const doc: MessageDoc = {
       _id: id,
       roomId,
       clientKey: ownClientKey(roomId, id),
       userId: `app:${appId}`,
-      message: '',
+      message: content.message,
       encrypted: false,
       geoLocation: null,
       attachmentIds: [],
@@ -269,7 +286,7 @@ export class MessagesService {
       language: 'und',
       translations: {},
       appId,
-      card,
+      ...(content.card ? { card: content.card } : {}),
       createdAt: this.deps.clock(),
     };
     await this.append(doc, () => this.deps.messages.insert(doc));

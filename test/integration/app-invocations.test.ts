@@ -329,6 +329,20 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'survey', values: answers })).json().code, 'INVOCATION_INVALID', 'plain answers are refused when the app seals');
   });
 
+  it('the bot interface posts plain text too: cleaned and bounded as a member\'s post, into the token\'s room only', async () => {
+    const s = await setUp();
+    const other = await makeRoom(t, s.owner, { members: [s.member] });
+    const token = (await api(s.owner, 'POST', `/api/apps/${s.appId}/bot-tokens`, { roomId: s.roomId })).json().token as string;
+    const say = (roomId: string, text: string) => t.app.inject({ method: 'POST', url: `/bot-api/v1/rooms/${roomId}/messages`, headers: { authorization: `Bearer ${token}` }, payload: { text } });
+    const posted = await say(s.roomId, 'Lunch\u0007 is here');
+    assert.equal(posted.statusCode, 201, posted.body);
+    const [newest] = (await api(s.member, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; message: string; appId: string; card?: unknown }[];
+    assert.deepEqual([newest!.id, newest!.message, newest!.appId, newest!.card ?? null], [posted.json().messageId, 'Lunch is here', s.appId, null]);
+    assert.deepEqual([(await say(s.roomId, ' \n ')).json().code, (await say(s.roomId, 'x'.repeat(10_001))).json().code], ['MESSAGE_EMPTY', 'MESSAGE_TOO_LONG']);
+    assert.equal((await say(s.roomId, 'x'.repeat(10_000))).statusCode, 201, 'at the limit');
+    assert.deepEqual([(await say(other.id, 'Hi')).statusCode, (await say(other.id, 'Hi')).json().code], [403, 'BOT_TOKEN_OTHER_ROOM']);
+  });
+
   it('the bot interface posts cards into the token\'s room only, with 401, 403, 400 and 429 as documented', async () => {
     const s = await setUp();
     const other = await makeRoom(t, s.owner, { members: [s.member] });
@@ -558,6 +572,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       '/app-api/v1/payments/{paymentId}/refunds',
       '/app-api/v1/payouts',
       '/bot-api/v1/rooms/{roomId}/cards',
+      '/bot-api/v1/rooms/{roomId}/messages',
     ]);
     const apiDoc = (await t.app.inject({ url: '/v3/api-docs/api-traffic' })).json() as { paths: Record<string, unknown> };
     assert.ok(!Object.keys(apiDoc.paths).some((path) => path.startsWith('/app-api') || path.startsWith('/bot-api') || path.startsWith('/.well-known')));

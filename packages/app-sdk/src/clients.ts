@@ -37,7 +37,7 @@ async function call<T>(baseUrl: string, credential: string, method: string, path
   return parsed as T;
 }
 
-/** The bot interface (`/bot-api/v1`) with a room bot token (`bbt_…`). */
+/** The bot interface (`/bot-api/v1`) with a room bot token (`bbt_…`): cards and plain text. */
 export class BotClient {
   constructor(
     private readonly baseUrl: string,
@@ -46,6 +46,11 @@ export class BotClient {
 
   postCard(roomId: string, card: Card): Promise<{ messageId: string; roomId: string; createdAt: string }> {
     return call(this.baseUrl, this.token, 'POST', `/bot-api/v1/rooms/${encodeURIComponent(roomId)}/cards`, card);
+  }
+
+  /** A plain text message (cleaned as a member's post is, at most 10,000 characters). */
+  postText(roomId: string, text: string): Promise<{ messageId: string; roomId: string; createdAt: string }> {
+    return call(this.baseUrl, this.token, 'POST', `/bot-api/v1/rooms/${encodeURIComponent(roomId)}/messages`, { text });
   }
 }
 

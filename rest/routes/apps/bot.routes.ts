@@ -5,6 +5,7 @@ import { IdParam, IsoDateTime } from '../../../src/platform/common.schemas.js';
 import { CardSchema } from '../../../src/apps/shared/cards.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { CommonErrors } from '../../../src/platform/common.errors.js';
+import { MessagesErrors } from '../../../src/messages/messages.errors.js';
 import { BODY_ERRORS, errorResponses } from '../../responses.js';
 
 const JwksSchema = z
@@ -17,6 +18,7 @@ const JwksSchema = z
   })
   .meta({ id: 'Jwks' });
 
+const BotTextSchema = z.object({ text: z.string().max(200_000).describe('The message\'s text') }).strict().meta({ id: 'BotTextMessage' });
 const CardPostedSchema = z.object({ messageId: z.string(), roomId: z.string(), createdAt: IsoDateTime }).meta({ id: 'BotCardPosted' });
 
 /** The keys apps verify the service's signatures with (session tokens): public, no Authorization header. */
@@ -51,6 +53,22 @@ export const botApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
     },
     handler: async (request, reply) => {
       const posted = await services.bot.postCard(request.headers.authorization, request.params.roomId, request.body);
+      return reply.code(201).send(posted);
+    },
+  });
+
+  app.post('/bot-api/v1/rooms/:roomId/messages', {
+    schema: {
+      tags: ['Bot interface'],
+      security: [{ botToken: [] }],
+      summary: 'Post a plain text message into a room the app was added to',
+      description: 'With the room\'s bot token, as a card is posted: the same room check and the same budget per token (429 with Retry-After). The text is cleaned as a member\'s post is (control characters out) and holds at most 10,000 characters.',
+      params: z.object({ roomId: IdParam }),
+      body: BotTextSchema,
+      response: { 201: CardPostedSchema, ...errorResponses(AppsErrors.BOT_TOKEN_INVALID, AppsErrors.BOT_TOKEN_OTHER_ROOM, AppsErrors.TOO_MANY_BOT_CARDS, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, CommonErrors.VALIDATION_FAILED, ...BODY_ERRORS) },
+    },
+    handler: async (request, reply) => {
+      const posted = await services.bot.postText(request.headers.authorization, request.params.roomId, request.body.text);
       return reply.code(201).send(posted);
     },
   });
