@@ -247,16 +247,20 @@ export class AppsRepo {
   }
 
   /** Adds the app to the room (once: adding it again changes nothing). */
-  async addToRoom(roomApp: Omit<RoomAppDoc, '_id'>): Promise<void> {
+  /** Whether it was added now (false: it was in the room already). */
+  async addToRoom(roomApp: Omit<RoomAppDoc, '_id'>): Promise<boolean> {
     try {
       await this.roomApps.insertOne({ _id: `${roomApp.roomId}:${roomApp.appId}`, ...roomApp });
+      return true;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
+      return false;
     }
   }
 
-  async removeFromRoom(roomId: string, appId: string): Promise<void> {
-    await this.roomApps.deleteOne({ _id: `${roomId}:${appId}` });
+  /** Whether it was removed now (false: it was not in the room). */
+  async removeFromRoom(roomId: string, appId: string): Promise<boolean> {
+    return (await this.roomApps.deleteOne({ _id: `${roomId}:${appId}` })).deletedCount > 0;
   }
 
   // Activity: one row per call to an app.

@@ -20,7 +20,7 @@ import { createHmac } from 'node:crypto';
 import { webhookHandler } from '@chat-platform/app-sdk';
 
 const secret = 'whsec_package-test';
-const calls = { menu: 0, order: 0, paid: 0 };
+const calls = { menu: 0, order: 0, paid: 0, rooms: [] };
 const errors = [];
 const server = http.createServer(webhookHandler({
   secrets: () => secret,
@@ -30,6 +30,7 @@ const server = http.createServer(webhookHandler({
   flows: { 'order-form': (body) => (calls.order++, { type: 'ack', message: 'Ordered ' + body.values.count }) },
   actions: { broken: () => { throw new Error('the kitchen is on fire'); } },
   onPaymentEvent: () => (calls.paid++, null),
+  onRoomEvent: (event) => void calls.rooms.push(event.type + ' ' + event.room.id),
   onError: (error, body) => errors.push([error.message, body.id]),
 }));
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,9 +53,11 @@ const thrown = await send(invocation({ id: 'inv-3', action: { id: 'broken', payl
 const event = { type: 'payment.completed', id: 'evt_p1', ts: 2, app: { id: 'a1' }, payment: { id: 'p1' }, user: { id: 'u1' } };
 const paid = await send(event, 'd-5');
 const paidAgain = await send(event, 'd-6');
+const added = { type: 'app.added', id: 'evt_r1', ts: 3, app: { id: 'a1' }, room: { id: 'room-1', type: 'PUBLIC_GROUP' } };
+const roomEvents = [(await send(added, 'd-7')).status, (await send(added, 'd-8')).status];
 console.log(JSON.stringify({
   first: [first.status, await first.json()], replay: replay.status, replayNewHeader: replayNewHeader.status, forged: forged.status,
-  step: [step.status, await step.json()], thrown: [thrown.status, await thrown.json()], paid: [paid.status, paidAgain.status], calls, errors,
+  step: [step.status, await step.json()], thrown: [thrown.status, await thrown.json()], paid: [paid.status, paidAgain.status], roomEvents, calls, errors,
 }));
 server.close();
 `;
@@ -91,8 +94,9 @@ describe('the app SDK as a package', () => {
       step: [200, { type: 'ack', message: 'Ordered 2' }],
       thrown: [200, { type: 'error', userMessage: 'Something went wrong; try again', code: 'HANDLER_FAILED' }],
       paid: [204, 204],
+      roomEvents: [204, 204],
       // Each handled once, however often it came.
-      calls: { menu: 1, order: 1, paid: 1 },
+      calls: { menu: 1, order: 1, paid: 1, rooms: ['app.added room-1'] },
       errors: [['the kitchen is on fire', 'inv-3']],
     });
   });

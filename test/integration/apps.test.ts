@@ -10,6 +10,7 @@ import type { Workers } from '../../workers/main.js';
 import { startAppServer, json, verifyAsAnApp, type AppServer } from '../helpers/app-server.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { httpAs, makeRoom, makeUser } from '../helpers/factories.js';
+import { until as waitFor } from '../helpers/wait.js';
 
 /** The manifest hash as docs/apps/overview.md, defines it, computed here independently: keys sorted at every level, no whitespace. */
 function sortedJson(value: unknown): string {
@@ -448,6 +449,32 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     }
     const current = (await api(owner, 'GET', `/api/apps/${id}`)).json();
     assert.equal(current.manifestVersion, '1.0.0', 'a refused manifest changes nothing');
+  });
+
+  it('tells the app when a room admin adds it to a room or removes it, signed and retried as events are', async () => {
+    const [owner, admin] = await Promise.all([makeUser(t), makeUser(t)]);
+    let failFirst = true;
+    const app = await server((_c, res) => {
+      // The first event's first attempt fails: the service tries it again, the same event.
+      if (failFirst) {
+        failFirst = false;
+        res.writeHead(503).end();
+      } else res.writeHead(204).end();
+    });
+    const { id, webhookSecret } = await createApp(owner, app.url);
+    assert.equal((await api(owner, 'PATCH', `/api/apps/${id}`, { public: true })).statusCode, 200);
+    const room = await makeRoom(t, admin);
+    assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204);
+    assert.equal((await api(admin, 'POST', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204, 'added again: nothing new to tell');
+    assert.equal((await api(admin, 'DELETE', `/api/rooms/${room.id}/apps/${id}`)).statusCode, 204);
+    const events = () => app.calls.map((call) => JSON.parse(call.raw.toString('utf8')) as { type: string; id: string; app: { id: string }; room: { id: string; type: string } });
+    await waitFor(() => events().filter((event) => event.type === 'app.removed').length === 1 && events().filter((event) => event.type === 'app.added').length === 2, 'the added event twice (a retry) and the removed event once', 15_000);
+    const [added, retried, removed] = [...events().filter((event) => event.type === 'app.added'), ...events().filter((event) => event.type === 'app.removed')];
+    assert.deepEqual([added!.app.id, added!.room], [id, { id: room.id, type: 'PRIVATE_GROUP' }]);
+    assert.equal(retried!.id, added!.id, 'a retry carries the same event id');
+    assert.deepEqual([removed!.room.id, removed!.id === added!.id], [room.id, false]);
+    const now = Math.floor(Date.now() / 1000);
+    for (const call of app.calls) assert.ok(verifyAsAnApp(webhookSecret, call, now, new Set()), 'signed with the app\'s secret');
   });
 
   it('a new webhook URL over REST is saved only once it answers a signed ping, as in the console', async () => {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { InvocationBody, Manifest, PaymentEventBody, Reply, WebhookBody } from './types.js';
+import type { InvocationBody, Manifest, PaymentEventBody, Reply, RoomEventBody, WebhookBody } from './types.js';
 import { MemoryReplayStore, REPLAY_TTL_SECONDS, verifyWebhook, type ReplayStore } from './verify.js';
 
 const MAX_BODY = 1024 * 1024;
@@ -34,6 +34,8 @@ export function webhookHandler(app: {
   actions?: Record<string, InvocationFn>;
   onInvocation?: InvocationFn;
   onPaymentEvent?: (body: PaymentEventBody) => Promise<Reply | null> | Reply | null;
+  /** The app was added to a room or removed from one (answered 204 once this returns). */
+  onRoomEvent?: (body: RoomEventBody) => Promise<void> | void;
   /**
    * The app's manifest, as uploaded: a command that opens a form (its `flow`) sends that form's steps
    * with `command` set and `flow` null (the specification's wire: `flow` is set only when a card's
@@ -42,7 +44,7 @@ export function webhookHandler(app: {
    */
   manifest?: Pick<Manifest, 'commands'>;
   /** A function threw: told here (default: logged to stderr with the call's kind and ids, never its answers). */
-  onError?: (error: unknown, body: InvocationBody | PaymentEventBody) => void;
+  onError?: (error: unknown, body: Exclude<WebhookBody, { type: 'ping' }>) => void;
   /** What a member sees when an invocation's function threw (default: "Something went wrong; try again"). */
   failureMessage?: string;
   replayStore?: ReplayStore;
@@ -51,7 +53,7 @@ export function webhookHandler(app: {
   const commandFlows = new Map((app.manifest?.commands ?? []).flatMap((command) => (command.flow ? [[command.id, command.flow] as const] : [])));
   const onError =
     app.onError ??
-    ((error: unknown, body: InvocationBody | PaymentEventBody) => {
+    ((error: unknown, body: Exclude<WebhookBody, { type: 'ping' }>) => {
       const what = body.type === 'invocation' ? `invocation ${body.id} (${body.command ?? body.flow ?? body.action?.id ?? 'unknown'}${body.step ? `, step ${body.step}` : ''})` : `${body.type} ${body.id}`;
       logError(`the handler of ${what} threw`, error);
     });
@@ -82,7 +84,7 @@ export function webhookHandler(app: {
         }
         let reply: Reply | null;
         try {
-          reply = body.type === 'invocation' ? await routed(app, commandFlows, body) : ((await app.onPaymentEvent?.(body)) ?? null);
+          reply = await dispatched(app, commandFlows, body);
         } catch (error) {
           await replayStore.abandon(verified.replayKey);
           reportSafely(onError, error, body);
@@ -111,11 +113,29 @@ function logError(what: string, error: unknown): void {
 }
 
 /** `onError`, whose own failure is logged and goes no further. */
-function reportSafely(onError: (error: unknown, body: InvocationBody | PaymentEventBody) => void, error: unknown, body: InvocationBody | PaymentEventBody): void {
+function reportSafely(onError: (error: unknown, body: Exclude<WebhookBody, { type: 'ping' }>) => void, error: unknown, body: Exclude<WebhookBody, { type: 'ping' }>): void {
   try {
     onError(error, body);
   } catch (hookError) {
     logError('onError threw', hookError);
+  }
+}
+
+/** What the app's functions answer to a call: an invocation's reply, a payment event's (or none), a room event's none. */
+async function dispatched(
+  app: Parameters<typeof webhookHandler>[0],
+  commandFlows: Map<string, string>,
+  body: Exclude<WebhookBody, { type: 'ping' }>,
+): Promise<Reply | null> {
+  switch (body.type) {
+    case 'invocation':
+      return routed(app, commandFlows, body);
+    case 'app.added':
+    case 'app.removed':
+      await app.onRoomEvent?.(body);
+      return null;
+    default:
+      return (await app.onPaymentEvent?.(body)) ?? null;
   }
 }
 

@@ -33,7 +33,16 @@ export interface PaymentEventBody {
   user: { id: string };
 }
 
-export type WebhookBody = InvocationBody | PingBody | PaymentEventBody;
+/** The app was added to a room, or removed from one (a room admin did it): the room's id names it to the bot interface. */
+export interface RoomEventBody {
+  type: 'app.added' | 'app.removed';
+  id: string;
+  ts: number;
+  app: { id: string };
+  room: { id: string; type: string };
+}
+
+export type WebhookBody = InvocationBody | PingBody | PaymentEventBody | RoomEventBody;
 
 export type Button = { id: string; label: string; style?: 'primary' | 'danger' | 'default'; kind: 'submit' | 'open_flow'; flow?: string; payload?: Record<string, unknown> };
 export type Block =

@@ -43,8 +43,8 @@ export type VerifyFailure = 'MISSING_HEADERS' | 'BAD_SIGNATURE' | 'STALE_TIMESTA
 
 /**
  * What identifies a verified call for de-duplication, from what the signature covers (the timestamp
- * and the body), never from the unsigned `X-Service-Delivery` header: a payment event by its event id
- * (the same on every retry of the event), any other call by the digest of its body (a retry sends the
+ * and the body), never from the unsigned `X-Service-Delivery` header: an event (a payment's, a room's)
+ * by its event id (the same on every retry of the event), any other call by the digest of its body (a retry sends the
  * same bytes; a new call, a new form step or new answers, differs). A captured call sent again with new
  * header values is the same call.
  */
@@ -52,7 +52,8 @@ export function replayKeyOf(rawBody: Buffer | string): string {
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : rawBody;
   try {
     const parsed = JSON.parse(body.toString('utf8')) as { type?: unknown; id?: unknown };
-    if (typeof parsed.type === 'string' && parsed.type.startsWith('payment.') && typeof parsed.id === 'string') return `event:${parsed.id}`;
+    // Events (payments, rooms) carry an id the service keeps on every retry of them.
+    if (typeof parsed.type === 'string' && parsed.type !== 'invocation' && typeof parsed.id === 'string') return `event:${parsed.id}`;
   } catch {
     // Not JSON: keyed by its bytes like any other call.
   }

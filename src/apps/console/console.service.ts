@@ -224,14 +224,26 @@ export class AppsService {
     if (room.type === 'E2EE') throw AppsErrors.APP_NOT_FOR_E2EE();
     const app = await this.deps.repo.findApp(appId);
     if (!app || !(app.public || app.ownerId === principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
-    await this.deps.repo.addToRoom({ roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() });
+    if (await this.deps.repo.addToRoom({ roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() })) await this.tellRoomEvent('app.added', appId, room);
+  }
+
+  /**
+   * Tells the app it was added to a room or removed from one (webhook events beyond the
+   * specification's payment events, delivered and retried as they are, answered by any 2xx): the
+   * room's id (its bot tokens and the bot interface name rooms by it) and type.
+   */
+  private async tellRoomEvent(type: 'app.added' | 'app.removed', appId: string, room: { _id: string; type: string }): Promise<void> {
+    const deliveryId = randomUUID();
+    const body = { type, id: `evt_${deliveryId}`, ts: Math.floor(this.deps.clock().getTime() / 1000), app: { id: appId }, room: { id: room._id, type: room.type } };
+    await this.deps.webhooks.enqueue(appId, type, body, { retry: true, deliveryId });
   }
 
   /** Room admins remove an app from their room; its bot tokens for that room stop working. */
   async removeFromRoom(principal: Principal, roomId: string, appId: string): Promise<void> {
-    await this.deps.rooms.managedRoom(principal, roomId);
-    await this.deps.repo.removeFromRoom(roomId, appId);
+    const room = await this.deps.rooms.managedRoom(principal, roomId);
+    const removed = await this.deps.repo.removeFromRoom(roomId, appId);
     await this.deps.repo.revokeBotTokens(appId, roomId, this.deps.clock());
+    if (removed) await this.tellRoomEvent('app.removed', appId, room);
   }
 
   /** A site administrator grants an app up to 120 s to reply (5 s otherwise; spec, "Limits"). */
