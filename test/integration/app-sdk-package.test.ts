@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -7,6 +7,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+
+import { signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { httpAs, makeRoom } from '../helpers/factories.js';
+import { freePort } from '../helpers/ports.js';
 
 const exec = promisify(execFile);
 // This file runs from dist/test/integration; the SDK's sources are in the project's tree.
@@ -64,21 +68,27 @@ server.close();
 
 describe('the app SDK as a package', () => {
   let work: string;
+  /** A project of its own with the SDK installed from its packed tarball, as an app developer has it. */
+  let app: string;
+  let t: TestApp | undefined;
   before(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'app-sdk-package-'));
-  });
-  after(() => rm(work, { recursive: true, force: true }));
-
-  it('packs with its build and types, installs into a project of its own, and verifies a real delivery there', async () => {
     // npm pack builds it first (prepack: tsc into dist/); tsc comes from the project's node_modules.
     const env = { ...process.env, PATH: `${path.join(project, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
     await exec('npm', ['pack', '--pack-destination', work], { cwd: sdk, env });
     const [tarball] = (await readdir(work)).filter((name) => name.endsWith('.tgz'));
     assert.ok(tarball, 'npm pack made a tarball');
-    const app = path.join(work, 'app');
+    app = path.join(work, 'app');
     await exec('mkdir', ['-p', app]);
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pizza', version: '1.0.0', type: 'module', private: true }));
     await exec('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(work, tarball)], { cwd: app, env });
+  });
+  after(async () => {
+    await t?.close();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('packs with its build and types, installs into a project of its own, and verifies a real delivery there', async () => {
     const installed = path.join(app, 'node_modules', '@chat-platform', 'app-sdk');
     const manifest = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
     for (const file of [manifest.exports['.']!.types, manifest.exports['.']!.import, 'README.md']) assert.ok(existsSync(path.join(installed, file)), `${file} is in the package`);
@@ -99,5 +109,49 @@ describe('the app SDK as a package', () => {
       calls: { menu: 1, order: 1, paid: 1, rooms: ['app.added room-1'] },
       errors: [['the kitchen is on fire', 'inv-3']],
     });
+  });
+
+  it('runs docs/apps/getting-started.md as written: its manifest and app, from the tarball, answer a command with a card and its button', async () => {
+    // The page's two files, exactly as a developer copies them.
+    const page = await readFile(path.join(project, 'docs', 'apps', 'getting-started.md'), 'utf8');
+    const block = (name: string) => {
+      const found = new RegExp(`<!-- getting-started: ${name.replace('.', '\\.')} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\`\\n`).exec(page);
+      assert.ok(found, `the page has ${name}`);
+      return found[1]!;
+    };
+    await writeFile(path.join(app, 'manifest.json'), block('manifest.json'));
+    await writeFile(path.join(app, 'app.mjs'), block('app.mjs'));
+
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const api = httpAs(() => t!);
+    const owner = await signIn(t);
+    const port = await freePort();
+    // Step 2: the app; step 3: its server, on the port the app was given.
+    const created = await api(owner, 'POST', '/api/apps', { name: 'Weather', webhookUrl: `http://127.0.0.1:${port}/` });
+    assert.equal(created.statusCode, 200, created.body);
+    const server = spawn(process.execPath, ['app.mjs'], { cwd: app, env: { ...process.env, WEBHOOK_SECRET: created.json().webhookSecret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+        server.once('exit', (code) => reject(new Error(`app.mjs exited ${code}`)));
+      });
+      // Step 4: the manifest, a room, the app in it.
+      const appId = created.json().id as string;
+      const uploaded = await api(owner, 'PUT', `/api/apps/${appId}/manifest`, JSON.parse(block('manifest.json')));
+      assert.equal(uploaded.statusCode, 200, uploaded.body);
+      const room = await makeRoom(t, owner, { name: 'Trip' });
+      assert.equal((await api(owner, 'POST', `/api/rooms/${room.id}/apps/${appId}`)).statusCode, 204);
+      // Step 5: the command, then its card's button.
+      const answered = await api(owner, 'POST', `/api/apps/${appId}/invocations`, { roomId: room.id, command: 'weather', values: { city: 'Berlin' } });
+      assert.equal(answered.statusCode, 200, answered.body);
+      const { outcome, visibility, messageId, card } = answered.json();
+      assert.deepEqual([outcome, visibility, card.blocks[0]], ['card', 'room', { type: 'title', text: 'Weather in Berlin' }]);
+      const [newest] = (await api(owner, 'GET', `/api/messages/${room.id}`)).json().items as { id: string; appId: string }[];
+      assert.deepEqual([newest!.id, newest!.appId], [messageId, appId], 'the card is a message of the room');
+      const tapped = await api(owner, 'POST', `/api/apps/${appId}/invocations`, { roomId: room.id, action: { messageId, id: 'refresh' } });
+      assert.deepEqual([tapped.json().outcome, tapped.json().message], ['ack', 'Berlin: 18 °C, light rain'], tapped.body);
+    } finally {
+      server.kill();
+    }
   });
 });
