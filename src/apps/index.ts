@@ -69,6 +69,7 @@ export function appsArea(
     users: deps.users,
     geo: p.geo,
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
+    updateCard: (messageId, appId, card) => deps.messages.messages.updateAppCard(messageId, appId, card),
     formTtlMs: p.config.APPS_FORM_TTL * 1000,
     findCardMessage: async (principal, messageId) => {
       const { message } = await deps.messages.policy.forReader(principal, messageId);

@@ -237,6 +237,11 @@ export class MessagesRepo {
     return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, { $set: { message: text, editedAt: at, translations: {} } }, { returnDocument: 'before' });
   }
 
+  /** An app's card message given a new card (the app's answer to a press of one of its buttons); the message after, or null when it is not that app's or was deleted. */
+  replaceCard(messageId: string, appId: string, card: NonNullable<MessageDoc['card']>, at: Date): Promise<MessageDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: messageId, appId, deletedAt: null }, { $set: { card, editedAt: at } }, { returnDocument: 'after' });
+  }
+
   /** Hidden for one member only. */
   async hideFor(messageId: string, userId: string): Promise<void> {
     await this.collection.updateOne({ _id: messageId }, { $addToSet: { hiddenFor: userId } });

@@ -266,6 +266,19 @@ export class MessagesService {
     return this.postAsApp(roomId, appId, { message: '', card });
   }
 
+  /**
+   * An app replaces the card of one of its messages (its answer to a press of one of the card's
+   * buttons): members' sockets get `message.card-updated`; nothing is pushed. False when the message
+   * is not that app's card, or was deleted.
+   */
+  async updateAppCard(messageId: string, appId: string, card: Card): Promise<boolean> {
+    const now = this.deps.clock();
+    const updated = await this.deps.messages.replaceCard(messageId, appId, card, now);
+    if (!updated) return false;
+    await this.deps.events.toRoom(updated.roomId, 'message.card-updated', { roomId: updated.roomId, messageId, card, editedAt: now.toISOString() });
+    return true;
+  }
+
   /** A plain text an app posts through the bot interface: cleaned and bounded as a member's post. */
   async postAppText(roomId: string, appId: string, text: string): Promise<MessageView> {
     return this.postAsApp(roomId, appId, { message: appText(text) });

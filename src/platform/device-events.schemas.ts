@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IsoDateTime, UserDtoSchema } from './common.schemas.js';
+import { CardSchema } from './cards.schemas.js';
 
 /**
  * What the hub sends to devices, one zod schema per event: the device events (stored in the device's
@@ -140,6 +141,9 @@ export const ROOM_EVENTS = {
   'message.edited': z
     .object({ roomId: z.string(), messageId: z.string(), message: z.string().describe('The new text (ciphertext in an end-to-end encrypted room)'), editedAt: IsoDateTime })
     .describe('A message of the room was edited by its author (nothing is pushed)'),
+  'message.card-updated': z
+    .object({ roomId: z.string(), messageId: z.string(), card: CardSchema.describe('The card the message shows now'), editedAt: IsoDateTime })
+    .describe('An app replaced the card of one of its messages (its answer to a press of one of the card\'s buttons; nothing is pushed)'),
   'message.deleted': z.object({ roomId: z.string(), messageId: z.string() }).describe('A message of the room was deleted for everyone: show a tombstone'),
   'message.reactions': z
     .object({ roomId: z.string(), messageId: z.string(), reactions: z.array(z.object({ emoji: z.string(), count: z.number().int() })).describe('Every reaction\'s count now, most first') })

@@ -49,7 +49,11 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', BOT_CARDS_PER_MINUTE: '3', WEBHOOK_RETRY_SCHEDULE: '0.3,0.3', APPS_FORM_TTL: '60' });
     workers = await startTestWorkers(t);
     appServer = await startAppServer((call: ReceivedCall, res) => {
-      const answer = reply(JSON.parse(call.raw.toString()) as Body) as { status?: number };
+      const parsed = JSON.parse(call.raw.toString()) as { type?: string };
+      // The app added to (or removed from) a room is told so; these tests answer only calls and payment events.
+      if (parsed.type === 'app.added' || parsed.type === 'app.removed') return void res.writeHead(204).end();
+      // Cast: every other call here is an invocation or a payment event.
+      const answer = reply(parsed as Body) as { status?: number };
       // `{status: 500}` stands for an app that fails.
       if (answer && typeof answer.status === 'number') json(res, { error: 'failing' }, answer.status);
       else json(res, answer);
@@ -233,7 +237,23 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const tapped = await invoke(s.owner, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'buy' } });
     assert.equal(tapped.json().outcome, 'ack', tapped.body);
     const tap = lastBody();
-    assert.deepEqual([tap.command, tap.flow, tap.values, tap.action, tap.user.id], [null, null, {}, { id: 'buy', payload: { sku: 'm1' } }, s.ids.owner]);
+    // The app is told which message the pressed button is on (beyond the spec's {id, payload}).
+    assert.deepEqual([tap.command, tap.flow, tap.values, tap.action, tap.user.id], [null, null, {}, { id: 'buy', payload: { sku: 'm1' }, messageId: inRoom.messageId }, s.ids.owner]);
+
+    // The app answers a press by updating the card it was pressed on: the same message, a new card.
+    const sold = { blocks: [{ type: 'title', text: 'Margherita' }, { type: 'text', text: 'Sold out' }] };
+    reply = () => ({ type: 'card', update: true, card: sold });
+    const updated = (await invoke(s.member, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'buy' } })).json();
+    assert.deepEqual([updated.outcome, updated.visibility, updated.messageId, updated.card], ['card', 'room', inRoom.messageId, sold]);
+    const after = (await api(s.owner, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; card: unknown; editedAt: string | null }[];
+    assert.equal(after.length, messages.length, 'no new message');
+    const shownNow = after.find((m) => m.id === inRoom.messageId)!;
+    assert.deepEqual([shownNow.card, typeof shownNow.editedAt], [sold, 'string']);
+    // Update answers a press only: to a command it breaks the contract.
+    reply = () => ({ type: 'card', update: true, card: sold });
+    const notPressed = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json();
+    assert.deepEqual([notPressed.outcome, notPressed.message], ['failed', 'The app\'s reply could not be shown'], JSON.stringify(notPressed));
+    reply = () => ({ type: 'ack', message: 'Bought' });
     assert.equal((await invoke(s.owner, s.appId, { roomId: s.roomId, action: { messageId: inRoom.messageId, id: 'sell' } })).json().code, 'INVOCATION_INVALID');
     // A tap comes from the card's own room (issue 24, item 7): not from another room of the app, not from none.
     const elsewhere = await makeRoom(t, s.owner);

@@ -14,7 +14,8 @@ export interface InvocationBody {
   values: Record<string, unknown> | null;
   sealed: { alg: 'x25519-hkdf-sha256-aes256gcm/v1'; value: string } | null;
   payload: Record<string, unknown> | null;
-  action: { id: string; payload: Record<string, unknown> } | null;
+  /** A card's submit button was pressed: its id and payload, and the message (the card) it is on. */
+  action: { id: string; payload: Record<string, unknown>; messageId: string } | null;
   user: { id: string; name?: string | null; language?: string | null; location?: unknown };
   conversation: { roomType: string; ref?: string } | null;
 }
@@ -59,8 +60,8 @@ export interface Card {
 export type ViewBlock = Block | { type: 'input'; id: string; label?: string; default?: unknown; rules?: Record<string, unknown> };
 
 export type Reply =
-  | { type: 'card'; visibility?: 'room' | 'private'; card: Card }
-  | { type: 'card'; visibility?: 'room' | 'private'; template: string; data?: Record<string, string | number> }
+  | { type: 'card'; visibility?: 'room' | 'private'; update?: boolean; card: Card }
+  | { type: 'card'; visibility?: 'room' | 'private'; update?: boolean; template: string; data?: Record<string, string | number> }
   | { type: 'ack'; message: string }
   | { type: 'error'; userMessage: string; code?: string }
   | { type: 'view'; view: { id: string; title: string; blocks: ViewBlock[] } }

@@ -156,6 +156,8 @@ export class InvocationsService {
       geo: GeoLocator;
       postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string }>;
       findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
+      /** Replaces the card of one of the app's messages; false when it is gone. */
+      updateCard: (messageId: string, appId: string, card: Card) => Promise<boolean>;
       /** How long a form waits for its next step. */
       formTtlMs: number;
       clock: Clock;
@@ -179,7 +181,7 @@ export class InvocationsService {
     const target = await this.targetOf(principal, appId, input, manifest);
     const step = this.checkAnswers(input, manifest, target);
     if (input.payload && (!target.flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
-    const contract = contractOf(manifest, target.flow, target.doc?.steps ?? 0);
+    const contract = contractOf(manifest, target.flow, target.doc?.steps ?? 0, target.action !== null);
     const invocationId = target.doc?._id ?? randomUUID();
     const now = this.deps.clock();
     const body = {
@@ -204,7 +206,7 @@ export class InvocationsService {
     await this.moveForm(target, answer, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
     // Cast: a failed call's activity row records one of the CallFailure kinds.
     if (!answer) return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
-    return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id });
+    return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id, pressedMessageId: target.action?.messageId ?? null });
   }
 
   /** The app, the member's install of it (or the owner testing) and the manifest version they use. */
@@ -256,7 +258,7 @@ export class InvocationsService {
   }
 
   /** A card's submit button, tapped: it must be on a card this app posted. */
-  private async actionOf(principal: Principal, appId: string, input: InvokeInput): Promise<{ id: string; payload: Record<string, unknown> }> {
+  private async actionOf(principal: Principal, appId: string, input: InvokeInput): Promise<{ id: string; payload: Record<string, unknown>; messageId: string }> {
     const tapped = must(input.action, 'the tapped button');
     const message = await this.deps.findCardMessage(principal, tapped.messageId);
     const button = message.appId === appId ? message.card?.blocks.flatMap((b) => (b.type === 'actions' ? b.buttons : [])).find((b) => b.id === tapped.id && b.kind === 'submit') : undefined;
@@ -264,7 +266,8 @@ export class InvocationsService {
     // A tap comes from the room the card is in: the app is told that room, and no other.
     if (input.roomId !== message.roomId) throw invalid('A card\'s button is tapped in the card\'s room');
     if (input.values || input.sealed) throw invalid('A card action carries no answers');
-    return { id: button.id, payload: button.payload ?? {} };
+    // The message the button is on: the app may answer by updating that card.
+    return { id: button.id, payload: button.payload ?? {}, messageId: tapped.messageId };
   }
 
   /** The answers: which inputs this call answers, then the values checked, or sealed answers forwarded unread. The step answered. */
@@ -318,11 +321,17 @@ export class InvocationsService {
   }
 
   /** What the phone shows for a reply that kept the contract. */
-  private async shown(answer: Reply, contract: Contract, call: { invocationId: string; appId: string; roomId: string | null; userId: string; appUserId: string; activityId: string }): Promise<InvocationResult> {
+  private async shown(answer: Reply, contract: Contract, call: { invocationId: string; appId: string; roomId: string | null; userId: string; appUserId: string; activityId: string; pressedMessageId: string | null }): Promise<InvocationResult> {
     const { invocationId } = call;
     switch (answer.type) {
       case 'card': {
         const card = must(contract.cardOf(answer), 'the card the contract check found');
+        // The card whose button was pressed, replaced (the contract allows update only then).
+        if (answer.update && call.pressedMessageId) {
+          const updated = await this.deps.updateCard(call.pressedMessageId, call.appId, card);
+          if (!updated) return { invocationId, outcome: 'failed', ...empty, message: 'The card was deleted meanwhile' };
+          return { invocationId, outcome: 'card', ...empty, card, visibility: 'room', messageId: call.pressedMessageId };
+        }
         if (answer.visibility !== 'private' && call.roomId) {
           const posted = await this.deps.postCard(call.roomId, call.appId, card);
           return { invocationId, outcome: 'card', ...empty, card, visibility: 'room', messageId: posted.id };
@@ -356,7 +365,7 @@ interface Target {
   commandId: string | null;
   flowId: string | null;
   flow: Flow | null;
-  action: { id: string; payload: Record<string, unknown> } | null;
+  action: { id: string; payload: Record<string, unknown>; messageId: string } | null;
   payload: Record<string, unknown> | null;
 }
 
@@ -368,7 +377,7 @@ interface Contract {
   breach(reply: unknown): string | null;
 }
 
-function contractOf(manifest: Manifest, flow: Flow | null, stepsTaken: number): Contract {
+function contractOf(manifest: Manifest, flow: Flow | null, stepsTaken: number, pressed: boolean): Contract {
   const scopes = new Set<string>(manifest.scopes);
   const cardOf = (answer: Extract<Reply, { type: 'card' }>): Card | null => {
     if (answer.card) return answer.card;
@@ -382,6 +391,8 @@ function contractOf(manifest: Manifest, flow: Flow | null, stepsTaken: number): 
     if (answer.type === 'card') {
       const card = cardOf(answer);
       if (card === null) return `template: ${answer.template ?? ''} is not a template of the manifest, or its data leaves a {{name}} unfilled or a text too long`;
+      if (answer.update && !pressed) return 'update: only the answer to a press of a card\'s button updates a card (the one pressed)';
+      if (answer.update && answer.visibility === 'private') return 'update: a card updated stays where it is, in the room: no visibility private';
       // A submit button is pressed on a message of the room (action {messageId, id}): a card shown to
       // the caller alone has none, so its submit buttons could never be pressed.
       if (answer.visibility === 'private' && card.blocks.some((block) => block.type === 'actions' && block.buttons.some((button) => button.kind === 'submit'))) {

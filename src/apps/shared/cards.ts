@@ -11,6 +11,7 @@ export const ReplySchema = z.discriminatedUnion('type', [
     .object({
       type: z.literal('card'),
       visibility: z.enum(['room', 'private']).optional(),
+      update: z.boolean().optional().describe('Answering a press of a card\'s button: replace that card (the message it is on) instead of posting a new one'),
       card: CardSchema.optional(),
       template: Text(64).optional().describe('A template of the manifest, instead of card'),
       data: z.record(z.string(), z.union([z.string().max(3000), z.number()])).optional().describe('Values for the template\'s {{name}} placeholders'),
