@@ -1,3 +1,4 @@
+import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
@@ -24,7 +25,7 @@ import type { UserReads } from '../users/index.js';
 /** The app platform: apps and their console, credentials, signed webhook calls and their activity (docs/apps/overview.md). */
 export function appsArea(
   p: Platform,
-  deps: { rooms: RoomsArea; messages: MessagesArea; users: UserReads; wallets: WalletsArea; biometric: BiometricService; isSiteAdmin: (userId: string) => Promise<boolean> },
+  deps: { rooms: RoomsArea; messages: MessagesArea; users: UserReads; wallets: WalletsArea; biometric: BiometricService; events: DeviceEvents; isSiteAdmin: (userId: string) => Promise<boolean> },
 ) {
   const repo = new AppsRepo(p.db, p.cache);
   const secretKey = Buffer.from(p.config.APPS_SECRET_KEY, 'base64');
@@ -94,6 +95,10 @@ export function appsArea(
     wallets: deps.wallets.wallets,
     ledger,
     accountOf: (accountId) => deps.wallets.balances.availableOf(accountId),
+    tellMember: async (userId, event) => {
+      const app = await repo.findApp(event.appId);
+      await deps.events.toUsers([userId], 'wallet.app-money-received', { ...event, appName: app?.name ?? 'An app' });
+    },
     clock: p.clock,
   });
   /** A member's part in the app platform when they delete their account (docs/clients/people.md, "Deleting an account"). */

@@ -78,6 +78,17 @@ export const DEVICE_EVENTS = {
   'wallet.limit-request-decided': z
     .object({ requestId: z.string(), status: z.enum(['APPROVED', 'REFUSED']), tier: z.string().nullable(), noLimit: z.boolean(), effectiveUntil: IsoDateTime.nullable() })
     .describe('A site administrator decided the user\'s sending-limit request'),
+  'wallet.app-money-received': z
+    .object({
+      appId: z.string(),
+      appName: z.string(),
+      kind: z.enum(['REFUND', 'PAYOUT']),
+      paymentId: z.string().nullable().describe('The payment refunded (REFUND); null for a payout'),
+      walletId: z.string(),
+      currency: z.string(),
+      amount: Money,
+    })
+    .describe('An app refunded one of the user\'s payments to it, or paid the user out, into one of their wallets'),
   'wallet.deposit-received': z.object({ walletId: z.string(), currency: z.string(), amount: Money, txHash: z.string() }).describe('A deposit to the wallet\'s address on chain was credited'),
   'wallet.withdrawal-updated': z
     .object({ withdrawalId: z.string(), walletId: z.string(), status: z.string().describe('pending, sent, confirmed, refused or refunded'), txHash: z.string().nullable() })

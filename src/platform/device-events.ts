@@ -75,6 +75,7 @@ export const PUSH_KIND: Partial<Record<DeviceEventName, 'alert' | 'voip'>> = {
   'device.biometric-key-removed': 'alert',
   'wallet.transfer-received': 'alert',
   'wallet.deposit-received': 'alert',
+  'wallet.app-money-received': 'alert',
   'wallet.payment-requested': 'alert',
   'wallet.limit-request-decided': 'alert',
   'message.reaction': 'alert',

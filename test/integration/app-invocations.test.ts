@@ -580,6 +580,10 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await call('GET', `/app-api/v1/payments/${second}`)).json().refunded, '0');
     const books = await t.ctx.services.walletsReconciler.run();
     assert.deepEqual([books.mismatchedAccounts, books.negativeWallets, books.totals.USDT], [[], [], '0']);
+    // The member's devices were told of each refund and payout that moved money, once each.
+    const told = (await t.ctx.services.inbox.readAfter(s.member.deviceId, 0)).filter((entry) => entry.event === 'wallet.app-money-received').map((entry) => entry.data as { kind: string; amount: string; paymentId: string | null; appName: string });
+    assert.deepEqual(told.map((e) => [e.kind, e.amount, e.paymentId]), [['REFUND', '1.5', first], ['REFUND', '2.5', first], ['PAYOUT', '1', null], ['PAYOUT', '3', null]]);
+    assert.ok(told.every((e) => typeof e.appName === 'string' && e.appName.length > 0));
 
     // Its own OpenAPI document, apart from /api's.
     const appApiDoc = (await t.app.inject({ url: '/v3/api-docs/app-api' })).json() as { paths: Record<string, unknown>; info: { title: string } };

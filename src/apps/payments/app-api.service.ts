@@ -62,6 +62,8 @@ export class AppApiService {
       ledger: Ledger;
       /** The app's balance account in a currency, when it has one. */
       accountOf: (accountId: string) => Promise<{ available: Decimal128 } | null>;
+      /** Tells the member money came from the app (a device event, pushed when offline). */
+      tellMember: (userId: string, event: { appId: string; kind: 'REFUND' | 'PAYOUT'; paymentId: string | null; walletId: string; currency: string; amount: string }) => Promise<void>;
       clock: Clock;
     },
   ) {}
@@ -162,6 +164,8 @@ export class AppApiService {
       return this.fail(doc, 'APP_BALANCE_SHORT');
     }
     const done = must(await this.requests.markDone(doc._id), 'the request being finished');
+    // The member hears of it once the money moved (a retry of a request already done returns before `move`).
+    if (doc.userId) await this.deps.tellMember(doc.userId, { appId: doc.appId, kind: doc.kind, paymentId: doc.paymentId, walletId: doc.walletId, currency: doc.currency, amount: formatAmount(fromStored(doc.amount), doc.currency) });
     return this.result(done);
   }
 
