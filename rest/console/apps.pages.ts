@@ -152,14 +152,14 @@ ${rotation(view, now)}
 ${credentials.length === 0
   ? html`<p>None in force.</p>`
   : html`<table><thead><tr><th scope="col">Kind</th><th scope="col">Prefix</th><th scope="col">Room</th><th scope="col">Created</th><th scope="col"><span class="skip">Revoke</span></th></tr></thead><tbody>
-${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : 'Payments key'}</td><td><code>${c.prefix}</code></td><td>${c.roomId ?? '—'}</td><td>${time(c.createdAt)}</td>
+${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : 'Payments key'}</td><td><code>${c.prefix}</code></td><td>${c.roomId ?? (c.kind === 'BOT_TOKEN' ? 'every room of the app' : '—')}</td><td>${time(c.createdAt)}</td>
 <td><form method="post" action="/console/apps/${id}/credentials/${c.id}/revoke" class="inline">${csrf}<button type="submit" class="danger" aria-label="Revoke ${c.prefix}">Revoke</button></form></td></tr>`)}
 </tbody></table>`}
 <form method="post" action="/console/apps/${id}/payment-keys">${csrf}<button type="submit">New payments key</button></form>
 <form method="post" action="/console/apps/${id}/bot-tokens">${csrf}
 <label for="roomId">Room id for a new bot token</label>
-<p class="hint" id="room-hint">A room the app was added to.</p>
-<input id="roomId" name="roomId" required aria-describedby="room-hint">
+<p class="hint" id="room-hint">A room the app was added to; leave it empty for a token that opens every room the app is in.</p>
+<input id="roomId" name="roomId" aria-describedby="room-hint">
 <button type="submit">New bot token</button>
 </form></section>`,
       extra.status,
@@ -208,11 +208,12 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
 
   app.post('/console/apps/:appId/bot-tokens', hide, async (request, reply) => {
     const id = appId(request);
-    const roomId = field(request, 'roomId');
+    // Empty: the app's token, for every room it is in.
+    const roomId = field(request, 'roomId').trim();
     let created;
     try {
-      if (!ID.test(roomId)) throw CommonErrors.VALIDATION_FAILED({ message: 'A room id is letters, digits, - and _' });
-      created = await apps.createCredential(ctx.session(request).principal, id, 'BOT_TOKEN', roomId);
+      if (roomId !== '' && !ID.test(roomId)) throw CommonErrors.VALIDATION_FAILED({ message: 'A room id is letters, digits, - and _' });
+      created = await apps.createCredential(ctx.session(request).principal, id, 'BOT_TOKEN', roomId === '' ? null : roomId);
     } catch (error) {
       return appPage(request, reply, { top: problem(`No bot token made: ${refusal(error, ['APP_NOT_FOUND']).message}. Add the app to the room first, then try again.`), status: 400 });
     }

@@ -18,7 +18,7 @@ export const AppsErrors = defineErrors('apps', {
   INVOCATION_STEP_LIMIT: { status: 400, message: 'A form has at most 8 steps' },
   APP_NOT_FOR_E2EE: { status: 400, message: 'Apps cannot be added to end-to-end encrypted rooms: the service cannot show them what is said there' },
   BOT_TOKEN_INVALID: { status: 401, message: 'A valid room bot token (Authorization: Bearer bbt_…) is required' },
-  BOT_TOKEN_OTHER_ROOM: { status: 403, message: 'This bot token is for another room, or the app was removed from this one' },
+  BOT_TOKEN_OTHER_ROOM: { status: 403, message: 'This bot token is for another room, or the app is not in this one' },
   TOO_MANY_BOT_CARDS: { status: 429, message: 'Too many cards from this bot token; try again shortly' },
   APP_PAYMENT_NOT_FOUND: { status: 400, message: 'No such payment of yours' },
   APP_PAYMENT_CLOSED: { status: 400, message: 'This payment is no longer open (paid, declined or expired)' },

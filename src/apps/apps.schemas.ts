@@ -85,7 +85,10 @@ export const CredentialDtoSchema = z
   .object({ id: z.string(), kind: z.enum(['BOT_TOKEN', 'PAYMENT_KEY']), prefix: z.string().describe('The first characters, to tell tokens apart'), roomId: z.string().nullable(), createdAt: IsoDateTime })
   .meta({ id: 'AppCredentialDto' });
 export const CredentialCreatedSchema = CredentialDtoSchema.extend({ token: z.string().describe('bbt_… or bpk_…: shown this once, stored only as a hash') }).meta({ id: 'AppCredentialCreatedDto' });
-export const BotTokenCreateSchema = z.object({ roomId: IdParam }).strict().meta({ id: 'BotTokenCreateRequest' });
+export const BotTokenCreateSchema = z
+  .object({ roomId: IdParam.optional().describe('A room the app was added to: the token opens that room only. Without it, the token opens every room the app is in, while it is in it') })
+  .strict()
+  .meta({ id: 'BotTokenCreateRequest' });
 
 export const ActivityDtoSchema = z
   .object({

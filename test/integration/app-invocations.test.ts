@@ -349,6 +349,21 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'survey', values: answers })).json().code, 'INVOCATION_INVALID', 'plain answers are refused when the app seals');
   });
 
+  it('the app\'s bot token (made without a room) opens every room the app is in, while it is', async () => {
+    const s = await setUp();
+    const other = await makeRoom(t, s.owner, { members: [s.member] });
+    const notIn = await makeRoom(t, s.owner);
+    assert.equal((await api(s.owner, 'POST', `/api/rooms/${other.id}/apps/${s.appId}`)).statusCode, 204);
+    const made = await api(s.owner, 'POST', `/api/apps/${s.appId}/bot-tokens`, {});
+    assert.deepEqual([made.statusCode, made.json().roomId], [200, null], made.body);
+    const say = (roomId: string) => t.app.inject({ method: 'POST', url: `/bot-api/v1/rooms/${roomId}/messages`, headers: { authorization: `Bearer ${made.json().token}` }, payload: { text: 'Hello' } });
+    assert.deepEqual([(await say(s.roomId)).statusCode, (await say(other.id)).statusCode], [201, 201]);
+    assert.deepEqual([(await say(notIn.id)).statusCode, (await say(notIn.id)).json().code], [403, 'BOT_TOKEN_OTHER_ROOM']);
+    // Removed from a room: the app's token stops opening it, and keeps opening the others.
+    assert.equal((await api(s.owner, 'DELETE', `/api/rooms/${other.id}/apps/${s.appId}`)).statusCode, 204);
+    assert.deepEqual([(await say(other.id)).json().code, (await say(s.roomId)).statusCode], ['BOT_TOKEN_OTHER_ROOM', 201]);
+  });
+
   it('the bot interface posts plain text too: cleaned and bounded as a member\'s post, into the token\'s room only', async () => {
     const s = await setUp();
     const other = await makeRoom(t, s.owner, { members: [s.member] });

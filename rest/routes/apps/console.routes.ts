@@ -84,12 +84,12 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     schema: {
       tags,
       security,
-      summary: 'A room bot token (bbt_…) for a room the app was added to, shown this once',
+      summary: 'A bot token (bbt_…), shown this once: for one room the app was added to, or (no roomId) for every room it is in',
       params: appParam,
       body: BotTokenCreateSchema,
       response: { 200: CredentialCreatedSchema, ...authedErrors(notFound, AppsErrors.APP_NOT_IN_ROOM, ...BODY_ERRORS) },
     },
-    handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'BOT_TOKEN', request.body.roomId),
+    handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'BOT_TOKEN', request.body.roomId ?? null),
   });
 
   app.post('/api/apps/:appId/payment-keys', {

@@ -5,9 +5,9 @@ import type { Card } from '../shared/cards.js';
 import { appText } from '../../messages/index.js';
 
 /**
- * The bot interface (`/bot-api/v1`): an app's server posts cards into a room with the room's bot
- * token (`bbt_…`, found by its id and compared with its hash in constant time). A token opens only
- * its own room, while the app is still in it; each token has a budget of messages (cards and texts) per minute.
+ * The bot interface (`/bot-api/v1`): an app's server posts cards into a room with a bot token
+ * (`bbt_…`, found by its id and compared with its hash in constant time). A room's token opens only
+ * its own room, the app's token (made without a room) every room the app is in, each while it is; each token has a budget of messages (cards and texts) per minute.
  */
 export class BotService {
   constructor(
@@ -42,7 +42,8 @@ export class BotService {
     const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const credential = presented ? await this.deps.apps.verifyCredential(presented, 'BOT_TOKEN') : null;
     if (!credential) throw AppsErrors.BOT_TOKEN_INVALID();
-    if (credential.roomId !== roomId || !(await this.deps.repo.isInRoom(roomId, credential.appId))) throw AppsErrors.BOT_TOKEN_OTHER_ROOM();
+    // A room's token opens its room; the app's token (no room) every room the app is in, while it is.
+    if ((credential.roomId !== null && credential.roomId !== roomId) || !(await this.deps.repo.isInRoom(roomId, credential.appId))) throw AppsErrors.BOT_TOKEN_OTHER_ROOM();
     return credential;
   }
 }

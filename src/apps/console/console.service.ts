@@ -188,7 +188,8 @@ export class AppsService {
 
   async createCredential(principal: Principal, appId: string, kind: CredentialDoc['kind'], roomId: string | null): Promise<z.infer<typeof CredentialCreatedSchema>> {
     await this.owned(principal, appId);
-    if (kind === 'BOT_TOKEN' && !(roomId && (await this.deps.repo.isInRoom(roomId, appId)))) throw AppsErrors.APP_NOT_IN_ROOM();
+    // A room's token for a room the app is in; without a room, the app's token for every room it is in.
+    if (kind === 'BOT_TOKEN' && roomId !== null && !(await this.deps.repo.isInRoom(roomId, appId))) throw AppsErrors.APP_NOT_IN_ROOM();
     const id = randomBytes(9).toString('base64url');
     const token = newSecret(`${CREDENTIAL_PREFIX[kind]}${id}_`);
     const doc: CredentialDoc = { _id: id, appId, kind, roomId, prefix: `${CREDENTIAL_PREFIX[kind]}${id}`, hash: tokenHash(token), createdAt: this.deps.clock(), revokedAt: null };
