@@ -10,7 +10,7 @@ export const AppsErrors = defineErrors('apps', {
   CREDENTIAL_NOT_FOUND: { status: 400, message: 'No such token or key of this app' },
   APP_HAS_NO_MANIFEST: { status: 400, message: 'The app has no manifest yet' },
   NOT_REPLAYABLE: { status: 400, message: 'Only a payment event\'s delivery on the activity list can be replayed' },
-  APP_CONSENT_REQUIRED: { status: 400, message: 'This app asks for your name, language or location: install it (that is your consent) to use it' },
+  APP_CONSENT_REQUIRED: { status: 400, message: 'This app asks for your name, language or location: install it from this room (POST /api/apps/{appId}/install?roomId=…; that is your consent) to use it' },
   APP_NOT_INSTALLED: { status: 400, message: 'Install the app first' },
   INVOCATION_INVALID: { status: 400, message: 'The invocation does not fit the app\'s manifest' },
   INVOCATION_VALUES_INVALID: { status: 400, message: 'An answer breaks its input\'s rules' },

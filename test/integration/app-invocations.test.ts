@@ -144,6 +144,19 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     // A private app nobody shares reads as missing to others.
     await api(named.owner, 'PATCH', `/api/apps/${named.appId}`, { public: false });
     assert.equal((await api(outsider, 'GET', `/api/apps/${named.appId}/manifest`)).json().code, 'APP_NOT_FOUND');
+
+    // Unlisted now, and still in the room: a member who meets it there consents by installing it from
+    // that room; without the room, or from a room it is not in, it is not found (and says how).
+    const late = await makeUser(t);
+    await connectAll(t, named.owner, [late]);
+    assert.equal((await api(named.owner, 'POST', `/api/rooms/${named.roomId}/members/${late.userId}`)).statusCode, 204);
+    assert.equal((await invoke(late, named.appId, { roomId: named.roomId, command: 'hello' })).json().code, 'APP_CONSENT_REQUIRED');
+    const noRoom = (await api(late, 'POST', `/api/apps/${named.appId}/install`)).json();
+    assert.deepEqual([noRoom.code, /\?roomId=/.test(noRoom.message)], ['APP_NOT_FOUND', true], JSON.stringify(noRoom));
+    assert.equal((await api(late, 'POST', `/api/apps/${named.appId}/install?roomId=${other.id}`)).json().code, 'APP_NOT_FOUND', 'a room the app is not in');
+    assert.equal((await api(outsider, 'POST', `/api/apps/${named.appId}/install?roomId=${named.roomId}`)).json().code, 'APP_NOT_FOUND', 'a room the caller is not in');
+    assert.equal((await api(late, 'POST', `/api/apps/${named.appId}/install?roomId=${named.roomId}`)).statusCode, 200);
+    assert.equal((await invoke(late, named.appId, { roomId: named.roomId, command: 'hello' })).json().outcome, 'ack');
   });
 
   it('sends exactly the spec\'s invocation body, signed, with the user and conversation fields its scopes allow', async () => {

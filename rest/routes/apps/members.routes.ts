@@ -64,11 +64,12 @@ export const appMembersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       tags,
       security,
       summary: 'Install an app, or move the install to its newest manifest version',
-      description: 'A public app, or the caller\'s own. The answer carries the id the app knows the caller by: the same after removing and installing again, new only after removing with forget=true.',
+      description: 'A public app, the caller\'s own, or (with `roomId`) an app added to a room the caller is a member of, listed or not: installing is the consent an app that asks for personal scopes needs before a member of its room may use it. The answer carries the id the app knows the caller by: the same after removing and installing again, new only after removing with forget=true.',
       params: appParam,
+      querystring: z.object({ roomId: IdParam.optional().describe('The room the caller met the app in (an unlisted app is installed from its room)') }),
       response: { 200: InstallDtoSchema, ...authedErrors(AppsErrors.APP_NOT_FOUND, AppsErrors.APP_HAS_NO_MANIFEST) },
     },
-    handler: async (request) => appInstalls.install(principalOf(request), request.params.appId),
+    handler: async (request) => appInstalls.install(principalOf(request), request.params.appId, request.query.roomId),
   });
 
   app.post('/api/apps/:appId/session-token', {

@@ -35,10 +35,17 @@ export class InstallsService {
     return page(items.map((app) => ({ id: app._id, name: app.name, manifestVersion: must(app.manifestVersion, 'a listed app\'s manifest'), health: app.health })), total, pageSize, currentPage);
   }
 
-  /** Installs the app, or moves the member's install to its current manifest version. */
-  async install(principal: Principal, appId: string): Promise<InstallView> {
+  /**
+   * Installs the app, or moves the member's install to its current manifest version: a listed app,
+   * one's own, or one added to a room (`fromRoomId`) the member may read, listed or not (installing
+   * is the consent a room's app that asks for personal scopes needs).
+   */
+  async install(principal: Principal, appId: string, fromRoomId?: string): Promise<InstallView> {
     const app = await this.deps.repo.findApp(appId);
-    if (!app || !(app.public || app.ownerId === principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    const inTheirRoom = async () => fromRoomId !== undefined && (await this.deps.repo.isInRoom(fromRoomId, appId)) && (await this.deps.rooms.mayRead(principal, fromRoomId).then(() => true, () => false));
+    if (!app || !(app.public || app.ownerId === principal.userId || (await inTheirRoom()))) {
+      throw AppsErrors.APP_NOT_FOUND({ message: fromRoomId ? 'No such app in that room of yours' : 'No such app in the directory: an app added to one of your rooms is installed with that room\'s id (?roomId=)' });
+    }
     if (!app.manifestVersion) throw AppsErrors.APP_HAS_NO_MANIFEST();
     const now = this.deps.clock();
     await this.installs.upsertInstall(appId, principal.userId, app.manifestVersion, now);
