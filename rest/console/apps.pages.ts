@@ -249,14 +249,21 @@ ${state.result ?? ''}
 <button type="submit">Check and save</button>
 </form>
 <section aria-labelledby="history-h"><h2 id="history-h">Version history</h2>
-${manifests.length === 0 ? html`<p>No version uploaded yet.</p>` : html`<table><thead><tr><th scope="col">Version</th><th scope="col">Uploaded</th><th scope="col">Hash</th></tr></thead><tbody>
-${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?version=${encodeURIComponent(m.version)}">${m.version}</a>${m.version === view.manifestVersion ? ' (current)' : ''}</td><td>${time(m.createdAt)}</td><td><code>${m.hash}</code></td></tr>`)}
+${manifests.length === 0 ? html`<p>No version uploaded yet.</p>` : html`<table><thead><tr><th scope="col">Version</th><th scope="col">Uploaded</th><th scope="col">Hash</th><th scope="col"><span class="skip">Make current</span></th></tr></thead><tbody>
+${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?version=${encodeURIComponent(m.version)}">${m.version}</a>${m.version === view.manifestVersion ? ' (current)' : ''}</td><td>${time(m.createdAt)}</td><td><code>${m.hash}</code></td>
+<td>${m.version === view.manifestVersion ? '' : html`<form method="post" action="/console/apps/${id}/manifest/current" class="inline">${csrfField(session.csrf)}<input type="hidden" name="version" value="${m.version}"><button type="submit" aria-label="Make ${m.version} current">Make current</button></form>`}</td></tr>`)}
 </tbody></table>`}</section>`,
       state.status,
     );
   };
 
   app.get('/console/apps/:appId/manifest', hide, async (request, reply) => manifestPage(request, reply));
+
+  app.post('/console/apps/:appId/manifest/current', hide, async (request, reply) => {
+    const version = field(request, 'version');
+    const made = await apps.makeManifestCurrent(ctx.session(request).principal, appId(request), version);
+    return manifestPage(request, reply, { result: notice(`Version ${made.version} is current again: members who install from now on get it.`) });
+  });
 
   app.post('/console/apps/:appId/manifest', MULTIPART_FORM, async (request, reply) => {
     const session = ctx.session(request);

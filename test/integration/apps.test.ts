@@ -449,6 +449,13 @@ describe('apps: the console, credentials, signed webhook calls and their failure
     }
     const current = (await api(owner, 'GET', `/api/apps/${id}`)).json();
     assert.equal(current.manifestVersion, '1.0.0', 'a refused manifest changes nothing');
+    // A newer version, then back to the earlier one (a rollback), which keeps its hash.
+    assert.equal((await api(owner, 'PUT', `/api/apps/${id}/manifest`, { ...manifest, version: '1.1.0' })).statusCode, 200);
+    assert.equal((await api(owner, 'GET', `/api/apps/${id}`)).json().manifestVersion, '1.1.0');
+    const back = await api(owner, 'POST', `/api/apps/${id}/manifest/versions/1.0.0/current`);
+    assert.deepEqual([back.statusCode, back.json().version, back.json().manifestHash], [200, '1.0.0', res.json().manifestHash], back.body);
+    assert.equal((await api(owner, 'GET', `/api/apps/${id}`)).json().manifestVersion, '1.0.0');
+    assert.equal((await api(owner, 'POST', `/api/apps/${id}/manifest/versions/9.9.9/current`)).json().code, 'APP_NOT_FOUND');
   });
 
   it('tells the app when a room admin adds it to a room or removes it, signed and retried as events are', async () => {

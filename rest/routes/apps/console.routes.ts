@@ -67,6 +67,18 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     handler: async (request) => apps.putManifest(principalOf(request), request.params.appId, request.body),
   });
 
+  app.post('/api/apps/:appId/manifest/versions/:version/current', {
+    schema: {
+      tags,
+      security,
+      summary: 'Make a manifest version uploaded before the current one again (a rollback)',
+      description: 'Members who install, or move their install, from now on get it; installs keep the version they have. 400 APP_NOT_FOUND for a version never uploaded.',
+      params: z.object({ appId: IdParam, version: z.string().min(1).max(32) }),
+      response: { 200: ManifestResultSchema, ...authedErrors(notFound) },
+    },
+    handler: async (request) => apps.makeManifestCurrent(principalOf(request), request.params.appId, request.params.version),
+  });
+
   app.post('/api/apps/:appId/webhook-secret/rotate', {
     config: { revealsSecret: true },
     schema: {

@@ -174,6 +174,18 @@ export class AppsService {
     return { version: manifest.version, manifestHash: hash };
   }
 
+  /**
+   * Makes a version uploaded before the current one again (a bad upload rolled back): members who
+   * install or move their install from now on get it; installs keep the version they have.
+   */
+  async makeManifestCurrent(principal: Principal, appId: string, version: string): Promise<z.infer<typeof ManifestResultSchema>> {
+    await this.owned(principal, appId);
+    const doc = await this.deps.repo.findManifest(appId, version);
+    if (!doc) throw AppsErrors.APP_NOT_FOUND({ message: `No manifest version ${version} of this app: see its version history` });
+    await this.deps.repo.updateApp(appId, { $set: { manifestVersion: doc.version, manifestHash: doc.hash, updatedAt: this.deps.clock() } });
+    return { version: doc.version, manifestHash: doc.hash };
+  }
+
   /** A new secret, shown once; the current one keeps signing for 24 hours, older ones stop. */
   async rotateSecret(principal: Principal, appId: string): Promise<z.infer<typeof WebhookSecretSchema>> {
     const app = await this.owned(principal, appId);
