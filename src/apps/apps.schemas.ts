@@ -7,6 +7,10 @@ export const SCOPES = ['payments', 'conversation.ref', 'user.name', 'user.langua
 
 const DeclId = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits and _ . -, starting with a letter or digit');
 
+/** A command's free text: at most this many characters (and this many when the manifest names no bound). */
+export const COMMAND_TEXT_MAX = 2000;
+export const COMMAND_TEXT_DEFAULT = 500;
+
 const InputSchema = z
   .object({
     id: DeclId,
@@ -30,7 +34,29 @@ const InputSchema = z
 export const ManifestSchema = z
   .object({
     version: z.string().min(1).max(32).regex(/^[0-9A-Za-z.+-]+$/, 'a version such as 1.0.0'),
-    commands: z.array(z.object({ id: DeclId, title: z.string().min(1).max(100), description: z.string().max(300).optional(), flow: DeclId.optional() }).strict()).min(1, 'at least one command: members start an app from its commands').max(50),
+    commands: z
+      .array(
+        z
+          .object({
+            id: DeclId,
+            title: z.string().min(1).max(100),
+            description: z.string().max(300).optional(),
+            flow: DeclId.optional(),
+            argument: z
+              .object({
+                label: z.string().min(1).max(100).describe('What the text is, shown as the command\'s hint (e.g. "city")'),
+                required: z.boolean().optional(),
+                maxLength: z.number().int().min(1).max(COMMAND_TEXT_MAX).optional().describe(`At most ${COMMAND_TEXT_MAX}; ${COMMAND_TEXT_DEFAULT} when not given`),
+              })
+              .strict()
+              .optional()
+              .describe('Free text after the command, as `/weather Berlin`: sent to the app as `text`'),
+            options: z.array(InputSchema).max(10).optional().describe('Typed options given with the command (a select\'s choices, numbers, dates, booleans, short texts), as Discord\'s slash commands: sent to the app in `values`'),
+          })
+          .strict(),
+      )
+      .min(1, 'at least one command: members start an app from its commands')
+      .max(50),
     flows: z
       .array(
         z

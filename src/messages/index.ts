@@ -86,7 +86,7 @@ export type { MessagesPolicy } from './messages.policy.js';
 export type { MessagesService, PostMessageInput, PostRequest } from './messages.service.js';
 export type { LastMessage } from './room-activity.repo.js';
 export { unreadCount } from './room-activity.repo.js';
-export { appText } from './messages.service.js';
+export { appText, cleanText } from './messages.service.js';
 
 /** What other areas read of messages: one by id, and the room's messages before or after one. */
 export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;

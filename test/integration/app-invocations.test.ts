@@ -72,6 +72,10 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
       { id: 'hello', title: 'Hello' },
       { id: 'order', title: 'Order', flow: 'order-form' },
       { id: 'survey', title: 'Survey', flow: 'survey' },
+      // Text and options travel unsealed: only an app without a sealing key declares them.
+      ...(sealingKey
+        ? []
+        : [{ id: 'weather', title: 'Weather', argument: { label: 'city', required: true, maxLength: 40 }, options: [{ id: 'units', type: 'select', label: 'Units', rules: { options: [{ value: 'c', label: 'Celsius' }, { value: 'f', label: 'Fahrenheit' }] } }] }]),
     ],
     flows: [
       {
@@ -117,7 +121,9 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await api(outsider, 'GET', `/api/rooms/${s.roomId}/apps`)).json().code, 'ROOM_NOT_FOUND');
     const shown = (await api(newcomer, 'GET', `/api/apps/${s.appId}/manifest?roomId=${s.roomId}`)).json();
     assert.deepEqual([shown.name, shown.installed, shown.manifestVersion], ['Pizza', false, '1.0.0']);
-    assert.deepEqual(shown.manifest.commands.map((c: { id: string }) => c.id), ['hello', 'order', 'survey']);
+    assert.deepEqual(shown.manifest.commands.map((c: { id: string }) => c.id), ['hello', 'order', 'survey', 'weather']);
+    // What a phone needs to offer `/weather <city>` with its options.
+    assert.deepEqual([shown.manifest.commands[3].argument, shown.manifest.commands[3].options[0].id], [{ label: 'city', required: true, maxLength: 40 }, 'units']);
     assert.deepEqual(shown.manifest.flows[0].views[1].inputs[1], { id: 'note', type: 'text', label: 'Note', rules: { maxLength: 20 } });
 
     reply = () => ({ type: 'ack', message: 'Hi!' });
@@ -159,6 +165,32 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await invoke(late, named.appId, { roomId: named.roomId, command: 'hello' })).json().outcome, 'ack');
   });
 
+  it('a command takes free text and typed options (/weather Berlin), checked at their edges, sent as text and values', async () => {
+    const s = await setUp();
+    reply = () => ({ type: 'ack', message: 'Sunny' });
+    const weather = (fields: object) => invoke(s.member, s.appId, { roomId: s.roomId, command: 'weather', ...fields });
+    assert.equal((await weather({ text: '  Berlin\u0007 ', values: { units: 'c' } })).json().outcome, 'ack');
+    assert.deepEqual([lastBody().command, (lastBody() as { text?: unknown }).text, lastBody().values], ['weather', 'Berlin', { units: 'c' }]);
+    assert.equal((await weather({ text: 'x'.repeat(40) })).json().outcome, 'ack', 'at the bound');
+    const refusals = [
+      [{ text: 'x'.repeat(41) }, 'INVOCATION_VALUES_INVALID', 'text: at most 40 characters'],
+      [{}, 'INVOCATION_VALUES_INVALID', 'text: required (city)'],
+      [{ text: ' \n ' }, 'INVOCATION_VALUES_INVALID', 'text: required'],
+      [{ text: 'Paris', values: { units: 'k' } }, 'INVOCATION_VALUES_INVALID', 'units: not one of the options'],
+      [{ text: 'Paris', values: { wind: true } }, 'INVOCATION_VALUES_INVALID', 'wind: not an input of this form'],
+    ] as const;
+    for (const [fields, code, message] of refusals) {
+      const refused = (await weather(fields)).json();
+      assert.deepEqual([refused.code, refused.message], [code, message], JSON.stringify(fields));
+    }
+    // A command that declares no argument takes no text.
+    const noText = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello', text: 'Berlin' })).json();
+    assert.deepEqual([noText.code, noText.message], ['INVOCATION_INVALID', 'This command takes no text']);
+    // A command without text gets text: null.
+    await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' });
+    assert.equal((lastBody() as { text?: unknown }).text, null);
+  });
+
   it('sends exactly the spec\'s invocation body, signed, with the user and conversation fields its scopes allow', async () => {
     const plain = await setUp();
     reply = () => ({ type: 'ack', message: 'Hi!' });
@@ -166,7 +198,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual([res.json().outcome, res.json().message], ['ack', 'Hi!']);
     const body = lastBody();
-    assert.deepEqual(Object.keys(body).sort(), ['action', 'app', 'command', 'conversation', 'flow', 'id', 'payload', 'sealed', 'step', 'ts', 'type', 'user', 'values']);
+    // The spec's fields, and `text` beyond them (a command's free text: null here).
+    assert.deepEqual(Object.keys(body).sort(), ['action', 'app', 'command', 'conversation', 'flow', 'id', 'payload', 'sealed', 'step', 'text', 'ts', 'type', 'user', 'values']);
     assert.deepEqual(
       [body.type, body.id, body.app, body.command, body.flow, body.step, body.values, body.sealed, body.payload, body.action],
       ['invocation', res.json().invocationId, { id: plain.appId, version: '1.0.0', manifestHash: plain.manifestHash }, 'hello', null, null, {}, null, null, null],

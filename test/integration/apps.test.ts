@@ -441,6 +441,9 @@ describe('apps: the console, credentials, signed webhook calls and their failure
       [{ flows: [{ ...manifest.flows[0], views: [{ id: 'v', title: 'V', inputs: [{ id: 'a', type: 'colour', label: 'A' }] }] }] }, 'VALIDATION_FAILED', 'flows.0.views.0.inputs.0.type'],
       [{ scopes: ['payments', 'user.password'] }, 'VALIDATION_FAILED', 'scopes.1'],
       [{ commands: [] }, 'VALIDATION_FAILED', 'commands'],
+      [{ commands: [{ id: 'w', title: 'W', options: [{ id: 'u', type: 'select', label: 'U' }] }] }, 'MANIFEST_INVALID', 'commands.0.options.0.rules.options'],
+      [{ commands: [{ id: 'w', title: 'W', flow: manifest.flows[0]!.id, argument: { label: 'city' } }] }, 'MANIFEST_INVALID', 'commands.0'],
+      [{ commands: [{ id: 'w', title: 'W', argument: { label: 'city', maxLength: 2001 } }] }, 'VALIDATION_FAILED', 'commands.0.argument.maxLength'],
     ];
     for (const [change, code, path] of broken) {
       const answer = await api(owner, 'PUT', `/api/apps/${id}/manifest`, { ...manifest, version: '2.0.0', ...change });

@@ -16,6 +16,8 @@ export interface InvocationBody {
   payload: Record<string, unknown> | null;
   /** A card's submit button was pressed: its id and payload, and the message (the card) it is on. */
   action: { id: string; payload: Record<string, unknown>; messageId: string } | null;
+  /** A command's free text (`/weather Berlin` → "Berlin"), when its manifest declares an argument; else null. */
+  text: string | null;
   user: { id: string; name?: string | null; language?: string | null; location?: unknown };
   conversation: { roomType: string; ref?: string } | null;
 }
@@ -70,7 +72,16 @@ export type Reply =
 
 export interface Manifest {
   version: string;
-  commands: { id: string; title: string; description?: string; flow?: string }[];
+  commands: {
+    id: string;
+    title: string;
+    description?: string;
+    flow?: string;
+    /** Free text after the command, sent as `text`. */
+    argument?: { label: string; required?: boolean; maxLength?: number };
+    /** Typed options given with the command, sent in `values`. */
+    options?: { id: string; type: 'text' | 'number' | 'select' | 'date' | 'boolean'; label: string; required?: boolean; rules?: Record<string, unknown> }[];
+  }[];
   flows: { id: string; mode: 'static' | 'dynamic'; views: { id: string; title: string; inputs: { id: string; type: 'text' | 'number' | 'select' | 'date' | 'boolean'; label: string; required?: boolean; rules?: Record<string, unknown> }[] }[] }[];
   scopes: Scope[];
   /** Cards a reply may name instead of sending one; texts may hold {{name}} placeholders. */

@@ -17,6 +17,8 @@ import type { CallFailure, WebhooksService } from '../delivery/webhooks.service.
 import { AppPaymentDtoSchema, type AppPaymentsService } from '../payments/payments.service.js';
 import { must } from '../../platform/must.js';
 import { parseManifest } from '../shared/manifest.js';
+import { cleanText } from '../../messages/index.js';
+import { COMMAND_TEXT_DEFAULT } from '../apps.schemas.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
 export const MAX_STEPS = 8;
@@ -34,6 +36,7 @@ export const InvokeSchema = z
     values: z.record(z.string(), z.unknown()).optional().describe('Answers by input id'),
     sealed: z.object({ alg: z.literal(SEALED_ALG), value: z.string().min(1).max(200_000) }).strict().optional().describe('Sealed answers, when the manifest has a sealing key'),
     payload: z.record(z.string(), z.unknown()).optional().describe('With flow: the open_flow button\'s payload (at most 4 KB)'),
+    text: z.string().max(20_000).optional().describe('With a command that declares an argument: the text after it (`/weather Berlin` → "Berlin"); its options go in `values`'),
   })
   .strict()
   .meta({ id: 'AppInvocationRequest' });
@@ -56,6 +59,23 @@ export type InvocationResult = z.infer<typeof InvocationResultSchema>;
 
 type Input = Manifest['flows'][number]['views'][number]['inputs'][number];
 type Flow = Manifest['flows'][number];
+
+/**
+ * A command's free text (`/weather Berlin`): only for a command that declares an argument, cleaned as
+ * a post is, within the argument's maxLength, present when required; null when none came.
+ */
+function commandText(input: InvokeInput, command: Manifest['commands'][number] | null): string | null {
+  if (input.text === undefined) {
+    if (command?.argument?.required) throw AppsErrors.INVOCATION_VALUES_INVALID({ message: `text: required (${command.argument.label})`, details: [{ input: 'text', message: 'required' }] });
+    return null;
+  }
+  if (!command?.argument) throw invalid('This command takes no text');
+  const text = cleanText(input.text);
+  const maxLength = command.argument.maxLength ?? COMMAND_TEXT_DEFAULT;
+  const problem = text.length === 0 && command.argument.required ? 'required' : text.length > maxLength ? `at most ${maxLength} characters` : null;
+  if (problem) throw AppsErrors.INVOCATION_VALUES_INVALID({ message: `text: ${problem}`, details: [{ input: 'text', message: problem }] });
+  return text.length === 0 ? null : text;
+}
 
 /** How long forms and finished deliveries are kept: the activity's 30 days. */
 const RETENTION_MS = 30 * 86_400_000;
@@ -180,6 +200,7 @@ export class InvocationsService {
     const room = await this.roomOf(principal, appId, input, context.testConsole);
     const target = await this.targetOf(principal, appId, input, manifest);
     const step = this.checkAnswers(input, manifest, target);
+    const text = commandText(input, target.doc === null && target.flowId === null && target.flow === null ? (manifest.commands.find((c) => c.id === target.commandId) ?? null) : null);
     if (input.payload && (!target.flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
     const contract = contractOf(manifest, target.flow, target.doc?.steps ?? 0, target.action !== null);
     const invocationId = target.doc?._id ?? randomUUID();
@@ -196,6 +217,8 @@ export class InvocationsService {
       sealed: input.sealed ?? null,
       payload: target.payload,
       action: target.action,
+      // Beyond the specification's body: a command's free text (null when it takes none, or none came).
+      text,
       user: await this.userOf(principal, caller.appUserId, contract.scopes, context.ip),
       conversation: room ? { roomType: room.type, ...(contract.scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null,
     };
@@ -284,6 +307,8 @@ export class InvocationsService {
         inputs = must(flow.views.find((v) => v.id === step), `the view ${step}`).inputs;
       }
     } else if (input.step !== undefined) throw invalid('Only a dynamic flow has steps');
+    // A command without a form: its options, if it declares any, are its answers.
+    else if (target.commandId !== null && !target.action) inputs = manifest.commands.find((c) => c.id === target.commandId)?.options ?? [];
     if (manifest.sealing) {
       if (input.values !== undefined) throw invalid('This app takes sealed answers: send sealed, not values');
       if (inputs.length > 0 && !input.sealed) throw invalid('Seal the answers with the app\'s sealing key');

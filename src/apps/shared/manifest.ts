@@ -44,25 +44,35 @@ export function parseManifest(uploaded: unknown): Manifest {
   unique(manifest.commands.map((c) => c.id), 'commands');
   unique(manifest.flows.map((f) => f.id), 'flows');
   const flows = new Set(manifest.flows.map((f) => f.id));
+  /** A list of inputs (a view's, a command's options): ids unique, select options where they belong, rule bounds in order, patterns RE2 runs. */
+  const checkInputs = (inputs: Manifest['flows'][number]['views'][number]['inputs'], at: string) => {
+    unique(inputs.map((input) => input.id), at);
+    inputs.forEach((input, i) => {
+      const path = `${at}.${i}`;
+      const rules = input.rules ?? {};
+      if (input.type === 'select' && !rules.options) problems.push({ path: `${path}.rules.options`, message: 'a select input needs options' });
+      if (input.type !== 'select' && rules.options) problems.push({ path: `${path}.rules.options`, message: 'only a select input has options' });
+      if (rules.minLength !== undefined && rules.maxLength !== undefined && rules.minLength > rules.maxLength) problems.push({ path: `${path}.rules`, message: 'minLength exceeds maxLength' });
+      if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max) problems.push({ path: `${path}.rules`, message: 'min exceeds max' });
+      if (rules.pattern !== undefined && !compilePattern(rules.pattern)) {
+        problems.push({ path: `${path}.rules.pattern`, message: 'not a regular expression RE2 can run (no backreferences or lookaround)' });
+      }
+    });
+  };
   manifest.commands.forEach((command, i) => {
     if (command.flow !== undefined && !flows.has(command.flow)) problems.push({ path: `commands.${i}.flow`, message: `names the flow ${command.flow}, which is not declared` });
+    if (command.flow !== undefined && (command.options !== undefined || command.argument !== undefined)) {
+      problems.push({ path: `commands.${i}`, message: 'a command opens a form (flow), or takes text and options, not both' });
+    }
+    // Text and options travel beside the answers, not sealed: an app that seals takes them through a form.
+    if (manifest.sealing && (command.options !== undefined || command.argument !== undefined)) {
+      problems.push({ path: `commands.${i}`, message: 'an app with a sealing key takes text and options through a form, where they are sealed' });
+    }
+    if (command.options) checkInputs(command.options, `commands.${i}.options`);
   });
   manifest.flows.forEach((flow, f) => {
     unique(flow.views.map((v) => v.id), `flows.${f}.views`);
-    flow.views.forEach((view, v) => {
-      unique(view.inputs.map((input) => input.id), `flows.${f}.views.${v}.inputs`);
-      view.inputs.forEach((input, i) => {
-        const path = `flows.${f}.views.${v}.inputs.${i}`;
-        const rules = input.rules ?? {};
-        if (input.type === 'select' && !rules.options) problems.push({ path: `${path}.rules.options`, message: 'a select input needs options' });
-        if (input.type !== 'select' && rules.options) problems.push({ path: `${path}.rules.options`, message: 'only a select input has options' });
-        if (rules.minLength !== undefined && rules.maxLength !== undefined && rules.minLength > rules.maxLength) problems.push({ path: `${path}.rules`, message: 'minLength exceeds maxLength' });
-        if (rules.min !== undefined && rules.max !== undefined && rules.min > rules.max) problems.push({ path: `${path}.rules`, message: 'min exceeds max' });
-        if (rules.pattern !== undefined && !compilePattern(rules.pattern)) {
-          problems.push({ path: `${path}.rules.pattern`, message: 'not a regular expression RE2 can run (no backreferences or lookaround)' });
-        }
-      });
-    });
+    flow.views.forEach((view, v) => checkInputs(view.inputs, `flows.${f}.views.${v}.inputs`));
   });
   if (manifest.sealing && !isX25519PublicKey(manifest.sealing.publicKey)) problems.push({ path: 'sealing.publicKey', message: 'not base64 of a 32-byte X25519 public key' });
   unique(manifest.scopes.map((s) => s), 'scopes');
