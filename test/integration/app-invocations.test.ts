@@ -477,9 +477,10 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
         if (body.type === 'payment.completed' && failCompleted-- > 0) return { status: 500 };
         return { type: 'ack', message: 'Thanks, your pizza is on its way' };
       }
-      return { type: 'payment', payment: { amount: '2.5', currency: 'USDT', reference: `order-${++n}`, description: 'Margherita', expiresIn: 600, card: afterCard } };
+      return { type: 'payment', payment: { amount: '2.5', currency: 'USDT', reference: `order-${++n}`, description: 'Margherita', expiresIn: 600, card: afterCard, declinedCard } };
     };
     const afterCard = { blocks: [{ type: 'text', text: 'Thank you for ordering' }] };
+    const declinedCard = { blocks: [{ type: 'text', text: 'No pizza then: maybe next time' }] };
     const ask = async () => {
       const res = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' });
       assert.equal(res.json().outcome, 'payment', res.body);
@@ -493,7 +494,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const paid = await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, { walletId: usdt });
     assert.equal(paid.statusCode, 200, paid.body);
     assert.deepEqual([paid.json().payment.status, paid.json().reply], ['COMPLETED', { outcome: 'ack', card: null, message: 'Thanks, your pizza is on its way', userMessage: null }]);
-    assert.deepEqual(paid.json().payment.card, afterCard, 'shown once the sheet is answered');
+    assert.deepEqual(paid.json().payment.card, afterCard, 'shown once paid');
     assert.equal((await api(s.member, 'GET', `/api/wallets/${usdt}`)).json().available, '7.5');
     const appAccount = await t.db.collection<AccountDoc>('ledger_accounts').findOne({ _id: `app:${s.appId}:USDT` });
     assert.equal(appAccount?.available.toString(), '2500000');
@@ -518,7 +519,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     // Declined, and expired: nothing moves; the app is told through the queue.
     const third = await ask();
     const declined = (await api(s.member, 'POST', `/api/app-payments/${third.id}/decline`)).json();
-    assert.deepEqual([declined.status, declined.card], ['DECLINED', afterCard]);
+    // Declined: the app's declined card, not the one for a payment made.
+    assert.deepEqual([declined.status, declined.card], ['DECLINED', declinedCard]);
     const fourth = await ask();
     t.clock.advance(601_000);
     try {

@@ -67,7 +67,7 @@ export type Reply =
   | { type: 'ack'; message: string }
   | { type: 'error'; userMessage: string; code?: string }
   | { type: 'view'; view: { id: string; title: string; blocks: ViewBlock[] } }
-  | { type: 'payment'; payment: { amount: string; currency: 'ETH' | 'USDT'; reference: string; description: string; expiresIn: number; card?: Card } }
+  | { type: 'payment'; payment: { amount: string; currency: 'ETH' | 'USDT'; reference: string; description: string; expiresIn: number; card?: Card; declinedCard?: Card } }
   | { type: 'pong' };
 
 export interface Manifest {

@@ -22,7 +22,10 @@ export interface AppPaymentDoc {
   /** What is left to refund: set to the amount when the payment completes, taken down by each refund. */
   refundable?: Decimal128;
   /** The card the app's payment reply carried: shown to the payer once the sheet is answered. */
+  /** Shown once paid. */
   card: Card | null;
+  /** Shown once declined or expired (absent on payments recorded before it existed). */
+  declinedCard?: Card | null;
   status: AppPaymentStatus;
   walletId: string | null;
   expiresAt: Date;

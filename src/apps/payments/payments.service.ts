@@ -29,7 +29,7 @@ export const AppPaymentDtoSchema = z
     expiresAt: IsoDateTime,
     createdAt: IsoDateTime,
     completedAt: IsoDateTime.nullable(),
-    card: CardSchema.nullable().describe('The card the app gave with the request, shown once the sheet is answered (confirmed or declined)'),
+    card: CardSchema.nullable().describe('What the app shows once the sheet is answered: its card for a payment made, its declinedCard for one declined or expired (null while open, or when it gave none)'),
   })
   .meta({ id: 'AppPaymentDto' });
 export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
@@ -98,8 +98,8 @@ export class AppPaymentsService {
       expiresAt: doc.expiresAt.toISOString(),
       createdAt: doc.createdAt.toISOString(),
       completedAt: doc.completedAt?.toISOString() ?? null,
-      // The card waits for the answer: not on the open sheet.
-      card: doc.status === 'PENDING' || doc.status === 'PAYING' ? null : doc.card,
+      // The card waits for the answer, and follows it: the paid card, or the declined one.
+      card: doc.status === 'COMPLETED' ? doc.card : doc.status === 'DECLINED' || doc.status === 'EXPIRED' ? (doc.declinedCard ?? null) : null,
     };
   }
 
@@ -127,6 +127,7 @@ export class AppPaymentsService {
       status: 'PENDING',
       walletId: null,
       card: input.payment.card ?? null,
+      declinedCard: input.payment.declinedCard ?? null,
       expiresAt: new Date(now.getTime() + input.payment.expiresIn * 1000),
       createdAt: now,
       completedAt: null,

@@ -31,7 +31,8 @@ export const ReplySchema = z.discriminatedUnion('type', [
           reference: Text(64),
           description: Text(200),
           expiresIn: z.number().int().min(60).max(86_400),
-          card: CardSchema.optional(),
+          card: CardSchema.optional().describe('Shown to the member once they paid'),
+          declinedCard: CardSchema.optional().describe('Shown to the member when they decline, or the sheet expires'),
         })
         .strict(),
     })
