@@ -161,6 +161,11 @@ export class AppsRepo {
 
   // Apps.
 
+  /** The app, removed or not (a deletion cut short is finished on a removed app). */
+  findAppEvenRemoved(appId: string): Promise<AppDoc | null> {
+    return this.apps.findOne({ _id: appId });
+  }
+
   findApp(appId: string): Promise<AppDoc | null> {
     return this.apps.findOne({ _id: appId, removedAt: null });
   }

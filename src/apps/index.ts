@@ -16,7 +16,7 @@ import { AppApiService } from './payments/app-api.service.js';
 import { AppMoneyRequestsRepo, AppPaymentsRepo } from './payments/payments.repo.js';
 import { InstallsRepo } from './invocations/installs.repo.js';
 import { InvocationsRepo } from './invocations/invocations.repo.js';
-import { CURRENCIES, fromStored, type Currency, type WalletsArea } from '../wallets/index.js';
+import { CURRENCIES, formatAmount, fromStored, type Currency, type WalletsArea } from '../wallets/index.js';
 import type { BiometricService } from '../devices/index.js';
 import { AppsErrors } from './apps.errors.js';
 import type { MessagesArea } from '../messages/index.js';
@@ -40,12 +40,24 @@ export function appsArea(
     clock: p.clock,
   });
   const installsRepo = new InstallsRepo(p.db);
+  const paymentsRepo = new AppPaymentsRepo(p.db);
   const apps = new AppsService({
     repo,
     webhooks,
     rooms: deps.rooms.policy,
     isSiteAdmin: deps.isSiteAdmin,
     countInstalls: (appId) => installsRepo.countInstalls(appId),
+    moneyWith: async (appId) => {
+      const held: string[] = [];
+      for (const currency of Object.keys(CURRENCIES) as Currency[]) {
+        const account = await deps.wallets.balances.availableOf(`app:${appId}:${currency}`);
+        if (account && fromStored(account.available) !== 0n) held.push(`it holds ${formatAmount(fromStored(account.available), currency)} ${currency}`);
+      }
+      const open = await paymentsRepo.openOfApp(appId);
+      if (open > 0) held.push(`${open} payment${open === 1 ? ' is' : 's are'} open or being paid`);
+      return held;
+    },
+    forgetInstalls: (appId, at) => installsRepo.removeAllOf(appId, at),
     audit: new AdminAuditRepo(p.db),
     secretKey,
     allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE,
@@ -53,7 +65,7 @@ export function appsArea(
   });
   const installs = new InstallsService(installsRepo, { repo, rooms: deps.rooms.policy, clock: p.clock });
   const { ledger } = deps.wallets;
-  const payments = new AppPaymentsService(new AppPaymentsRepo(p.db), {
+  const payments = new AppPaymentsService(paymentsRepo, {
     ledger,
     wallets: deps.wallets.wallets,
     biometric: deps.biometric,

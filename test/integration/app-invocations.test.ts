@@ -410,6 +410,28 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual([(await say(other.id)).json().code, (await say(s.roomId)).statusCode], ['BOT_TOKEN_OTHER_ROOM', 201]);
   });
 
+  it('the owner deletes an app once no money is with it: gone for everyone, its tokens, installs and room places with it', async () => {
+    const s = await setUp({ scopes: ['payments'] });
+    const token = (await api(s.owner, 'POST', `/api/apps/${s.appId}/bot-tokens`, {})).json().token as string;
+    // A payment sheet open: money may still move, so the app stays.
+    reply = () => ({ type: 'payment', payment: { amount: '1', currency: 'USDT', reference: 'del-1', description: 'Tea', expiresIn: 600 } });
+    const sheet = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json();
+    assert.equal(sheet.outcome, 'payment', JSON.stringify(sheet));
+    const refused = (await api(s.owner, 'DELETE', `/api/apps/${s.appId}`)).json();
+    assert.deepEqual([refused.code, refused.message], ['APP_HOLDS_MONEY', 'The app cannot be deleted yet: 1 payment is open or being paid']);
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${sheet.payment.id}/decline`)).statusCode, 200);
+    assert.equal((await api(s.member, 'DELETE', `/api/apps/${s.appId}`)).json().code, 'APP_NOT_FOUND', 'only the owner');
+    assert.equal((await api(s.owner, 'DELETE', `/api/apps/${s.appId}`)).statusCode, 204);
+    assert.equal((await api(s.owner, 'DELETE', `/api/apps/${s.appId}`)).statusCode, 204, 'deleting again finishes, or changes nothing');
+    assert.equal((await api(s.owner, 'GET', `/api/apps/${s.appId}`)).json().code, 'APP_NOT_FOUND');
+    const posted = await t.app.inject({ method: 'POST', url: `/bot-api/v1/rooms/${s.roomId}/messages`, headers: { authorization: `Bearer ${token}` }, payload: { text: 'Hi' } });
+    assert.equal(posted.statusCode, 401, 'its tokens revoked');
+    assert.notEqual((await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).statusCode, 200);
+    const installed = (await api(s.member, 'GET', '/api/apps/installed')).json() as { appId: string }[];
+    assert.ok(!installed.some((i) => i.appId === s.appId), 'members\' installs removed');
+    assert.equal(await t.db.collection('room_apps').countDocuments({ appId: s.appId }), 0, 'out of every room');
+  });
+
   it('the bot interface posts plain text too: cleaned and bounded as a member\'s post, into the token\'s room only', async () => {
     const s = await setUp();
     const other = await makeRoom(t, s.owner, { members: [s.member] });

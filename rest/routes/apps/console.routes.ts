@@ -40,6 +40,21 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
     handler: async (request) => apps.present(await apps.owned(principalOf(request), request.params.appId)),
   });
 
+  app.delete('/api/apps/:appId', {
+    schema: {
+      tags,
+      security,
+      summary: 'Delete the app: gone for everyone, out of every room, its tokens, keys, installs and deliveries ended',
+      description: 'Only once no money is with it: its balance paid out or refunded, no payment open or being paid (400 APP_HOLDS_MONEY saying what). Its cards stay in the rooms as messages. A deletion cut short is finished by deleting again.',
+      params: appParam,
+      response: { 204: NoContentSchema, ...authedErrors(notFound, AppsErrors.APP_HOLDS_MONEY) },
+    },
+    handler: async (request, reply) => {
+      await apps.deleteApp(principalOf(request), request.params.appId);
+      return reply.code(204).send();
+    },
+  });
+
   app.patch('/api/apps/:appId', {
     schema: {
       tags,

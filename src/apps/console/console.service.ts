@@ -63,6 +63,10 @@ export class AppsService {
       isSiteAdmin: (userId: string) => Promise<boolean>;
       /** How many members have an app installed. */
       countInstalls: (appId: string) => Promise<number>;
+      /** What money is still with the app (its balances, payments open or being paid), said in words; none: it may go. */
+      moneyWith: (appId: string) => Promise<string[]>;
+      /** Every member's install of the app removed, and the ids it knew them by forgotten. */
+      forgetInstalls: (appId: string, at: Date) => Promise<void>;
       /** The administrators' audit log. */
       audit: Pick<AdminAuditRepo, 'record'>;
       secretKey: Buffer;
@@ -283,6 +287,23 @@ export class AppsService {
   private async withState(app: AppDoc): Promise<AppOverview> {
     const [openUntil, installs] = await Promise.all([this.deps.webhooks.breakerOpenUntil(app._id), this.deps.countInstalls(app._id)]);
     return { app: this.present(app), breakerOpen: openUntil !== null, breakerOpenUntil: openUntil?.toISOString() ?? null, installs };
+  }
+
+  /**
+   * The owner deletes the app, once no money is with it (its balance paid out or refunded, no payment
+   * open or being paid: 400 APP_HOLDS_MONEY naming what): unlisted and gone for everyone, out of every
+   * room, every token and key revoked, its deliveries stopped, members' installs removed and the ids it
+   * knew them by forgotten. Its cards stay in the rooms as messages. Each step may repeat: a deletion
+   * cut short is finished by deleting again.
+   */
+  async deleteApp(principal: Principal, appId: string): Promise<void> {
+    const app = await this.deps.repo.findAppEvenRemoved(appId);
+    if (!app || app.ownerId !== principal.userId) throw AppsErrors.APP_NOT_FOUND();
+    const held = await this.deps.moneyWith(appId);
+    if (held.length > 0) throw AppsErrors.APP_HOLDS_MONEY({ message: `The app cannot be deleted yet: ${held.join('; ')}`, details: held.map((what) => ({ what })) });
+    const now = this.deps.clock();
+    await this.deps.forgetInstalls(appId, now);
+    await this.deps.repo.removeApp(appId, now);
   }
 
   /** The owner closes the app's breaker (they fixed what failed): the next call goes through at once. */

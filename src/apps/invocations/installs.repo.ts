@@ -49,6 +49,12 @@ export class InstallsRepo {
     await this.installs.updateOne({ _id: `${appId}:${userId}` }, { $set: { appId, userId, manifestVersion, updatedAt: at }, $setOnInsert: { installedAt: at } }, { upsert: true });
   }
 
+  /** An app deleted: every member's install of it goes, and the ids it knew them by are forgotten. */
+  async removeAllOf(appId: string, at: Date): Promise<void> {
+    await this.installs.deleteMany({ appId });
+    await this.identities.updateMany({ appId, activeKey: { $exists: true } }, { $unset: { activeKey: '' }, $set: { forgottenAt: at } });
+  }
+
   async removeInstall(appId: string, userId: string): Promise<void> {
     await this.installs.deleteOne({ _id: `${appId}:${userId}` });
   }

@@ -110,6 +110,11 @@ export class AppPaymentsRepo {
   }
 
   /** Ids of a member's payments being paid (PAYING): money on its way. */
+  /** The app's payments not answered yet, or being paid: money that may still move. */
+  async openOfApp(appId: string): Promise<number> {
+    return this.payments.countDocuments({ appId, status: { $in: ['PENDING', 'PAYING'] } });
+  }
+
   async payingOf(userId: string): Promise<string[]> {
     return (await this.payments.find({ userId, status: 'PAYING' }, { projection: { _id: 1 } }).toArray()).map((payment) => payment._id);
   }
