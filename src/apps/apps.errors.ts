@@ -3,6 +3,8 @@ import { defineErrors } from '../platform/errors.js';
 export const AppsErrors = defineErrors('apps', {
   APP_UNLISTED: { status: 400, message: 'The service\'s administrators took this app out of the directory: it cannot be listed again' },
   APP_NOT_FOUND: { status: 400, message: 'No such app of yours' },
+  FOLLOW_UP_INVALID: { status: 401, message: 'This follow-up URL is not one the service made, or it expired (15 minutes after the invocation)' },
+  FOLLOW_UP_USED_UP: { status: 429, message: 'This follow-up URL took its 5 answers' },
   APP_HOLDS_MONEY: { status: 400, message: 'The app holds money or has payments under way: pay it out or refund, and let open payments end, before deleting it' },
   WEBHOOK_URL_INVALID: { status: 400, message: 'The webhook URL must be https:// to a public address' },
   WEBHOOK_URL_NOT_ANSWERING: { status: 400, message: 'The new webhook URL did not answer a signed ping with {"type":"pong"}: the app keeps its URL' },

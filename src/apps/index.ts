@@ -1,4 +1,8 @@
+import { createHmac } from 'node:crypto';
 import type { DeviceEvents } from '../platform/device-events.js';
+import { publicBaseUrl } from '../platform/config.js';
+import { must } from '../platform/must.js';
+import { FollowUpTokens } from './invocations/follow-ups.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
@@ -83,6 +87,17 @@ export function appsArea(
     geo: p.geo,
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
     updateCard: (messageId, appId, card) => deps.messages.messages.updateAppCard(messageId, appId, card),
+    followUps: {
+      // Its own key, derived from the apps' secret key: a follow-up token signs nothing else.
+      tokens: new FollowUpTokens(createHmac('sha256', secretKey).update('follow-up tokens').digest()),
+      baseUrl: publicBaseUrl(p.config),
+      countUse: async (invocationId, ttlMs) => {
+        const key = p.keys.apps.followUpUses(invocationId);
+        const [[, uses]] = must(await p.redis.multi().incr(key).pexpire(key, Math.max(1, ttlMs)).exec(), 'the count\'s transaction') as [[null, number]];
+        return uses;
+      },
+    },
+    tellMember: (userId, payload) => deps.events.toUsers([userId], 'app.follow-up', payload),
     formTtlMs: p.config.APPS_FORM_TTL * 1000,
     findCardMessage: async (principal, messageId) => {
       const { message } = await deps.messages.policy.forReader(principal, messageId);

@@ -78,6 +78,16 @@ export const DEVICE_EVENTS = {
   'wallet.limit-request-decided': z
     .object({ requestId: z.string(), status: z.enum(['APPROVED', 'REFUSED']), tier: z.string().nullable(), noLimit: z.boolean(), effectiveUntil: IsoDateTime.nullable() })
     .describe('A site administrator decided the user\'s sending-limit request'),
+  'app.follow-up': z
+    .object({
+      appId: z.string(),
+      invocationId: z.string().describe('The invocation the app answered late (its reply was `deferred`)'),
+      outcome: z.enum(['card', 'ack', 'error']),
+      card: CardSchema.nullable().describe('outcome card: a card for this member alone'),
+      message: z.string().nullable().describe('outcome ack: the notice'),
+      userMessage: z.string().nullable().describe('outcome error: the app\'s message, shown as is'),
+    })
+    .describe('An app answered an invocation of the user\'s that it had deferred: show it where the invocation was (a card for the room is posted into the room instead)'),
   'wallet.app-money-received': z
     .object({
       appId: z.string(),

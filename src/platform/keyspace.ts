@@ -77,6 +77,8 @@ export function keyspace(prefix: string) {
       inflight: (appId: string) => `${prefix}apps:inflight:${app(appId)}`,
       /** Cards a bot token posted this minute. */
       botCards: (credentialId: string) => `${prefix}rl:bot-cards:${credentialId}`,
+      /** Answers sent through one invocation's follow-up URL (a deferred answer's), counted. */
+      followUpUses: (invocationId: string) => `${prefix}apps:follow-up-uses:${invocationId}`,
     },
     e2ee: {
       /** Per-device windows of key calls (share uploads, key requests) and of encrypted uploads. */

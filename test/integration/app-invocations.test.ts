@@ -9,6 +9,8 @@ import type { Workers } from '../../workers/main.js';
 import { walletWith } from '../helpers/wallets.js';
 import { json, startAppServer, verifyAsAnApp, type AppServer, type ReceivedCall } from '../helpers/app-server.js';
 import { connectAll, httpAs, makeRoom, makeUser } from '../helpers/factories.js';
+import type { AddressInfo } from 'node:net';
+import { answerLater } from '../../packages/app-sdk/src/index.js';
 
 const X25519_SPKI = Buffer.from('302a300506032b656e032100', 'hex');
 const INFO = 'service-apps/sealed/v1';
@@ -198,8 +200,8 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual([res.json().outcome, res.json().message], ['ack', 'Hi!']);
     const body = lastBody();
-    // The spec's fields, and `text` beyond them (a command's free text: null here).
-    assert.deepEqual(Object.keys(body).sort(), ['action', 'app', 'command', 'conversation', 'flow', 'id', 'payload', 'sealed', 'step', 'text', 'ts', 'type', 'user', 'values']);
+    // The spec's fields, and `text` and `followUp` beyond them (a command's free text, null here; where a deferred answer goes).
+    assert.deepEqual(Object.keys(body).sort(), ['action', 'app', 'command', 'conversation', 'flow', 'followUp', 'id', 'payload', 'sealed', 'step', 'text', 'ts', 'type', 'user', 'values']);
     assert.deepEqual(
       [body.type, body.id, body.app, body.command, body.flow, body.step, body.values, body.sealed, body.payload, body.action],
       ['invocation', res.json().invocationId, { id: plain.appId, version: '1.0.0', manifestHash: plain.manifestHash }, 'hello', null, null, {}, null, null, null],
@@ -408,6 +410,50 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     // Removed from a room: the app's token stops opening it, and keeps opening the others.
     assert.equal((await api(s.owner, 'DELETE', `/api/rooms/${other.id}/apps/${s.appId}`)).statusCode, 204);
     assert.deepEqual([(await say(other.id)).json().code, (await say(s.roomId)).statusCode], ['BOT_TOKEN_OTHER_ROOM', 201]);
+  });
+
+  it('a deferred answer comes later through the invocation\'s follow-up URL: a card into the room, or a private answer to the member\'s devices', async () => {
+    const s = await setUp();
+    reply = () => ({ type: 'deferred', message: 'Checking the oven' });
+    const deferred = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json();
+    assert.deepEqual([deferred.outcome, deferred.message], ['deferred', 'Checking the oven']);
+    const { followUp } = lastBody() as unknown as { followUp: { url: string; expiresAt: number } };
+    assert.ok(followUp.expiresAt > Date.now() / 1000 + 14 * 60, 'about 15 minutes');
+    const path = new URL(followUp.url).pathname;
+    const answer = (body: unknown, at = path) => t.app.inject({ method: 'POST', url: at, payload: body as object });
+
+    // A card for the room: posted there as the app's message.
+    const card = { blocks: [{ type: 'title', text: 'Your pizza is ready' }] };
+    const posted = await answer({ type: 'card', card });
+    assert.equal(posted.statusCode, 200, posted.body);
+    const [newest] = (await api(s.member, 'GET', `/api/messages/${s.roomId}`)).json().items as { id: string; card: unknown }[];
+    assert.deepEqual([posted.json().outcome, posted.json().messageId, newest!.card], ['card', newest!.id, card]);
+    // An ack: to the member's devices.
+    assert.equal((await answer({ type: 'ack', message: 'Out of the oven' })).statusCode, 200);
+    const told = (await t.ctx.services.inbox.readAfter(s.member.deviceId, 0)).filter((e) => e.event === 'app.follow-up').map((e) => e.data as { outcome: string; message: string | null; invocationId: string });
+    assert.deepEqual(told.map((e) => [e.outcome, e.message, e.invocationId]), [['ack', 'Out of the oven', deferred.invocationId]]);
+    // Checked as a reply is; a view is not an answer here.
+    assert.equal((await answer({ type: 'card', card: { blocks: [] } })).json().code, 'VALIDATION_FAILED');
+    assert.equal((await answer({ type: 'view', view: { id: 'v', title: 'V', blocks: [] } })).json().code, 'VALIDATION_FAILED');
+    // A forged or altered token: 401. Five answers, then 429.
+    const forged = `${path.slice(0, -4)}AAAA`;
+    assert.deepEqual([(await answer({ type: 'ack', message: 'x' }, forged)).statusCode, (await answer({ type: 'ack', message: 'x' }, forged)).json().code], [401, 'FOLLOW_UP_INVALID']);
+    for (let i = 0; i < 2; i++) assert.equal((await answer({ type: 'ack', message: `update ${i}` })).statusCode, 200);
+    // The SDK's answerLater, over real HTTP to the service (the URL's path on the port it listens on here).
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    assert.deepEqual(await answerLater(`${origin}${path}`, { type: 'error', userMessage: 'The oven broke' }), { outcome: 'error', messageId: null });
+    assert.deepEqual([(await answer({ type: 'ack', message: 'one more' })).statusCode, (await answer({ type: 'ack', message: 'one more' })).json().code], [429, 'FOLLOW_UP_USED_UP']);
+    // Expired after 15 minutes.
+    const next = (await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' })).json();
+    assert.equal(next.outcome, 'deferred');
+    const later = new URL((lastBody() as unknown as { followUp: { url: string } }).followUp.url).pathname;
+    t.clock.advance(15 * 60_000 + 1_000);
+    try {
+      assert.equal((await answer({ type: 'ack', message: 'late' }, later)).json().code, 'FOLLOW_UP_INVALID');
+    } finally {
+      t.clock.advance(-(15 * 60_000 + 1_000));
+    }
   });
 
   it('the owner deletes an app once no money is with it: gone for everyone, its tokens, installs and room places with it', async () => {
@@ -676,6 +722,7 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.deepEqual(Object.keys(appApiDoc.paths).sort(), [
       '/.well-known/jwks.json',
       '/app-api/v1/balance',
+      '/app-api/v1/follow-ups/{token}',
       '/app-api/v1/payments',
       '/app-api/v1/payments/{paymentId}',
       '/app-api/v1/payments/{paymentId}/refunds',

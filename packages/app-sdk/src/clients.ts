@@ -1,4 +1,4 @@
-import type { Card } from './types.js';
+import type { Card, Reply } from './types.js';
 
 /** An error answer of the service's interfaces: its status, ErrorResponse code and, when it gave them, its details (which field, which rule). */
 export class ServiceApiError extends Error {
@@ -104,4 +104,16 @@ export class PaymentsClient {
   payout(input: { userId: string; amount: string; currency: 'ETH' | 'USDT'; idempotencyKey: string }): Promise<MoneyMovement> {
     return call(this.baseUrl, this.key, 'POST', '/app-api/v1/payouts', { userId: input.userId, amount: input.amount, currency: input.currency }, { 'idempotency-key': input.idempotencyKey });
   }
+}
+
+/**
+ * Answers an invocation later, after replying `{type: 'deferred'}`: a card (into the room it was
+ * invoked from, or `visibility: 'private'` to the member alone), an ack or an error, posted to the
+ * invocation's `followUp.url` (the URL is the credential). Up to 5 answers within 15 minutes.
+ */
+export async function answerLater(followUpUrl: string, reply: Extract<Reply, { type: 'card' | 'ack' | 'error' }>): Promise<{ outcome: 'card' | 'ack' | 'error'; messageId: string | null }> {
+  const res = await fetch(followUpUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });
+  const parsed = parseJson(await res.text()) as { code?: string; message?: string; details?: unknown } | null;
+  if (!res.ok) throw new ServiceApiError(res.status, parsed?.code ?? 'UNKNOWN', parsed?.message ?? res.statusText, parsed?.details ?? null);
+  return parsed as { outcome: 'card' | 'ack' | 'error'; messageId: string | null };
 }

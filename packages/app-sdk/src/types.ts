@@ -18,6 +18,8 @@ export interface InvocationBody {
   action: { id: string; payload: Record<string, unknown>; messageId: string } | null;
   /** A command's free text (`/weather Berlin` → "Berlin"), when its manifest declares an argument; else null. */
   text: string | null;
+  /** Where to answer later, after replying `{type: 'deferred'}`: up to 5 answers within 15 minutes (`answerLater`). */
+  followUp: { url: string; expiresAt: number };
   user: { id: string; name?: string | null; language?: string | null; location?: unknown };
   conversation: { roomType: string; ref?: string } | null;
 }
@@ -65,6 +67,7 @@ export type Reply =
   | { type: 'card'; visibility?: 'room' | 'private'; update?: boolean; card: Card }
   | { type: 'card'; visibility?: 'room' | 'private'; update?: boolean; template: string; data?: Record<string, string | number> }
   | { type: 'ack'; message: string }
+  | { type: 'deferred'; message?: string }
   | { type: 'error'; userMessage: string; code?: string }
   | { type: 'view'; view: { id: string; title: string; blocks: ViewBlock[] } }
   | { type: 'payment'; payment: { amount: string; currency: 'ETH' | 'USDT'; reference: string; description: string; expiresIn: number; card?: Card; declinedCard?: Card } }

@@ -60,4 +60,21 @@ export const appApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
     },
     handler: async (request) => appApi.payout((await appApi.authenticate(request.headers.authorization)).appId, request.headers['idempotency-key'], request.body),
   });
+
+  app.post('/app-api/v1/follow-ups/:token', {
+    schema: {
+      tags: ['Deferred answers'],
+      summary: 'Answer an invocation later: the follow-up URL of its body (after a `deferred` reply), no other credential',
+      description:
+        'A card (into the room the member invoked from, or `visibility: private` to the member alone), an ack or an error, checked as a reply is. Up to 5 answers within 15 minutes of the invocation (429 FOLLOW_UP_USED_UP after); 401 FOLLOW_UP_INVALID for a URL the service did not make, or one expired. Private answers reach the member\'s devices as the device event `app.follow-up`.',
+      params: z.object({ token: z.string().min(1).max(1024).regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/) }),
+      body: z.unknown(),
+      response: { 200: FollowUpResultSchema, ...errorResponses(AppsErrors.FOLLOW_UP_INVALID, AppsErrors.FOLLOW_UP_USED_UP, CommonErrors.VALIDATION_FAILED, ...BODY_ERRORS) },
+    },
+    handler: async (request) => services.appInvocations.followUp(request.params.token, request.body),
+  });
 };
+
+const FollowUpResultSchema = z
+  .object({ outcome: z.enum(['card', 'ack', 'error']), messageId: z.string().nullable().describe('A card posted into the room: its message') })
+  .meta({ id: 'AppFollowUpResult' });

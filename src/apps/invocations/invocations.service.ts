@@ -18,6 +18,8 @@ import { AppPaymentDtoSchema, type AppPaymentsService } from '../payments/paymen
 import { must } from '../../platform/must.js';
 import { parseManifest } from '../shared/manifest.js';
 import { cleanText } from '../../messages/index.js';
+import { CommonErrors } from '../../platform/common.errors.js';
+import { FOLLOW_UP_TTL_MS, FOLLOW_UP_USES, type FollowUpTarget, type FollowUpTokens } from './follow-ups.js';
 import { COMMAND_TEXT_DEFAULT } from '../apps.schemas.js';
 
 export const SEALED_ALG = 'x25519-hkdf-sha256-aes256gcm/v1';
@@ -45,11 +47,11 @@ export type InvokeInput = z.infer<typeof InvokeSchema>;
 export const InvocationResultSchema = z
   .object({
     invocationId: z.string(),
-    outcome: z.enum(['card', 'ack', 'error', 'view', 'payment', 'failed']),
+    outcome: z.enum(['card', 'ack', 'error', 'view', 'payment', 'deferred', 'failed']),
     card: CardSchema.nullable().describe('outcome card: the card'),
     visibility: z.enum(['room', 'private']).nullable().describe('outcome card: posted into the room (messageId), or shown to the caller only'),
     messageId: z.string().nullable(),
-    message: z.string().nullable().describe('outcome ack: the notice; outcome failed: what the member is told'),
+    message: z.string().nullable().describe('outcome ack: the notice; outcome deferred: what to show while the app works (its answer comes later: a card into the room, or the device event app.follow-up); outcome failed: what the member is told'),
     userMessage: z.string().nullable().describe('outcome error: the app\'s message, shown as is'),
     view: ViewSchema.nullable().describe('outcome view: the next step of the form; answer it with this invocationId and step = view.id'),
     payment: AppPaymentDtoSchema.nullable().describe('outcome payment: the payment sheet; answer it with POST /api/app-payments/{id}/confirm or /decline'),
@@ -176,6 +178,10 @@ export class InvocationsService {
       geo: GeoLocator;
       postCard: (roomId: string, appId: string, card: Card) => Promise<{ id: string }>;
       findCardMessage: (principal: Principal, messageId: string) => Promise<{ roomId: string; appId: string | null; card: Card | null }>;
+      /** Deferred answers: the tokens of follow-up URLs, where they point, how many times one was used (counted). */
+      followUps: { tokens: FollowUpTokens; baseUrl: string; countUse: (invocationId: string, ttlMs: number) => Promise<number> };
+      /** A follow-up answer that is not a card for the room goes to the member's devices (`app.follow-up`). */
+      tellMember: (userId: string, payload: { appId: string; invocationId: string; outcome: 'card' | 'ack' | 'error'; card: Card | null; message: string | null; userMessage: string | null }) => Promise<void>;
       /** Replaces the card of one of the app's messages; false when it is gone. */
       updateCard: (messageId: string, appId: string, card: Card) => Promise<boolean>;
       /** How long a form waits for its next step. */
@@ -217,8 +223,10 @@ export class InvocationsService {
       sealed: input.sealed ?? null,
       payload: target.payload,
       action: target.action,
-      // Beyond the specification's body: a command's free text (null when it takes none, or none came).
+      // Beyond the specification's body: a command's free text (null when it takes none, or none came),
+      // and where to answer later when the app needs longer than its reply time (reply `deferred`).
       text,
+      followUp: this.followUpOf({ appId, invocationId, userId: principal.userId, roomId: room?._id ?? null, expiresAt: now.getTime() + FOLLOW_UP_TTL_MS }),
       user: await this.userOf(principal, caller.appUserId, contract.scopes, context.ip),
       conversation: room ? { roomType: room.type, ...(contract.scopes.has('conversation.ref') ? { ref: room._id } : {}) } : null,
     };
@@ -230,6 +238,49 @@ export class InvocationsService {
     // Cast: a failed call's activity row records one of the CallFailure kinds.
     if (!answer) return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
     return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id, pressedMessageId: target.action?.messageId ?? null });
+  }
+
+  /** Where the app answers this invocation later: a URL of the payments interface's host, its token inside. */
+  private followUpOf(target: FollowUpTarget): { url: string; expiresAt: number } {
+    const { tokens, baseUrl } = this.deps.followUps;
+    return { url: `${baseUrl}/app-api/v1/follow-ups/${tokens.make(target)}`, expiresAt: Math.floor(target.expiresAt / 1000) };
+  }
+
+  /**
+   * The app's later answer to an invocation it deferred, through the invocation's follow-up URL (up
+   * to FOLLOW_UP_USES answers within FOLLOW_UP_TTL_MS): a card into the room the member invoked from,
+   * or a private card, an ack or an error to the member's devices (`app.follow-up`). The reply is checked
+   * as an invocation's is (a card's bounds, a template of the app's current manifest).
+   */
+  async followUp(token: string, reply: unknown): Promise<{ outcome: 'card' | 'ack' | 'error'; messageId: string | null }> {
+    const target = this.deps.followUps.tokens.read(token, this.deps.clock().getTime());
+    if (!target) throw AppsErrors.FOLLOW_UP_INVALID();
+    const app = await this.deps.repo.findApp(target.appId);
+    const manifestDoc = app?.manifestVersion ? await this.deps.repo.findManifest(app._id, app.manifestVersion) : null;
+    if (!app || !manifestDoc) throw AppsErrors.FOLLOW_UP_INVALID();
+    const contract = contractOf(parseManifest(JSON.parse(manifestDoc.manifest)), null, 0, false);
+    const breach = contract.breach(reply);
+    const answer = breach === null ? ReplySchema.parse(reply) : null;
+    if (!answer || (answer.type !== 'card' && answer.type !== 'ack' && answer.type !== 'error')) {
+      throw CommonErrors.VALIDATION_FAILED({ message: `A follow-up answers with a card, an ack or an error${breach ? `: ${breach}` : ''}` });
+    }
+    if ((await this.deps.followUps.countUse(target.invocationId, target.expiresAt - this.deps.clock().getTime())) > FOLLOW_UP_USES) throw AppsErrors.FOLLOW_UP_USED_UP();
+    const tell = (payload: { outcome: 'card' | 'ack' | 'error'; card: Card | null; message: string | null; userMessage: string | null }) =>
+      this.deps.tellMember(target.userId, { appId: target.appId, invocationId: target.invocationId, ...payload });
+    if (answer.type === 'card') {
+      const card = must(contract.cardOf(answer), 'the card the contract check found');
+      if (answer.visibility !== 'private' && target.roomId) {
+        // The room's card only while the app is still in the room.
+        if (!(await this.deps.repo.isInRoom(target.roomId, target.appId))) throw AppsErrors.FOLLOW_UP_INVALID({ message: 'The app is no longer in the room it was invoked from' });
+        const posted = await this.deps.postCard(target.roomId, target.appId, card);
+        return { outcome: 'card', messageId: posted.id };
+      }
+      await tell({ outcome: 'card', card, message: null, userMessage: null });
+      return { outcome: 'card', messageId: null };
+    }
+    if (answer.type === 'ack') await tell({ outcome: 'ack', card: null, message: answer.message, userMessage: null });
+    else await tell({ outcome: 'error', card: null, message: null, userMessage: answer.userMessage });
+    return { outcome: answer.type, messageId: null };
   }
 
   /** The app, the member's install of it (or the owner testing) and the manifest version they use. */
@@ -365,6 +416,8 @@ export class InvocationsService {
       }
       case 'ack':
         return { invocationId, outcome: 'ack', ...empty, message: answer.message };
+      case 'deferred':
+        return { invocationId, outcome: 'deferred', ...empty, message: answer.message ?? 'Working on it…' };
       case 'error':
         // The code is for the app's logs: kept on the activity row, not shown.
         if (answer.code) await this.deps.repo.setAppErrorCode(call.activityId, answer.code);

@@ -19,6 +19,8 @@ export const ReplySchema = z.discriminatedUnion('type', [
     .strict()
     .refine((reply) => (reply.card === undefined) !== (reply.template === undefined), 'a card, or a template'),
   z.object({ type: z.literal('ack'), message: Text(120) }).strict(),
+  // The answer comes later, through the invocation's follow-up URL (the app needs longer than its reply time).
+  z.object({ type: z.literal('deferred'), message: Text(120).optional() }).strict(),
   z.object({ type: z.literal('error'), userMessage: Text(200), code: z.string().max(64).optional() }).strict(),
   z.object({ type: z.literal('view'), view: ViewSchema }).strict(),
   z
