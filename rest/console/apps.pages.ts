@@ -161,6 +161,13 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
 <p class="hint" id="room-hint">A room the app was added to; leave it empty for a token that opens every room the app is in.</p>
 <input id="roomId" name="roomId" aria-describedby="room-hint">
 <button type="submit">New bot token</button>
+</form></section>
+<section aria-labelledby="delete-h"><h2 id="delete-h">Delete this app</h2>
+<p>Only once no money is with it (its balance paid out or refunded, no payment open). It leaves every room, its tokens and keys stop, members' installs go; its cards stay in the rooms.</p>
+<form method="post" action="/console/apps/${id}/delete">${csrf}
+<label for="confirm">Type the app's name to delete it</label>
+<input id="confirm" name="confirm" required autocomplete="off">
+<button type="submit" class="danger">Delete the app</button>
 </form></section>`,
       extra.status,
     );
@@ -187,6 +194,19 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
   app.post('/console/apps/:appId/ping', hide, async (request, reply) => {
     const ping = await apps.pingNow(ctx.session(request).principal, appId(request));
     return appPage(request, reply, { top: ping.outcome === 'OK' ? notice(`Pong in ${ping.ms} ms.`) : problem(`The ping failed: ${whatBroke(ping)}.`) });
+  });
+
+  app.post('/console/apps/:appId/delete', hide, async (request, reply) => {
+    const session = ctx.session(request);
+    const id = appId(request);
+    const view = await appView(session.principal, id);
+    if (field(request, 'confirm').trim() !== view.name) return appPage(request, reply, { top: problem(`Not deleted: type the app's name, ${view.name}, to confirm.`), status: 400 });
+    try {
+      await apps.deleteApp(session.principal, id);
+    } catch (error) {
+      return appPage(request, reply, { top: problem(`Not deleted: ${refusal(error, ['APP_NOT_FOUND']).message}.`), status: 400 });
+    }
+    return reply.code(303).header('location', '/console').send();
   });
 
   app.post('/console/apps/:appId/breaker/close', hide, async (request, reply) => {

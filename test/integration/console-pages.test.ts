@@ -112,6 +112,14 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
     assert.equal(foreign.statusCode, 400);
     assert.match(foreign.body, /APP_NOT_FOUND/);
     assert.equal((await get(`/console/apps/${appId}/activity.csv`, other.cookie)).statusCode, 400, 'nor its activity');
+
+    // Deleting asks for the app's name; with it, the app goes and the list follows.
+    const unconfirmed = await post(`/console/apps/${appId}/delete`, { _csrf: csrf, confirm: 'Z' }, { cookie });
+    assert.equal(unconfirmed.statusCode, 400);
+    assert.match(unconfirmed.body, /Not deleted: type the app&#39;s name, Y, to confirm|Not deleted: type the app's name, Y, to confirm/);
+    const deleted = await post(`/console/apps/${appId}/delete`, { _csrf: csrf, confirm: 'Y' }, { cookie });
+    assert.deepEqual([deleted.statusCode, deleted.headers.location], [303, '/console']);
+    assert.equal(await t.ctx.repos.apps.findApp(appId), null, 'gone');
   });
 
   it('the sign-in forms answer a reached limit as REST does: 429 with Retry-After', async () => {
