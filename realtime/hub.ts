@@ -166,6 +166,8 @@ export async function startHub(
     socket.on('disconnect', onDisconnect);
   });
 
+  // Posts in this process ask this hub first whether a device is online (no Redis round trip for its own sockets).
+  const unregisterLocal = presence.holdsLocally((deviceId) => delivery.socketsOf(deviceId) > 0);
   const { port, closeListener } = await listen(io, uws, options, limits.maxBytes);
   log.info({ port, engine: options.engine, nodeId }, 'socket hub listening');
 
@@ -174,6 +176,7 @@ export async function startHub(
     port,
     nodeId,
     async close() {
+      unregisterLocal();
       clearInterval(heartbeat);
       slow.close();
       const held = [...delivery.deviceIds];

@@ -101,11 +101,29 @@ export class PresenceStore {
    * seen dead at most that second after its heartbeat expired (`ttlMs`, 30 s by default).
    */
   async onlineAmong(deviceIds: string[]): Promise<Set<string>> {
-    if (deviceIds.length === 0) return new Set();
-    const nodesOf = await Promise.all(deviceIds.map((id) => this.nodesOf(id)));
+    // A device with a socket on a hub of this very process is online: no need to ask Redis (every role
+    // in one process, as `npm start` runs them).
+    const local = deviceIds.filter((id) => this.heldHere(id));
+    const others = deviceIds.filter((id) => !this.heldHere(id));
+    if (others.length === 0) return new Set(local);
+    const nodesOf = await Promise.all(others.map((id) => this.nodesOf(id)));
     const alive = await this.aliveAmong([...new Set(nodesOf.flat())]);
     // `!`: nodesOf has one entry per device id.
-    return new Set(deviceIds.filter((_, i) => nodesOf[i]!.some((n) => alive.has(n))));
+    return new Set([...local, ...others.filter((_, i) => nodesOf[i]!.some((n) => alive.has(n)))]);
+  }
+
+  /** Hubs of this process, each answering whether it holds a socket of a device (registered by the hub, dropped at its close). */
+  private readonly localHubs = new Set<(deviceId: string) => boolean>();
+
+  /** A hub of this process tells which devices it holds; the returned function unregisters it. */
+  holdsLocally(holds: (deviceId: string) => boolean): () => void {
+    this.localHubs.add(holds);
+    return () => void this.localHubs.delete(holds);
+  }
+
+  private heldHere(deviceId: string): boolean {
+    for (const holds of this.localHubs) if (holds(deviceId)) return true;
+    return false;
   }
 
   /** Nodes' heartbeats as this process last read them, each kept NODE_CHECK_MS. */
