@@ -7,7 +7,8 @@ export type EraseStep = (typeof ERASE_STEPS)[number];
 /** One account deletion (`_id` the user's id): what was asked, and the steps of its erasure done so far. */
 export interface AccountDeletionDoc {
   _id: string;
-  state: 'ERASING' | 'ERASED';
+  /** CLOSING: recorded, the wallets being closed (nothing erased yet); then ERASING, then ERASED. */
+  state: 'CLOSING' | 'ERASING' | 'ERASED';
   eraseMessages: boolean;
   done: EraseStep[];
   requestedAt: Date;
@@ -25,9 +26,22 @@ export class AccountDeletionsRepo {
     await this.collection.createIndexes([{ key: { state: 1, updatedAt: 1 }, name: 'by_state' }]);
   }
 
-  /** Records the deletion once; a repeat leaves the first (its choice of erasing messages included). */
+  /**
+   * Records the deletion once, before anything of it is done (CLOSING: its wallets are about to close);
+   * a repeat leaves the first (its choice of erasing messages included).
+   */
   async begin(userId: string, eraseMessages: boolean, at: Date): Promise<void> {
-    await this.collection.updateOne({ _id: userId }, { $setOnInsert: { state: 'ERASING', eraseMessages, done: [], requestedAt: at, updatedAt: at } }, { upsert: true });
+    await this.collection.updateOne({ _id: userId }, { $setOnInsert: { state: 'CLOSING', eraseMessages, done: [], requestedAt: at, updatedAt: at } }, { upsert: true });
+  }
+
+  /** The wallets closed: the erasure may run. */
+  async walletsClosed(userId: string, at: Date): Promise<void> {
+    await this.collection.updateOne({ _id: userId, state: 'CLOSING' }, { $set: { state: 'ERASING', updatedAt: at } });
+  }
+
+  /** A deletion given up before its erasure began (money arrived; or a crash left it and money is there now). */
+  async abandon(userId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: userId, state: 'CLOSING' });
   }
 
   find(userId: string): Promise<AccountDeletionDoc | null> {
@@ -42,9 +56,9 @@ export class AccountDeletionsRepo {
     await this.collection.updateOne({ _id: userId, state: 'ERASING' }, { $set: { state: 'ERASED', updatedAt: at } });
   }
 
-  /** Deletions still erasing that nobody moved on since `before` (a process died midway). */
+  /** Deletions closing wallets or erasing that nobody moved on since `before` (a process died midway). */
   stalled(before: Date, limit: number): Promise<AccountDeletionDoc[]> {
-    return this.collection.find({ state: 'ERASING', updatedAt: { $lt: before } }).limit(limit).toArray();
+    return this.collection.find({ state: { $in: ['CLOSING', 'ERASING'] }, updatedAt: { $lt: before } }).limit(limit).toArray();
   }
 }
 

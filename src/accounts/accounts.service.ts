@@ -29,7 +29,7 @@ export interface AccountsDeps {
   forgetMemberships: (userId: string) => Promise<void>;
   forgetKeys: (userId: string, deviceIds: string[]) => Promise<void>;
   apps: { blockers(userId: string): Promise<string[]>; forget(userId: string): Promise<void> };
-  wallets: { blockers(userId: string): Promise<string[]>; close(userId: string): Promise<string[]> };
+  wallets: { blockers(userId: string): Promise<string[]>; close(userId: string): Promise<string[]>; reopen(userId: string): Promise<void> };
   forgetAuthor: (userId: string) => Promise<void>;
   forgetUploads: (userId: string) => Promise<void>;
   enqueueErase: (userId: string) => Promise<void>;
@@ -85,13 +85,18 @@ export class AccountsService {
     // leaves the texted code to try again with).
     const codeKey = deps.keys.deletionCode(userId);
     if (!(await deps.ephemeral.remove(codeKey))) throw AccountsErrors.DELETION_CODE_INVALID();
-    // The wallets close only if nothing moved since they were read; money that arrived meanwhile
-    // refuses, and gives the code back: it was not the code's fault.
+    // Recorded before anything is done (a crash from here on is finished or undone by the sweep). The
+    // wallets close only if nothing moved since they were read; money that arrived meanwhile refuses,
+    // gives the record up and the code back: it was not the code's fault.
+    await deps.repo.begin(userId, input.eraseMessages, deps.clock());
+    deps.crashAt('account.delete-recorded');
     await this.refuseWhileMoneyIsThere(() => deps.wallets.close(userId)).catch(async (error: unknown) => {
+      await deps.repo.abandon(userId);
       await deps.ephemeral.put(codeKey, codeHash, CODE_TTL_SECONDS);
       throw error;
     });
-    await deps.repo.begin(userId, input.eraseMessages, deps.clock());
+    deps.crashAt('account.wallets-closed');
+    await deps.repo.walletsClosed(userId, deps.clock());
     await this.run(userId, 'account');
     await this.run(userId, 'devices');
     await deps.enqueueErase(userId);
@@ -122,7 +127,8 @@ export class AccountsService {
   /** Runs every step of the deletion not done yet, in order (the worker's job, and the sweep's). */
   async erase(userId: string): Promise<void> {
     const deletion = await this.deps.repo.find(userId);
-    if (!deletion || deletion.state === 'ERASED') return;
+    // CLOSING: the wallets' step did not end (a crash); the sweep settles it first.
+    if (!deletion || deletion.state !== 'ERASING') return;
     for (const step of ERASE_STEPS) {
       if (deletion.done.includes(step)) continue;
       await this.run(userId, step, deletion.eraseMessages);
@@ -135,8 +141,31 @@ export class AccountsService {
   /** Deletions a dead process left midway, finished; how many. */
   async sweep(): Promise<number> {
     const stalled = await this.deps.repo.stalled(new Date(this.deps.clock().getTime() - STALLED_AFTER_MS), 20);
-    for (const deletion of stalled) await this.erase(deletion._id);
+    for (const deletion of stalled) {
+      if (deletion.state === 'CLOSING') await this.settleClosing(deletion._id);
+      else await this.erase(deletion._id);
+    }
     return stalled.length;
+  }
+
+  /**
+   * A deletion a crash left while its wallets were closing (recorded, nothing erased): finished when
+   * the wallets close now (the member confirmed it with their code), given up when money is there
+   * (the wallets reopened, the record gone: the account lives on, as a refused deletion leaves it).
+   */
+  private async settleClosing(userId: string): Promise<void> {
+    const { deps } = this;
+    const blockers = await deps.wallets.close(userId);
+    if (blockers.length > 0) {
+      await deps.wallets.reopen(userId);
+      await deps.repo.abandon(userId);
+      deps.logger.warn({ userId, blockers }, 'an account deletion a crash left before its erasure was given up: money is in its wallets');
+      return;
+    }
+    await deps.repo.walletsClosed(userId, deps.clock());
+    await this.run(userId, 'account');
+    await this.run(userId, 'devices');
+    await this.erase(userId);
   }
 
   private async run(userId: string, step: EraseStep, eraseMessages = false): Promise<void> {

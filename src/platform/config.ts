@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CRASH_POINTS } from './crash-points.js';
 import { LANGUAGE_CODE } from './common.schemas.js';
 import { REDIS_URL_PATTERN } from './redis.js';
 
@@ -56,7 +57,7 @@ const EnvSchema = z
       .string()
       .default('')
       .transform((value) => value.split(',').map((name) => name.trim()).filter(Boolean))
-      .pipe(z.array(z.enum(['app-payment.changed', 'account.erase-step']))),
+      .pipe(z.array(z.enum(CRASH_POINTS))),
     // Whether the api's public port serves /metrics too (off: metrics belong on OPS_PORT).
     METRICS_ON_PUBLIC_PORT: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
     // Sockets that stop reading (docs/operators/operations.md, "Slow sockets"): past this many unsent bytes a socket's device

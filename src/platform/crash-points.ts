@@ -4,11 +4,17 @@
  * no clean-up, no answer to the request under way, nothing after that line runs. Elsewhere a point
  * costs one function call that does nothing.
  */
-export type CrashPoint =
+export const CRASH_POINTS = [
   /** A payment has just changed (completed or declined) and carries the event it owes; the event's delivery is not recorded yet. */
-  | 'app-payment.changed'
+  'app-payment.changed',
   /** A step of erasing a deleted account is done and recorded; the next has not started. */
-  | 'account.erase-step';
+  'account.erase-step',
+  /** An account deletion is recorded (CLOSING); its wallets are not closed yet. */
+  'account.delete-recorded',
+  /** An account deletion's wallets are closed; the record does not say so yet, nothing is erased. */
+  'account.wallets-closed',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 export type CrashAt = (point: CrashPoint) => void;
 

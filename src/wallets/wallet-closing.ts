@@ -50,4 +50,9 @@ export class WalletClosing {
     const now = await this.blockers(userId);
     return now.length > 0 ? now : ['a wallet changed while it was being closed; try again'];
   }
+
+  /** A deletion given up (a crash left it before its erasure began): the member's wallets take money again. */
+  async reopen(userId: string): Promise<void> {
+    await this.deps.repo.reopenWalletsOf(userId);
+  }
 }

@@ -6,7 +6,8 @@ import { deviceKeys, identityRequest } from '../helpers/e2ee.js';
 import { connect, httpAs, makeRoom, makeUser, postMessage } from '../helpers/factories.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { spawnRole } from '../helpers/processes.js';
-import { walletWith } from '../helpers/wallets.js';
+import { fund, walletWith } from '../helpers/wallets.js';
+import { freePort } from '../helpers/ports.js';
 import { until } from '../helpers/wait.js';
 import { totp } from '../helpers/totp.js';
 import { startAppServer, type AppServer } from '../helpers/app-server.js';
@@ -210,5 +211,55 @@ describe('deleting an account: a worker killed midway', () => {
     assert.deepEqual(finished?.done, ['account', 'devices', 'contacts', 'rooms', 'e2ee', 'apps', 'messages', 'profile']);
     assert.equal(await t.db.collection('room_members').countDocuments({ userId: user.userId, active: true }), 0);
     assert.equal(await t.ctx.services.accounts.sweep(), 0, 'nothing left to sweep');
+  });
+
+  /** The deletion sent to an api process that dies at `point` (its request gets no answer). */
+  async function deleteOnADyingApi(user: Session, phone: string, point: string): Promise<void> {
+    assert.equal((await httpAs(() => t)(user, 'POST', '/api/users/me/deletion/code')).statusCode, 204);
+    const code = await lastCode(t.outbox, phone);
+    const port = await freePort();
+    const api = await spawnRole('api', t.config, { CRASH_AT: point, HTTP_PORT: String(port) }, (output) => output.includes('Chat platform running'));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${port}/api/users/me`, { method: 'DELETE', headers: { ...bearer(user.accessToken), 'content-type': 'application/json' }, body: JSON.stringify({ code }) }).catch(() => null);
+      assert.equal(answer, null, 'no answer: the process died');
+      await until(() => api.child.exitCode !== null || api.child.signalCode !== null, 'the api to die at the crash point', 15_000);
+    } finally {
+      await api.kill('SIGKILL');
+    }
+  }
+  const sweepAfterAMinute = async () => {
+    t.clock.advance(120_000);
+    try {
+      return await t.ctx.services.accounts.sweep();
+    } finally {
+      t.clock.advance(-120_000);
+    }
+  };
+
+  it('an api killed after the wallets closed, before the erasure began: the sweep finishes the deletion', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    await walletWith(t, user, 'USDT', 0n);
+    await deleteOnADyingApi(user, phone, 'account.wallets-closed');
+    assert.equal((await deletionOf(t, user.userId))?.state, 'CLOSING', 'recorded before anything was done');
+    assert.equal(await sweepAfterAMinute(), 1);
+    const finished = await deletionOf(t, user.userId);
+    assert.deepEqual([finished?.state, finished?.done.length], ['ERASED', 8]);
+    assert.equal((await httpAs(() => t)(user, 'GET', '/api/users/me')).statusCode, 401, 'the account is gone');
+  });
+
+  it('an api killed before the wallets closed, money arriving meanwhile: the sweep gives the deletion up and the wallets take money again', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const walletId = await walletWith(t, user, 'USDT', 0n);
+    await deleteOnADyingApi(user, phone, 'account.delete-recorded');
+    assert.equal((await deletionOf(t, user.userId))?.state, 'CLOSING');
+    await fund(t, walletId, 'USDT', 5_000_000n);
+    assert.equal(await sweepAfterAMinute(), 1);
+    assert.equal(await deletionOf(t, user.userId), null, 'the deletion given up');
+    const me = await httpAs(() => t)(user, 'GET', '/api/users/me');
+    assert.equal(me.statusCode, 200, 'the account lives on');
+    await fund(t, walletId, 'USDT', 1_000_000n);
+    assert.equal((await httpAs(() => t)(user, 'GET', `/api/wallets/${walletId}`)).json().available, '6', 'the wallet takes money');
   });
 });
