@@ -82,11 +82,14 @@ async function postAt(perSecond, targets) {
   return { posts: times.length, failures: results.reduce((sum, r) => sum + r.failures, 0), p99: percentile(times, 99), achieved: times.length / Math.max(...results.map((r) => r.elapsed)) };
 }
 
-/** Posts at `rate` round `rooms` (each post by the room's first member), then waits for the worker to finish the jobs they started. */
-async function postAndDrain(apiPort, rate, rooms) {
+/**
+ * Posts at `rate` round `rooms` (each post by the room's first member), then waits for the worker to
+ * finish the jobs they started (in the queues of `over`, the context of the stack posted to).
+ */
+async function postAndDrain(apiPort, rate, rooms, over = ctx) {
   const targets = rooms.map(({ roomId, people }) => ({ port: apiPort, concurrency: 64, method: 'PUT', path: `/api/messages/${roomId}`, token: people[0].token, body: { roomId, message: 'What a post costs' } }));
   const posted = await postAt(rate, targets);
-  const drained = await queueDrained(ctx, 'message-push', 60_000);
+  const drained = await queueDrained(over, 'message-push', 60_000);
   // The last broadcasts read by the hubs, the last pushes recorded.
   await sleep(300);
   return { ...posted, drained };
@@ -120,13 +123,7 @@ try {
     log(`npm start's shape: ${connected} members online`);
     await sleep(1500);
     const startPids = { service: service.pid, redis: own.pids.redis, database: own.pids.mongo };
-    const run = await costOf(startPids, async () => {
-      const targets = rooms.map(({ roomId, people }) => ({ port: httpPort, concurrency: 64, method: 'PUT', path: `/api/messages/${roomId}`, token: people[0].token, body: { roomId, message: 'What a post costs' } }));
-      const posted = await postAt(150, targets);
-      const drained = await queueDrained(startCtx, 'message-push', 60_000);
-      await sleep(300);
-      return { ...posted, drained };
-    });
+    const run = await costOf(startPids, () => postAndDrain(httpPort, 150, rooms, startCtx));
     const p = run.perPost;
     const total = p.service + p.redis + p.database;
     row([

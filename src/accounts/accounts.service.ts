@@ -96,10 +96,15 @@ export class AccountsService {
       throw error;
     });
     deps.crashAt('account.wallets-closed');
-    await deps.repo.walletsClosed(userId, deps.clock());
+    await this.beginErasing(userId);
+    await deps.enqueueErase(userId);
+  }
+
+  /** The wallets closed: the deletion moves on, and the account and its devices go at once (the rest in the background). */
+  private async beginErasing(userId: string): Promise<void> {
+    await this.deps.repo.walletsClosed(userId, this.deps.clock());
     await this.run(userId, 'account');
     await this.run(userId, 'devices');
-    await deps.enqueueErase(userId);
   }
 
   private async refuseWhileMoneyIsThere(find: () => Promise<string[]>): Promise<void> {
@@ -162,9 +167,7 @@ export class AccountsService {
       deps.logger.warn({ userId, blockers }, 'an account deletion a crash left before its erasure was given up: money is in its wallets');
       return;
     }
-    await deps.repo.walletsClosed(userId, deps.clock());
-    await this.run(userId, 'account');
-    await this.run(userId, 'devices');
+    await this.beginErasing(userId);
     await this.erase(userId);
   }
 

@@ -130,12 +130,12 @@ export class MessageEditsRepo {
     return this.collection.find({ messageId }).sort({ replacedAt: 1 }).toArray();
   }
 
-  /** A deleted message's earlier versions removed with it. */
   /** The earlier versions of these messages, gone (an erased author's). */
   async removeOfMany(messageIds: string[]): Promise<void> {
     for (let i = 0; i < messageIds.length; i += 1000) await this.collection.deleteMany({ messageId: { $in: messageIds.slice(i, i + 1000) } });
   }
 
+  /** A deleted message's earlier versions removed with it. */
   async removeOf(messageId: string): Promise<void> {
     await this.collection.deleteMany({ messageId });
   }

@@ -162,7 +162,11 @@ function checkedText(room: RoomDoc, given: string, attachmentCount: number): str
   const encrypted = room.type === 'E2EE';
   const text = encrypted ? given : cleanText(given);
   if (encrypted && !ENCRYPTED.test(text)) throw MessagesErrors.MESSAGE_NOT_ENCRYPTED();
-  // A message may be only its attachments.
+  return bounded(text, attachmentCount);
+}
+
+/** A post's text within its bounds: not empty unless the message is only its attachments, at most MAX_MESSAGE_LENGTH. */
+function bounded(text: string, attachmentCount: number): string {
   if (text.length === 0 && attachmentCount === 0) throw MessagesErrors.MESSAGE_EMPTY();
   if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
   return text;
@@ -170,10 +174,7 @@ function checkedText(room: RoomDoc, given: string, attachmentCount: number): str
 
 /** An app's plain text, cleaned and bounded as a member's post is; 400 MESSAGE_EMPTY or MESSAGE_TOO_LONG. */
 export function appText(given: string): string {
-  const text = cleanText(given);
-  if (text.length === 0) throw MessagesErrors.MESSAGE_EMPTY();
-  if (text.length > MAX_MESSAGE_LENGTH) throw MessagesErrors.MESSAGE_TOO_LONG({ message: `At most ${MAX_MESSAGE_LENGTH} characters` });
-  return text;
+  return bounded(cleanText(given), 0);
 }
 
 /** Encrypted uploads taken by a message of an end-to-end encrypted room (src/e2ee); 400 ATTACHMENT_NOT_FOUND when one cannot be. */

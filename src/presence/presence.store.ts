@@ -103,8 +103,9 @@ export class PresenceStore {
   async onlineAmong(deviceIds: string[]): Promise<Set<string>> {
     // A device with a socket on a hub of this very process is online: no need to ask Redis (every role
     // in one process, as `npm start` runs them).
-    const local = deviceIds.filter((id) => this.heldHere(id));
-    const others = deviceIds.filter((id) => !this.heldHere(id));
+    const local: string[] = [];
+    const others: string[] = [];
+    for (const id of deviceIds) (this.heldHere(id) ? local : others).push(id);
     if (others.length === 0) return new Set(local);
     const nodesOf = await Promise.all(others.map((id) => this.nodesOf(id)));
     const alive = await this.aliveAmong([...new Set(nodesOf.flat())]);

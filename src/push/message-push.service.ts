@@ -39,7 +39,7 @@ export function redisDeliveredLog(redis: RedisClient, key: (messageId: string, r
       if (deviceIds.length === 0) return new Set();
       const name = key(messageId, replacement);
       // The hash made (with a field of its own) and its life set before any push is added to it.
-      const [found] = await Promise.all([deviceIds.length > 0 ? redis.hmget(name, ...deviceIds) : [], redis.multi().hset(name, '_', '1').expire(name, 86_400).exec()]);
+      const [found] = await Promise.all([redis.hmget(name, ...deviceIds), redis.multi().hset(name, '_', '1').expire(name, 86_400).exec()]);
       return new Set(deviceIds.filter((_, i) => found[i] !== null));
     },
     add(messageId, replacement, deviceId) {
@@ -135,7 +135,6 @@ export class MessagePushService {
     return { ...(await this.pushTo(message, room, recipients, replacement, devices)), parts: 0 };
   }
 
-  /** Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again after a failure). */
   /**
    * Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again
    * after a failure). `known`: the recipients' pushable devices, read already (a small room's).
@@ -143,6 +142,7 @@ export class MessagePushService {
   private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean, known?: PushableDevice[]): Promise<MessagePushOutcome> {
     const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const messageId = message._id;
+    const deleted = Boolean(message.deletedAt);
     // What the push shows, read once a device needs one.
     let shown: { base: { title: string; text: string | null }; authorName: string } | null = null;
     const show = async () => {
@@ -156,14 +156,12 @@ export class MessagePushService {
       };
       return (shown = { base, authorName });
     };
-    const deleted = Boolean(message.deletedAt);
-    const whose = known ? new Set(recipients) : null;
     // The next batch is read while the pushes of the ones before are on their way.
     const limit = this.inFlight;
     const sends: Promise<void>[] = [];
     for (let i = 0; i < recipients.length; i += BATCH) {
       const batch = recipients.slice(i, i + BATCH);
-      const devices = known && whose ? known.filter((device) => whose.has(device.userId)) : await this.deps.devices.pushableOf(batch);
+      const devices = known ? known.filter((device) => batch.includes(device.userId)) : await this.deps.devices.pushableOf(batch);
       const online = await this.deps.presence.onlineAmong(devices.map((device) => device._id));
       const unsent = devices.filter((device) => !online.has(device._id) && device.pushToken);
       const reached = await this.deps.delivered.among(messageId, replacement, unsent.map((device) => device._id));

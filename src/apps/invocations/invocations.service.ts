@@ -206,7 +206,8 @@ export class InvocationsService {
     const room = await this.roomOf(principal, appId, input, context.testConsole);
     const target = await this.targetOf(principal, appId, input, manifest);
     const step = this.checkAnswers(input, manifest, target);
-    const text = commandText(input, target.doc === null && target.flowId === null && target.flow === null ? (manifest.commands.find((c) => c.id === target.commandId) ?? null) : null);
+    // A command's own call (not a form it opened, nor a button): only it takes text.
+    const text = commandText(input, target.doc === null && target.flow === null ? target.command : null);
     if (input.payload && (!target.flowId || Buffer.byteLength(JSON.stringify(input.payload)) > MAX_PAYLOAD_BYTES)) throw invalid(`A payload comes with a flow, at most ${MAX_PAYLOAD_BYTES} bytes`);
     const contract = contractOf(manifest, target.flow, target.doc?.steps ?? 0, target.action !== null);
     const invocationId = target.doc?._id ?? randomUUID();
@@ -328,7 +329,7 @@ export class InvocationsService {
     const flow = flowName === null ? null : manifest.flows.find((f) => f.id === flowName);
     if (flow === undefined) throw invalid(`The manifest has no flow ${flowName}`);
     const action = input.action && !doc ? await this.actionOf(principal, appId, input) : null;
-    return { doc, commandId, flowId, flow, action, payload: doc ? doc.payload : (input.payload ?? null) };
+    return { doc, commandId, command: command ?? null, flowId, flow, action, payload: doc ? doc.payload : (input.payload ?? null) };
   }
 
   /** A card's submit button, tapped: it must be on a card this app posted. */
@@ -359,7 +360,7 @@ export class InvocationsService {
       }
     } else if (input.step !== undefined) throw invalid('Only a dynamic flow has steps');
     // A command without a form: its options, if it declares any, are its answers.
-    else if (target.commandId !== null && !target.action) inputs = manifest.commands.find((c) => c.id === target.commandId)?.options ?? [];
+    else if (target.command && !target.action) inputs = target.command.options ?? [];
     if (manifest.sealing) {
       if (input.values !== undefined) throw invalid('This app takes sealed answers: send sealed, not values');
       if (inputs.length > 0 && !input.sealed) throw invalid('Seal the answers with the app\'s sealing key');
@@ -441,6 +442,8 @@ export class InvocationsService {
 interface Target {
   doc: InvocationDoc | null;
   commandId: string | null;
+  /** The manifest's command (null for a flow a button opened, or a button press). */
+  command: Manifest['commands'][number] | null;
   flowId: string | null;
   flow: Flow | null;
   action: { id: string; payload: Record<string, unknown>; messageId: string } | null;
