@@ -132,7 +132,11 @@ async function composeAreas(p: Platform) {
     },
     repos,
     events,
-    close: push.close,
+    // What waits to be written goes before the connections close.
+    close: async () => {
+      await messages.activity.flush();
+      await push.close();
+    },
   };
 }
 

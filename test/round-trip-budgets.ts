@@ -18,7 +18,7 @@ export const ROUND_TRIP_BUDGETS = {
     mongo: 2,
     redis: 1,
     why: 'mongo: the timeline number with the newest message (one findAndModify), then the insert (room and membership cached; under load both are shared with other posts, the number with posts to the same room: group commit) | redis: the broadcast (under load it goes out with other posts\' in one write). The room\'s push reach is cached (the last job learned it; a change clears it in every process), and nobody here has a push token: no job. A device of another member with a token adds its hubs (one round trip; their heartbeats read about once a second per process) and, when it is offline, the push job; a reach not learned yet (a change since the last job) adds its read and the job',
-    afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark (shared with other marks under load; meanwhile the newest message\'s author counts as having read it all)' },
+    afterAnswer: { mongo: 1, redis: 0, why: 'mongo: the author\'s read mark, written with the other authors\' marks of the next 200 ms (a stream of posts: a few writes a second; meanwhile the room\'s recent authors count as having read up to their own posts)' },
   },
   'message post with clientMessageId': {
     mongo: 2,

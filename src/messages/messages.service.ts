@@ -373,14 +373,15 @@ export class MessagesService {
 
   /**
    * The author has read what they wrote, and everything before it. Marked after the answer, not on
-   * the request path (where a post is its number and its insert): meanwhile the chat list and the
-   * badges count the newest message's author as having read it all (`unreadCount`). A mark lost to a
-   * crash in between leaves the author's own post unread once someone posts after it.
+   * the request path (where a post is its number and its insert), and together with other authors'
+   * marks of the next moment (`markAuthorRead`): meanwhile the chat list and the badges count the
+   * newest message's author as having read it all (`unreadCount`). A mark lost to a crash in between
+   * leaves the author's own post unread once someone posts after it.
    */
   private markAuthorRead(doc: MessageDoc, afterAnswer: AfterAnswer): void {
     const seq = must(doc.seq, 'the number append gave the message');
     afterAnswer(() => {
-      this.deps.activity.markRead(doc.roomId, doc.userId, seq).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId: doc.roomId }, 'an author\'s read mark was not written'));
+      this.deps.activity.markAuthorRead(doc.roomId, doc.userId, seq).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId: doc.roomId }, 'an author\'s read mark was not written'));
     });
   }
 

@@ -25,7 +25,15 @@ interface RoomActivityDoc {
   deletedSeqs?: number[];
   last: LastMessage | null;
   lastAt: Date | null;
+  /**
+   * Who wrote the newest RECENT_AUTHORS timeline messages, oldest first: the last wrote number
+   * `count`, the one before `count - 1`, and so on (pushed by the update that takes the numbers).
+   */
+  recentAuthors?: string[];
 }
+
+/** How many of a room's newest messages' authors its activity record keeps (see `unreadCount`). */
+export const RECENT_AUTHORS = 16;
 
 /** How far one member has read a room's timeline; `_id` is `<roomId>:<userId>`. */
 interface RoomReadDoc {
@@ -38,6 +46,9 @@ interface RoomReadDoc {
   at?: Date;
 }
 
+/** How long an author's read mark waits for others to be written with (see `markAuthorRead`). */
+export const AUTHOR_MARK_LINGER_MS = 200;
+
 export interface RoomActivity {
   roomId: string;
   count: number;
@@ -45,19 +56,23 @@ export interface RoomActivity {
   last: LastMessage | null;
   /** Who wrote the newest message (in both reads). */
   lastUserId: string | null;
+  /** Who wrote the newest timeline messages, oldest first (in both reads; see RoomActivityDoc). */
+  recentAuthors: string[];
   /** Timeline numbers of messages deleted for everyone (in both reads). */
   deletedSeqs: number[];
   lastAt: Date | null;
 }
 
 /**
- * A member's unread count in a room: its timeline count less their read mark. The author of the
- * newest message has read the whole timeline: their mark is written after their post's answer
- * (MessagesService.store), and this holds meanwhile, so the chat list never counts one's own post.
+ * A member's unread count in a room: its timeline count less their read mark. An author has read the
+ * timeline up to their own newest message: their mark is written a moment after their post's answer
+ * (`markAuthorRead`), and the room's recent authors say it meanwhile, so the chat list never counts
+ * one's own post, even when someone posted after it before the mark was written.
  */
 export function unreadCount(activity: RoomActivity | undefined, mark: number | undefined, userId: string): number {
   if (!activity || activity.lastUserId === userId) return 0;
-  const read = mark ?? 0;
+  const own = activity.recentAuthors.lastIndexOf(userId);
+  const read = Math.max(mark ?? 0, own < 0 ? 0 : activity.count - (activity.recentAuthors.length - 1 - own));
   const deletedUnread = activity.deletedSeqs.filter((seq) => seq > read).length;
   return Math.max(0, activity.count - read - deletedUnread);
 }
@@ -102,7 +117,11 @@ export class RoomActivityRepo {
         try {
           const before = await this.activity.findOneAndUpdate(
             { _id: roomId },
-            { $inc: { count: waiters.length }, $set: { last: newest, lastAt: newest.createdAt } },
+            {
+              $inc: { count: waiters.length },
+              $set: { last: newest, lastAt: newest.createdAt },
+              $push: { recentAuthors: { $each: waiters.map((waiter) => waiter.item.last.userId), $slice: -RECENT_AUTHORS } },
+            },
             { upsert: true, returnDocument: 'before', projection: { count: 1, last: 1, lastAt: 1 } },
           );
           let previous = { last: before?.last ?? null, lastAt: before?.lastAt ?? null };
@@ -148,14 +167,44 @@ export class RoomActivityRepo {
     return this.marks.add({ _id: `${roomId}:${userId}`, seq, roomId, userId, at });
   }
 
-  private readonly marks = new GroupWriter(
-    bulkOf<RoomReadDoc>((marks) =>
-      this.reads.bulkWrite(
-        marks.map(({ _id, seq, roomId, userId, at }) => ({ updateOne: { filter: { _id }, update: { $max: { seq, ...(at ? { at } : {}) }, $set: { roomId, userId } }, upsert: true } })),
-        { ordered: false },
-      ),
-    ),
+  private readonly marks = new GroupWriter(bulkOf<RoomReadDoc>((marks) => this.writeMarks(marks)));
+
+  /** Marks moved forward (never back), in one unordered write. */
+  private writeMarks(marks: RoomReadDoc[]): Promise<unknown> {
+    return this.reads.bulkWrite(
+      marks.map(({ _id, seq, roomId, userId, at }) => ({ updateOne: { filter: { _id }, update: { $max: { seq, ...(at ? { at } : {}) }, $set: { roomId, userId } }, upsert: true } })),
+      { ordered: false },
+    );
+  }
+
+  /**
+   * An author's mark after their post: marks wait up to AUTHOR_MARK_LINGER_MS for others and go
+   * together in one write (a member's several marks as one, the furthest), so a stream of posts costs
+   * a few writes a second, not one a post. Meanwhile `unreadCount` counts the newest message's author
+   * as having read it all; their own post shows among its readers once the mark is written.
+   */
+  markAuthorRead(roomId: string, userId: string, seq: number, at = new Date()): Promise<void> {
+    return this.authorMarks.add({ _id: `${roomId}:${userId}`, seq, roomId, userId, at });
+  }
+
+  private readonly authorMarks = new GroupWriter<RoomReadDoc, void>(
+    async (group) => {
+      const furthest = new Map<string, RoomReadDoc>();
+      for (const { item } of group) {
+        const known = furthest.get(item._id);
+        if (!known || item.seq > known.seq) furthest.set(item._id, item);
+      }
+      await this.writeMarks([...furthest.values()]);
+      for (const waiter of group) waiter.resolve();
+    },
+    1024,
+    AUTHOR_MARK_LINGER_MS,
   );
+
+  /** Writes the authors' marks still waiting (a process stopping). */
+  flush(): Promise<void> {
+    return this.authorMarks.flush();
+  }
 
   /** Who has read a room up to `seq` or further, and when their mark last moved (read receipts). */
   async readersFrom(roomId: string, seq: number): Promise<{ userId: string; at: Date | null }[]> {
@@ -166,11 +215,11 @@ export class RoomActivityRepo {
   /** The activity of each room that has any, by room id; the light read (`full: false`) leaves the newest message's text out. */
   async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {
     if (roomIds.length === 0) return new Map();
-    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1, deletedSeqs: 1 });
+    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1, deletedSeqs: 1, recentAuthors: 1 });
     return new Map(
       docs.map((doc) => [
         doc._id,
-        { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null, deletedSeqs: doc.deletedSeqs ?? [] },
+        { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null, deletedSeqs: doc.deletedSeqs ?? [], recentAuthors: doc.recentAuthors ?? [] },
       ]),
     );
   }

@@ -12,16 +12,22 @@ export interface Waiter<I, O> {
  * process adds no wait; under load many items share each database command. One group at a time per
  * writer. `write` answers every waiter (it may answer some later, after it returns); when it throws,
  * those not answered yet get its error.
+ *
+ * With `lingerMs`, the first item waits that long for others before its group is written (writes
+ * nobody waits for, which a burst then shares even when each alone would find the writer idle);
+ * `flush` writes what waits at once (a process stopping).
  */
 export class GroupWriter<I, O> {
   private readonly waiting: Waiter<I, O>[] = [];
-  private writing = false;
+  private writing: Promise<void> | null = null;
+  private lingering: NodeJS.Timeout | null = null;
   /** Groups written and the items they held since the process started (entries per group under load). */
   readonly written = { groups: 0, items: 0 };
 
   constructor(
     private readonly write: (group: Waiter<I, O>[]) => Promise<void>,
     private readonly limit = 64,
+    private readonly lingerMs = 0,
   ) {}
 
   add(item: I): Promise<O> {
@@ -31,29 +37,47 @@ export class GroupWriter<I, O> {
   /** Items added in one call are written in the same group, in their order (while they fit in `limit`). */
   addAll(items: I[]): Promise<O>[] {
     const outcomes = items.map((item) => new Promise<O>((resolve, reject) => this.waiting.push({ item, resolve, reject })));
-    if (!this.writing) {
-      this.writing = true;
-      queueMicrotask(() => void this.drain());
-    }
+    if (this.writing || this.lingering) return outcomes;
+    if (this.lingerMs > 0) {
+      this.lingering = setTimeout(() => void this.flush(), this.lingerMs);
+      // A process does not stay up for it: one stopping flushes.
+      this.lingering.unref();
+    } else this.startDrain(() => new Promise<void>((resolve) => queueMicrotask(resolve)));
     return outcomes;
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) {
-        const group = this.waiting.splice(0, this.limit);
-        this.written.groups++;
-        this.written.items += group.length;
-        try {
-          await this.write(group);
-        } catch (error) {
-          // Settled promises ignore a second answer: only those not answered yet get the error.
-          for (const waiter of group) waiter.reject(error);
-        }
-      }
-    } finally {
-      this.writing = false;
+  /** Writes every item waiting now (and any added meanwhile), and answers when they are written. */
+  async flush(): Promise<void> {
+    if (this.lingering) {
+      clearTimeout(this.lingering);
+      this.lingering = null;
     }
+    while (this.writing || this.waiting.length > 0) {
+      if (!this.writing) this.startDrain(async () => {});
+      await this.writing;
+    }
+  }
+
+  /** Drains after `first`; `writing` is cleared in the same turn the last group ends (an item added after it starts a drain of its own). */
+  private startDrain(first: () => Promise<void>): void {
+    this.writing = (async () => {
+      await first();
+      try {
+        while (this.waiting.length > 0) {
+          const group = this.waiting.splice(0, this.limit);
+          this.written.groups++;
+          this.written.items += group.length;
+          try {
+            await this.write(group);
+          } catch (error) {
+            // Settled promises ignore a second answer: only those not answered yet get the error.
+            for (const waiter of group) waiter.reject(error);
+          }
+        }
+      } finally {
+        this.writing = null;
+      }
+    })();
   }
 }
 

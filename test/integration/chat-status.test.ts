@@ -75,7 +75,10 @@ describe('the chat status snapshot and read marks', () => {
     assert.equal((await statusOf(owner, room.id))?.unreadCount, 0);
     assert.equal((await statusOf(member, room.id))?.unreadCount, 2);
     await postMessage(t, member, room.id, 'third');
-    // The owner's mark stands at their second post: only the member's is unread.
+    // Who wrote the newest messages is kept with the room's count (the authors' marks may still wait).
+    const activity = await t.db.collection<{ _id: string; recentAuthors?: string[] }>('room_activity').findOne({ _id: room.id });
+    assert.deepEqual(activity?.recentAuthors, [owner.userId, owner.userId, member.userId]);
+    // The owner has read up to their second post: only the member's is unread.
     assert.equal((await statusOf(owner, room.id))?.unreadCount, 1);
     assert.equal((await statusOf(member, room.id))?.unreadCount, 0);
     await postMessage(t, owner, room.id, 'fourth');

@@ -46,9 +46,11 @@ describe('round trips of the hot paths, within their budgets', () => {
   /** Counts `operation` (made once before, uncounted, by `warm`) against the path's budget, and tells what it sent. */
   async function measure<T>(context: TestContext, path: HotPath, operation: () => Promise<T>, warm: (() => Promise<unknown>) | null = operation): Promise<T> {
     if (warm) await warm();
+    // Authors' read marks still lingering from earlier posts are written before the count.
+    await t.ctx.repos.roomActivity.flush();
     // What the warming set going (a hub's reads after a connection) ends before the count begins.
     await redisQuiet();
-    const { result, after, ...trips } = await countRoundTrips(t.db.client, operation);
+    const { result, after, ...trips } = await countRoundTrips(t.db.client, operation, { settle: () => t.ctx.repos.roomActivity.flush() });
     context.diagnostic(`${path}: mongo ${trips.mongo.join(', ')} | redis ${trips.redis.join(', ')} | after the answer: mongo ${after.mongo.join(', ')} | redis ${after.redis.join(', ')}`);
     const budget: Budget = ROUND_TRIP_BUDGETS[path];
     const afterBudget = budget.afterAnswer ?? { mongo: 0, redis: 0 };

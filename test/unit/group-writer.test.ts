@@ -43,6 +43,38 @@ describe('GroupWriter (group commit)', () => {
     assert.deepEqual(groups, [[1], [2, 3, 4], [5, 6]]);
   });
 
+  it('with a linger, what is added within it goes as one group; flush writes what waits at once', async () => {
+    const groups: number[][] = [];
+    const writer = new GroupWriter<number, void>(async (group) => {
+      groups.push(group.map(({ item }) => item));
+      for (const waiter of group) waiter.resolve();
+    }, 64, 50);
+    const early = writer.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const later = writer.add(2);
+    assert.deepEqual(groups, [], 'nothing written before the linger ends');
+    await Promise.all([early, later]);
+    assert.deepEqual(groups, [[1, 2]]);
+    const waiting = writer.add(3);
+    await writer.flush();
+    assert.deepEqual(groups, [[1, 2], [3]], 'flushed without waiting for the linger');
+    await waiting;
+    await writer.flush();
+    assert.deepEqual(writer.written, { groups: 2, items: 3 });
+  });
+
+  it('an item added as the last group ends is written too (never left waiting)', async () => {
+    const groups: number[][] = [];
+    const writer = new GroupWriter<number, void>(async (group) => {
+      groups.push(group.map(({ item }) => item));
+      for (const waiter of group) waiter.resolve();
+    });
+    // Added from the first write's answer: after its group, before the drain has ended.
+    const second = writer.add(1).then(() => writer.add(2));
+    await second;
+    assert.deepEqual(groups, [[1], [2]]);
+  });
+
   it('gives a failed write\'s error to every item it did not answer, and goes on with the next group', async () => {
     const writer = new GroupWriter<number, number>(async (group) => {
       group[0]?.resolve(0);
