@@ -41,7 +41,8 @@ const FIGURES = [
   { bench: 'calls', name: 'SFU worker CPU per forwarded stream, 3 browsers', pattern: /3 participants, \d+ forwarded streams:.*?\((\d+) µs\/s per stream\)/, unit: 'µs/s', goal: null },
   { bench: 'calls', name: 'SFU worker CPU per forwarded stream, 9 browsers', pattern: /9 participants, \d+ forwarded streams:.*?\((\d+) µs\/s per stream\)/, unit: 'µs/s', goal: null },
   { bench: 'post-cost', name: 'CPU per post of api + worker + hubs / the api\'s, 150 posts/s, rooms of 3, members online', pattern: /150 posts\/s, rooms of 3, members online\s*\|.*?service \(api \+ worker \+ hubs\) ([\d.]+)× the api's/, unit: '×', goal: ['<=', 2] },
-  { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the whole stack\'s CPU, share of a core', pattern: /npm start's shape[^|]*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
+  { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the whole stack\'s CPU, share of a core, from the first post', pattern: /npm start's shape[^|]*from its first post\s*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
+  { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the same, the next seconds', pattern: /npm start's shape[^|]*the next seconds\s*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
   // The per-node figures of the capacity model (docs/operators/capacity.md), each from its bench's output.
   { bench: 'realtime', name: 'capacity: idle sockets per hub per GB of RSS', pattern: /after \d+ s idle: ([\d.]+) KB per socket/, derive: (kb) => Math.round(1e6 / kb), unit: '', goal: null },
   { bench: 'scale', name: 'capacity: deliveries per hub CPU-second (1 hub, rooms of 5, posts and device events)', pattern: /1 hub node, \d+ sockets \|[^|]*\| hub CPU [\d.]+ s in all: ([\d.]+) µs per delivery/, derive: (us) => Math.round(1e6 / us), unit: '', goal: null },
