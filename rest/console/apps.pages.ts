@@ -134,6 +134,8 @@ ${createForm(session.csrf, message, values)}`,
 <dt>Installs</dt><dd>${installs}</dd>
 <dt>Manifest</dt><dd>${view.manifestVersion ?? 'none yet'}</dd>
 <dt>Reply time</dt><dd>${view.replyTimeoutSeconds} s</dd>
+<dt>Payments</dt><dd>${view.testMode ? html`<strong class="test-mode">test mode</strong>: the payments the app asks for are test payments (members see them marked as tests; confirming one moves no money)` : 'live: the payments the app asks for move members\' money'}
+<form method="post" action="/console/apps/${id}/test-mode" class="inline">${csrf}<input type="hidden" name="testMode" value="${view.testMode ? 'false' : 'true'}"><button type="submit" class="secondary">${view.testMode ? 'Go live' : 'Switch to test mode'}</button></form></dd>
 </dl>
 <section aria-labelledby="webhook-h"><h2 id="webhook-h">Webhook URL</h2>
 <p>Now: <code>${view.webhookUrl}</code>. A new URL is saved only once it answers a signed ping with a pong.</p>
@@ -152,10 +154,11 @@ ${rotation(view, now)}
 ${credentials.length === 0
   ? html`<p>None in force.</p>`
   : html`<table><thead><tr><th scope="col">Kind</th><th scope="col">Prefix</th><th scope="col">Room</th><th scope="col">Created</th><th scope="col"><span class="skip">Revoke</span></th></tr></thead><tbody>
-${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : 'Payments key'}</td><td><code>${c.prefix}</code></td><td>${c.roomId ?? (c.kind === 'BOT_TOKEN' ? 'every room of the app' : '—')}</td><td>${time(c.createdAt)}</td>
+${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : c.test ? 'Test payments key' : 'Payments key'}</td><td><code>${c.prefix}</code></td><td>${c.roomId ?? (c.kind === 'BOT_TOKEN' ? 'every room of the app' : '—')}</td><td>${time(c.createdAt)}</td>
 <td><form method="post" action="/console/apps/${id}/credentials/${c.id}/revoke" class="inline">${csrf}<button type="submit" class="danger" aria-label="Revoke ${c.prefix}">Revoke</button></form></td></tr>`)}
 </tbody></table>`}
 <form method="post" action="/console/apps/${id}/payment-keys">${csrf}<button type="submit">New payments key</button></form>
+<form method="post" action="/console/apps/${id}/payment-keys">${csrf}<input type="hidden" name="test" value="true"><button type="submit" class="secondary">New test payments key</button></form>
 <form method="post" action="/console/apps/${id}/bot-tokens">${csrf}
 <label for="roomId">Room id for a new bot token</label>
 <p class="hint" id="room-hint">A room the app was added to; leave it empty for a token that opens every room the app is in.</p>
@@ -222,8 +225,15 @@ ${credentials.map((c) => html`<tr><td>${c.kind === 'BOT_TOKEN' ? 'Bot token' : '
 
   app.post('/console/apps/:appId/payment-keys', hide, async (request) => {
     const id = appId(request);
-    const created = await apps.createCredential(ctx.session(request).principal, id, 'PAYMENT_KEY', null);
-    return showNext(request, 'Your new payments key', created.token, `/console/apps/${id}`);
+    const test = field(request, 'test') === 'true';
+    const created = await apps.createCredential(ctx.session(request).principal, id, 'PAYMENT_KEY', null, { test });
+    return showNext(request, test ? 'Your new test payments key' : 'Your new payments key', created.token, `/console/apps/${id}`);
+  });
+
+  app.post('/console/apps/:appId/test-mode', hide, async (request, reply) => {
+    const testMode = field(request, 'testMode') === 'true';
+    await apps.update(ctx.session(request).principal, appId(request), { testMode });
+    return appPage(request, reply, { top: notice(testMode ? 'Test mode: the payments the app asks for from now on are test payments.' : 'Live: the payments the app asks for from now on move members\' money.') });
   });
 
   app.post('/console/apps/:appId/bot-tokens', hide, async (request, reply) => {
@@ -342,7 +352,7 @@ ${manifests.map((m) => html`<tr><td><a href="/console/apps/${id}/manifest?versio
 </form>
 <p>${listed.totalItems} ${listed.totalItems === 1 ? 'call' : 'calls'}${listed.totalPages > 1 ? `, page ${pageNo + 1} of ${listed.totalPages}` : ''}.</p>
 <table><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">ms</th><th scope="col">What broke</th></tr></thead><tbody>
-${listed.items.map((row) => html`<tr data-activity="${row.id}"><td><a href="/console/apps/${id}/activity/${row.id}">${time(row.createdAt)}</a></td><td>${row.event}</td><td>${row.outcome}</td><td>${row.status ?? '—'}</td><td>${row.ms}</td><td>${whatBroke(row)}</td></tr>`)}
+${listed.items.map((row) => html`<tr data-activity="${row.id}"><td><a href="/console/apps/${id}/activity/${row.id}">${time(row.createdAt)}</a></td><td>${row.event}${row.test ? html` <strong class="test-mode">test</strong>` : ''}</td><td>${row.outcome}</td><td>${row.status ?? '—'}</td><td>${row.ms}</td><td>${whatBroke(row)}</td></tr>`)}
 </tbody></table>
 ${pageNo > 0 ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&page=${pageNo - 1}">Newer</a> ` : ''}${pageNo + 1 < listed.totalPages ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&page=${pageNo + 1}">Older</a>` : ''}`,
     );
@@ -359,7 +369,7 @@ ${pageNo > 0 ? html`<a href="/console/apps/${id}/activity?${keep.toString()}&pag
       `Call ${row.deliveryId}`,
       html`<p><a href="/console/apps/${id}/activity">Back to the activity</a></p>
 <dl class="facts">
-<dt>When</dt><dd>${time(row.createdAt)}</dd><dt>Kind</dt><dd>${row.event}</dd><dt>Delivery id</dt><dd><code>${row.deliveryId}</code> (X-Service-Delivery)</dd>
+<dt>When</dt><dd>${time(row.createdAt)}</dd><dt>Kind</dt><dd>${row.event}${row.test ? html` (a <strong class="test-mode">test</strong> payment: no money moved)` : ''}</dd><dt>Delivery id</dt><dd><code>${row.deliveryId}</code> (X-Service-Delivery)</dd>
 <dt>Outcome</dt><dd>${row.outcome}</dd><dt>Reply status</dt><dd>${row.status ?? 'no reply'}</dd><dt>Time</dt><dd>${row.ms} ms</dd>
 <dt>Request</dt><dd>${row.requestBytes} bytes</dd><dt>Reply</dt><dd>${row.replyBytes} bytes</dd>
 <dt>Failure</dt><dd>${row.failure ?? '—'}</dd><dt>What broke</dt><dd>${row.detail ?? '—'}</dd><dt>App error code</dt><dd>${row.appErrorCode ?? '—'}</dd>

@@ -26,6 +26,7 @@ export const AppsErrors = defineErrors('apps', {
   APP_PAYMENT_NOT_FOUND: { status: 400, message: 'No such payment of yours' },
   APP_PAYMENT_CLOSED: { status: 400, message: 'This payment is no longer open (paid, declined or expired)' },
   APP_PAYMENT_CURRENCY: { status: 400, message: 'Pay from a wallet in the payment\'s currency' },
+  APP_PAYMENT_WALLET_REQUIRED: { status: 400, message: 'walletId: name the wallet to pay from (only a test payment is confirmed without one)' },
   PAYMENT_KEY_INVALID: { status: 401, message: 'A valid payments key (Authorization: Bearer bpk_…) is required' },
   PAYMENT_NOT_REFUNDABLE: { status: 400, message: 'Only a completed payment can be refunded' },
   REFUND_EXCEEDS_PAYMENT: { status: 400, message: 'Refunds together may not exceed what was paid' },

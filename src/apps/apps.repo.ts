@@ -35,6 +35,8 @@ export interface AppDoc {
   removedAt?: Date | null;
   /** Set when a site administrator took the app out of the directory: its owner cannot list it again. */
   unlistedAt?: Date | null;
+  /** Test mode: the payments it asks for are test payments (no money moves); absent: off. */
+  testMode?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -55,6 +57,8 @@ export interface CredentialDoc {
   _id: string;
   appId: string;
   kind: 'BOT_TOKEN' | 'PAYMENT_KEY';
+  /** A test payments key (`bpk_test_…`): it sees and makes test money only. */
+  test?: boolean;
   roomId: string | null;
   prefix: string;
   hash: string;
@@ -116,6 +120,8 @@ export interface ActivityDoc {
   failure: string | null;
   /** An `error` reply's code: for the app's own logs, never shown to members. */
   appErrorCode?: string;
+  /** About a test payment (its event, or the reply that opened it). */
+  test?: boolean;
   /** What broke the contract (the first problem: where and what), or what was refused of a reply; absent when nothing did. */
   detail?: string | null;
   /** The body sent and the body of the reply (null when none came), cut at 2,048 characters; absent on rows from before they were kept. */
@@ -286,6 +292,11 @@ export class AppsRepo {
   }
 
   /** A reply that kept the contract but that the service refused (a payment it cannot open): failed, and why. */
+  /** The row is about a test payment. */
+  async markTest(activityId: string): Promise<void> {
+    await this.activity.updateOne({ _id: activityId }, { $set: { test: true } });
+  }
+
   async setRefused(activityId: string, failure: 'PAYMENT_REFUSED', detail: string): Promise<void> {
     await this.activity.updateOne({ _id: activityId }, { $set: { outcome: 'FAILED', failure, detail } });
   }

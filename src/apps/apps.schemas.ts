@@ -83,7 +83,12 @@ const WebhookUrl = z.string().max(2048).describe('https:// URL of the app\'s web
 
 export const AppCreateSchema = z.object({ name: z.string().min(1).max(100), webhookUrl: WebhookUrl }).strict().meta({ id: 'AppCreateRequest' });
 export const AppUpdateSchema = z
-  .object({ name: z.string().min(1).max(100).optional(), webhookUrl: WebhookUrl.optional(), public: z.boolean().optional().describe('Listed in the directory, so any member may install it') })
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    webhookUrl: WebhookUrl.optional(),
+    public: z.boolean().optional().describe('Listed in the directory, so any member may install it'),
+    testMode: z.boolean().optional().describe('Test mode: the payments the app asks for from now on are test payments (marked so to the member; confirming one moves no money)'),
+  })
   .strict()
   .meta({ id: 'AppUpdateRequest' });
 
@@ -96,6 +101,7 @@ export const AppDtoSchema = z
     manifestHash: z.string().nullable(),
     health: z.enum(['UNKNOWN', 'UP', 'DOWN']),
     public: z.boolean(),
+    testMode: z.boolean().describe('The payments the app asks for are test payments'),
     replyTimeoutSeconds: z.number().describe('How long the app may take to reply: 5, or up to 120 granted by a site administrator'),
     secretRotating: z.boolean().describe('True for 24 hours after a rotation: calls carry the old secret\'s signature too'),
     previousSecretValidUntil: IsoDateTime.nullable().describe('While rotating: when the previous secret stops signing calls'),
@@ -108,9 +114,20 @@ export const WebhookSecretSchema = z.object({ webhookSecret: z.string().describe
 export const ManifestResultSchema = z.object({ version: z.string(), manifestHash: z.string().describe('Hex SHA-256 of the manifest with keys sorted at every level, no whitespace') }).meta({ id: 'ManifestResultDto' });
 
 export const CredentialDtoSchema = z
-  .object({ id: z.string(), kind: z.enum(['BOT_TOKEN', 'PAYMENT_KEY']), prefix: z.string().describe('The first characters, to tell tokens apart'), roomId: z.string().nullable(), createdAt: IsoDateTime })
+  .object({
+    id: z.string(),
+    kind: z.enum(['BOT_TOKEN', 'PAYMENT_KEY']),
+    test: z.boolean().describe('A test payments key (bpk_test_…): it sees and makes test money only'),
+    prefix: z.string().describe('The first characters, to tell tokens apart'),
+    roomId: z.string().nullable(),
+    createdAt: IsoDateTime,
+  })
   .meta({ id: 'AppCredentialDto' });
 export const CredentialCreatedSchema = CredentialDtoSchema.extend({ token: z.string().describe('bbt_… or bpk_…: shown this once, stored only as a hash') }).meta({ id: 'AppCredentialCreatedDto' });
+export const PaymentKeyCreateSchema = z
+  .object({ test: z.boolean().optional().describe('A test key (bpk_test_…): it sees the app\'s test payments only, and its refunds and payouts are test money') })
+  .strict()
+  .meta({ id: 'PaymentKeyCreateRequest' });
 export const BotTokenCreateSchema = z
   .object({ roomId: IdParam.optional().describe('A room the app was added to: the token opens that room only. Without it, the token opens every room the app is in, while it is in it') })
   .strict()
@@ -129,6 +146,7 @@ export const ActivityDtoSchema = z
     failure: z.string().nullable().describe('ADDRESS_REFUSED, CONNECTION_FAILED, TIMEOUT, REDIRECT, SERVER_ERROR, NOT_JSON, TOO_LARGE, CONTRACT, CLIENT_ERROR (the app\'s 4xx), PAYMENT_REFUSED (a `payment` reply the service could not open: the member was told it failed), or, for a call not made, BREAKER_OPEN or TOO_MANY_CONCURRENT'),
     detail: z.string().nullable().describe('CONTRACT: what broke it (the first problem: where and what); PAYMENT_REFUSED: which field and why (an amount with more decimals than its currency, a reference used before); a payment event\'s reply that was received but not shown to the payer: why'),
     appErrorCode: z.string().nullable().describe('An `error` reply\'s `code`, as the app gave it (never shown to members)'),
+    test: z.boolean().describe('About a test payment: its event, or the reply that opened it'),
     request: z.string().nullable().describe('The JSON body sent (headers aside), its first 2,048 characters'),
     reply: z.string().nullable().describe('The reply\'s body as text, its first 2,048 characters; null when no reply came'),
     createdAt: IsoDateTime,

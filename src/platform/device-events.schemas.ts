@@ -94,11 +94,12 @@ export const DEVICE_EVENTS = {
       appName: z.string(),
       kind: z.enum(['REFUND', 'PAYOUT']),
       paymentId: z.string().nullable().describe('The payment refunded (REFUND); null for a payout'),
-      walletId: z.string(),
+      walletId: z.string().nullable().describe('The wallet credited; null for test money (nothing moved)'),
       currency: z.string(),
       amount: Money,
+      test: z.boolean().describe('Test money from an app in test mode: no wallet changed; show it marked as a test'),
     })
-    .describe('An app refunded one of the user\'s payments to it, or paid the user out, into one of their wallets'),
+    .describe('An app refunded one of the user\'s payments to it, or paid the user out, into one of their wallets (or, `test`, pretended to)'),
   'wallet.deposit-received': z.object({ walletId: z.string(), currency: z.string(), amount: Money, txHash: z.string() }).describe('A deposit to the wallet\'s address on chain was credited'),
   'wallet.withdrawal-updated': z
     .object({ withdrawalId: z.string(), walletId: z.string(), status: z.string().describe('pending, sent, confirmed, refused or refunded'), txHash: z.string().nullable() })

@@ -733,4 +733,76 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     const apiDoc = (await t.app.inject({ url: '/v3/api-docs/api-traffic' })).json() as { paths: Record<string, unknown> };
     assert.ok(!Object.keys(apiDoc.paths).some((path) => path.startsWith('/app-api') || path.startsWith('/bot-api') || path.startsWith('/.well-known')));
   });
+
+  it('test mode: test payments move no money and need no wallet; a test key sees, refunds and pays out test money only; all of it marked', async () => {
+    const s = await setUp({ scopes: ['payments'] });
+    let n = 0;
+    const events: Body[] = [];
+    reply = (body) => {
+      if (String(body.type).startsWith('payment.')) {
+        events.push(body);
+        return { type: 'ack', message: 'ok' };
+      }
+      return { type: 'payment', payment: { amount: '5', currency: 'USDT', reference: `test-${++n}`, description: 'Pretend pizza', expiresIn: 600 } };
+    };
+    const turned = await api(s.owner, 'PATCH', `/api/apps/${s.appId}`, { testMode: true });
+    assert.equal(turned.json().testMode, true, turned.body);
+    const ask = async () => {
+      const res = await invoke(s.member, s.appId, { roomId: s.roomId, command: 'hello' });
+      assert.equal(res.json().outcome, 'payment', res.body);
+      return res.json().payment as { id: string; test: boolean; status: string };
+    };
+    // The member has no wallet at all: a test payment needs none.
+    const sheet = await ask();
+    assert.equal(sheet.test, true, 'the sheet says it is a test');
+    const paid = await api(s.member, 'POST', `/api/app-payments/${sheet.id}/confirm`, {});
+    assert.equal(paid.statusCode, 200, paid.body);
+    assert.deepEqual([paid.json().payment.status, paid.json().payment.test], ['COMPLETED', true]);
+    assert.equal((await api(s.member, 'GET', '/api/wallets')).json().length, 0, 'no wallet was made or touched');
+    assert.equal(await t.db.collection<{ _id: string }>('ledger_journal').countDocuments({ _id: `app-payment:${sheet.id}` }), 0, 'no ledger entry');
+    const completed = events.find((e) => e.type === 'payment.completed') as { payment: { id: string; test?: boolean; status: string } } | undefined;
+    assert.deepEqual([completed?.payment.id, completed?.payment.status, completed?.payment.test], [sheet.id, 'completed', true], 'the event says test');
+    // Declined, too.
+    const second = await ask();
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${second.id}/decline`)).json().status, 'DECLINED');
+
+    const testKey = (await api(s.owner, 'POST', `/api/apps/${s.appId}/payment-keys`, { test: true })).json() as { token: string; test: boolean; prefix: string };
+    assert.ok(testKey.token.startsWith('bpk_test_') && testKey.test && testKey.prefix.startsWith('bpk_test_'), testKey.prefix);
+    const liveKey = (await api(s.owner, 'POST', `/api/apps/${s.appId}/payment-keys`)).json().token as string;
+    const call = (method: 'GET' | 'POST', url: string, token: string, body?: object, idempotencyKey?: string) =>
+      t.app.inject({ method, url, headers: { authorization: `Bearer ${token}`, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) }, ...(body ? { payload: body } : {}) });
+    // A test key's secret with the test marker taken off is no key at all.
+    assert.equal((await call('GET', '/app-api/v1/balance', testKey.token.replace('bpk_test_', 'bpk_'))).statusCode, 401);
+    const looked = (await call('GET', `/app-api/v1/payments/${sheet.id}`, testKey.token)).json();
+    assert.deepEqual([looked.status, looked.test], ['completed', true]);
+    assert.equal((await call('GET', `/app-api/v1/payments/${sheet.id}`, liveKey)).json().code, 'APP_PAYMENT_NOT_FOUND', 'a live key sees no test payment');
+    assert.deepEqual((await call('GET', '/app-api/v1/balance', testKey.token)).json(), { balances: [{ currency: 'ETH', available: '0' }, { currency: 'USDT', available: '5' }], test: true });
+    assert.deepEqual((await call('GET', '/app-api/v1/balance', liveKey)).json().balances[1], { currency: 'USDT', available: '0' }, 'the live balance untouched');
+
+    const refunded = await call('POST', `/app-api/v1/payments/${sheet.id}/refunds`, testKey.token, { amount: '2' }, 'test-refund-1');
+    assert.deepEqual([refunded.statusCode, refunded.json().status, refunded.json().test], [200, 'DONE', true], refunded.body);
+    assert.equal((await call('POST', `/app-api/v1/payments/${sheet.id}/refunds`, testKey.token, { amount: '3.000001' }, 'test-refund-2')).json().code, 'REFUND_EXCEEDS_PAYMENT');
+    const payout = (amount: string, key: string) => call('POST', '/app-api/v1/payouts', testKey.token, { userId: s.ids.member, amount, currency: 'USDT' }, key);
+    assert.equal((await payout('3.000001', 'test-payout-1')).json().code, 'APP_BALANCE_SHORT', 'past the test balance (5 paid, 2 refunded)');
+    const paidOut = await payout('3', 'test-payout-2');
+    assert.deepEqual([paidOut.json().status, paidOut.json().test], ['DONE', true], paidOut.body);
+    assert.deepEqual((await call('GET', '/app-api/v1/balance', testKey.token)).json().balances[1], { currency: 'USDT', available: '0' });
+    // A live payout under the test key's idempotency key is another request: refused as reused, nothing moved.
+    await walletWith(t, s.member, 'USDT', 0n);
+    assert.equal((await call('POST', '/app-api/v1/payouts', liveKey, { userId: s.ids.member, amount: '3', currency: 'USDT' }, 'test-payout-2')).json().code, 'APP_IDEMPOTENCY_KEY_REUSED');
+    const told = (await t.ctx.services.inbox.readAfter(s.member.deviceId, 0)).filter((entry) => entry.event === 'wallet.app-money-received').map((entry) => entry.data as { kind: string; amount: string; walletId: string | null; test: boolean });
+    assert.deepEqual(told.map((e) => [e.kind, e.amount, e.walletId, e.test]), [['REFUND', '2', null, true], ['PAYOUT', '3', null, true]]);
+    const books = await t.ctx.services.walletsReconciler.run();
+    assert.deepEqual([books.mismatchedAccounts, books.negativeWallets], [[], []]);
+
+    // The activity marks every row about a test payment: the reply that opened it and its events.
+    const rows = (await api(s.owner, 'GET', `/api/apps/${s.appId}/activity?pageSize=50`)).json().items as { event: string; test: boolean; outcome: string }[];
+    assert.ok(rows.filter((row) => row.event.startsWith('payment.')).every((row) => row.test), JSON.stringify(rows));
+    assert.equal(rows.filter((row) => row.event === 'invocation' && row.test).length, 2, 'both invocations that opened one');
+    // Live again: the next payment is live, and needs a wallet.
+    await api(s.owner, 'PATCH', `/api/apps/${s.appId}`, { testMode: false });
+    const live = await ask();
+    assert.equal(live.test, false);
+    assert.equal((await api(s.member, 'POST', `/api/app-payments/${live.id}/confirm`, {})).json().code, 'APP_PAYMENT_WALLET_REQUIRED');
+  });
 });

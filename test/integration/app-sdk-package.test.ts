@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -66,6 +66,13 @@ console.log(JSON.stringify({
 server.close();
 `;
 
+/** Every file under `dir` with its size and modification time. */
+async function treeOf(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return (await Promise.all(files.map(async (file) => `${path.relative(dir, file)} ${(await stat(file)).size} ${(await stat(file)).mtimeMs}`))).sort();
+}
+
 describe('the app SDK as a package', () => {
   let work: string;
   /** A project of its own with the SDK installed from its packed tarball, as an app developer has it. */
@@ -73,11 +80,14 @@ describe('the app SDK as a package', () => {
   let t: TestApp | undefined;
   before(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'app-sdk-package-'));
-    // npm pack builds it first (prepack: tsc into dist/); tsc comes from the project's node_modules.
-    const env = { ...process.env, PATH: `${path.join(project, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
-    await exec('npm', ['pack', '--pack-destination', work], { cwd: sdk, env });
+    // `npm run sdk:pack` builds and packs a copy of the package (prepack: tsc into that copy's dist/):
+    // nothing in this tree is written.
+    const before = await treeOf(sdk);
+    await exec('node', [path.join(project, 'scripts', 'pack-sdk.mjs'), work], { cwd: project });
+    assert.deepEqual(await treeOf(sdk), before, 'packing wrote nothing into packages/app-sdk');
     const [tarball] = (await readdir(work)).filter((name) => name.endsWith('.tgz'));
     assert.ok(tarball, 'npm pack made a tarball');
+    const env = { ...process.env, PATH: `${path.join(project, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
     app = path.join(work, 'app');
     await exec('mkdir', ['-p', app]);
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'pizza', version: '1.0.0', type: 'module', private: true }));

@@ -376,7 +376,7 @@ describe('chaos: payment events when a worker or an api is killed (SIGKILL)', ()
     const walletId = await walletWith(t, member, 'USDT', 10_000_000n);
     const payments = t.ctx.services.appPayments;
     const open = async (reference: string) => {
-      const opening = await payments.open({ appId: created.id, userId: member.userId, appUserId: `au-${reference}`, invocationId: `inv-${reference}`, payment: { amount: '2', currency: 'USDT', reference, description: 'Crash test', expiresIn: 600 } });
+      const opening = await payments.open({ appId: created.id, userId: member.userId, appUserId: `au-${reference}`, invocationId: `inv-${reference}`, test: false, payment: { amount: '2', currency: 'USDT', reference, description: 'Crash test', expiresIn: 600 } });
       assert.ok('opened' in opening, 'the payment opened');
       return opening.opened;
     };

@@ -132,6 +132,24 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
     assert.match(last.body, /Check the number and try again/, 'still the form, with the reason');
   });
 
+  it('switches an app to test mode and back, and makes a test payments key shown once', async () => {
+    const { cookie, csrf } = await signInByForms();
+    const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: csrf, name: 'Tester', webhookUrl: appServer.url }, { cookie })).headers.location))![1]!;
+    assert.match((await get(`/console/apps/${appId}`, cookie)).body, /live: the payments the app asks for move members/);
+    const on = await post(`/console/apps/${appId}/test-mode`, { _csrf: csrf, testMode: 'true' }, { cookie });
+    assert.equal(on.statusCode, 200);
+    assert.match(on.body, /<strong class="test-mode">test mode<\/strong>/);
+    assert.equal((await t.db.collection<{ _id: string; testMode?: boolean }>('apps').findOne({ _id: appId }))?.testMode, true);
+    const made = await post(`/console/apps/${appId}/payment-keys`, { _csrf: csrf, test: 'true' }, { cookie });
+    assert.equal(made.statusCode, 303);
+    const shown = await get(String(made.headers.location), cookie);
+    assert.match(shown.body, /Your new test payments key/);
+    assert.match(shown.body, /bpk_test_[A-Za-z0-9_-]{12}_[A-Za-z0-9_-]{43}/);
+    assert.match(shown.body, /<td>Test payments key<\/td><td><code>bpk_test_/);
+    const off = await post(`/console/apps/${appId}/test-mode`, { _csrf: csrf, testMode: 'false' }, { cookie });
+    assert.match(off.body, /Live: the payments the app asks for from now on move members/);
+  });
+
   it('filters the activity by outcome, kind and day', async () => {
     const { cookie, csrf } = await signInByForms();
     const appId = /\/console\/apps\/([^?]+)/.exec(String((await post('/console/apps', { _csrf: csrf, name: 'Z', webhookUrl: appServer.url }, { cookie })).headers.location))![1]!;

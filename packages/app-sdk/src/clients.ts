@@ -63,6 +63,8 @@ export interface Payment {
   currency: 'ETH' | 'USDT';
   reference: string;
   description: string;
+  /** A test payment (the app in test mode): seen with a test key (`bpk_test_…`) only. */
+  test: boolean;
   userId: string;
   createdAt: number;
   completedAt: number | null;
@@ -75,10 +77,16 @@ export interface MoneyMovement {
   amount: string;
   currency: 'ETH' | 'USDT';
   status: 'DONE' | 'FAILED' | 'PENDING';
+  /** Made with a test key: test money, nothing moved. */
+  test: boolean;
   createdAt: string;
 }
 
-/** The payments interface (`/app-api/v1`) with a payments key (`bpk_…`). Refunds and payouts take an idempotency key: retry with the same one. */
+/**
+ * The payments interface (`/app-api/v1`) with a payments key (`bpk_…`), or a test key (`bpk_test_…`:
+ * test payments, a test balance, refunds and payouts of test money). Refunds and payouts take an
+ * idempotency key: retry with the same one.
+ */
 export class PaymentsClient {
   constructor(
     private readonly baseUrl: string,
@@ -93,7 +101,7 @@ export class PaymentsClient {
     return call(this.baseUrl, this.key, 'GET', `/app-api/v1/payments?reference=${encodeURIComponent(reference)}`);
   }
 
-  balance(): Promise<{ balances: { currency: 'ETH' | 'USDT'; available: string }[] }> {
+  balance(): Promise<{ balances: { currency: 'ETH' | 'USDT'; available: string }[]; test: boolean }> {
     return call(this.baseUrl, this.key, 'GET', '/app-api/v1/balance');
   }
 

@@ -34,7 +34,8 @@ export interface PaymentEventBody {
   id: string;
   ts: number;
   app: { id: string };
-  payment: { id: string; kind: string; status: string; amount: string; currency: string; reference: string; description: string; createdAt: number; completedAt: number | null };
+  /** `test: true` only on a test payment (the app in test mode: no money moved); absent on live ones. */
+  payment: { id: string; kind: string; status: string; amount: string; currency: string; reference: string; description: string; createdAt: number; completedAt: number | null; test?: true };
   user: { id: string };
 }
 

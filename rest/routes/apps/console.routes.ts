@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../../route-options.js';
 import { IdParam, NoContentSchema, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
-import { ActivityDtoSchema, AppCreateSchema, AppCreatedSchema, AppDtoSchema, AppUpdateSchema, BotTokenCreateSchema, CredentialCreatedSchema, CredentialDtoSchema, ManifestResultSchema, ManifestSchema, ReplyTimeoutSchema, WebhookSecretSchema } from '../../../src/apps/apps.schemas.js';
+import { ActivityDtoSchema, AppCreateSchema, AppCreatedSchema, AppDtoSchema, AppUpdateSchema, BotTokenCreateSchema, CredentialCreatedSchema, PaymentKeyCreateSchema, CredentialDtoSchema, ManifestResultSchema, ManifestSchema, ReplyTimeoutSchema, WebhookSecretSchema } from '../../../src/apps/apps.schemas.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { RoomsErrors } from '../../../src/rooms/rooms.errors.js';
 import { principalOf } from '../../auth.js';
@@ -121,8 +121,15 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
 
   app.post('/api/apps/:appId/payment-keys', {
     config: { revealsSecret: true },
-    schema: { tags, security, summary: 'A payments key (bpk_…), shown this once', params: appParam, response: { 200: CredentialCreatedSchema, ...authedErrors(notFound) } },
-    handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'PAYMENT_KEY', null),
+    schema: {
+      tags,
+      security,
+      summary: 'A payments key (bpk_…), or with {test: true} a test key (bpk_test_…), shown this once',
+      params: appParam,
+      body: PaymentKeyCreateSchema.nullish(),
+      response: { 200: CredentialCreatedSchema, ...authedErrors(notFound, ...BODY_ERRORS) },
+    },
+    handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'PAYMENT_KEY', null, { test: request.body?.test === true }),
   });
 
   app.get('/api/apps/:appId/credentials', {

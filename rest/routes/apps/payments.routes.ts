@@ -21,17 +21,17 @@ export const appApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
 
   app.get('/app-api/v1/balance', {
     schema: { tags, security, summary: 'What the app holds: what members paid it, less refunds and payouts', response: { 200: BalanceSchema, ...errors() } },
-    handler: async (request) => appApi.balance((await appApi.authenticate(request.headers.authorization)).appId),
+    handler: async (request) => appApi.balance(await appApi.authenticate(request.headers.authorization)),
   });
 
   app.get('/app-api/v1/payments', {
     schema: { tags, security, summary: 'A payment by the reference the app gave it', querystring: z.object({ reference: z.string().min(1).max(64) }), response: { 200: AppApiPaymentSchema, ...errors(AppsErrors.APP_PAYMENT_NOT_FOUND) } },
-    handler: async (request) => appApi.payment((await appApi.authenticate(request.headers.authorization)).appId, { reference: request.query.reference }),
+    handler: async (request) => appApi.payment(await appApi.authenticate(request.headers.authorization), { reference: request.query.reference }),
   });
 
   app.get('/app-api/v1/payments/:paymentId', {
     schema: { tags, security, summary: 'A payment by its id', params: z.object({ paymentId: IdParam }), response: { 200: AppApiPaymentSchema, ...errors(AppsErrors.APP_PAYMENT_NOT_FOUND) } },
-    handler: async (request) => appApi.payment((await appApi.authenticate(request.headers.authorization)).appId, { paymentId: request.params.paymentId }),
+    handler: async (request) => appApi.payment(await appApi.authenticate(request.headers.authorization), { paymentId: request.params.paymentId }),
   });
 
   app.post('/app-api/v1/payments/:paymentId/refunds', {
@@ -45,7 +45,7 @@ export const appApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       body: RefundRequestSchema,
       response: { 200: MoneyResultSchema, ...errors(AppsErrors.APP_PAYMENT_NOT_FOUND, AppsErrors.PAYMENT_NOT_REFUNDABLE, AppsErrors.REFUND_EXCEEDS_PAYMENT, AppsErrors.APP_BALANCE_SHORT, AppsErrors.AMOUNT_INVALID_FOR_APP, AppsErrors.APP_IDEMPOTENCY_KEY_REUSED, ...BODY_ERRORS) },
     },
-    handler: async (request) => appApi.refund((await appApi.authenticate(request.headers.authorization)).appId, request.params.paymentId, request.headers['idempotency-key'], request.body ?? {}),
+    handler: async (request) => appApi.refund(await appApi.authenticate(request.headers.authorization), request.params.paymentId, request.headers['idempotency-key'], request.body ?? {}),
   });
 
   app.post('/app-api/v1/payouts', {
@@ -58,7 +58,7 @@ export const appApiRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { s
       body: PayoutRequestSchema,
       response: { 200: MoneyResultSchema, ...errors(AppsErrors.APP_MEMBER_NOT_FOUND, AppsErrors.APP_MEMBER_HAS_NO_WALLET, AppsErrors.APP_BALANCE_SHORT, AppsErrors.AMOUNT_INVALID_FOR_APP, AppsErrors.APP_IDEMPOTENCY_KEY_REUSED, ...BODY_ERRORS) },
     },
-    handler: async (request) => appApi.payout((await appApi.authenticate(request.headers.authorization)).appId, request.headers['idempotency-key'], request.body),
+    handler: async (request) => appApi.payout(await appApi.authenticate(request.headers.authorization), request.headers['idempotency-key'], request.body),
   });
 
   app.post('/app-api/v1/follow-ups/:token', {

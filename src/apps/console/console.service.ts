@@ -32,7 +32,7 @@ export const DEFAULT_TIMEOUT_MS = 5_000;
 const CREDENTIAL_PREFIX = { BOT_TOKEN: 'bbt_', PAYMENT_KEY: 'bpk_' } as const;
 
 // Every column of the JSON row: what broke (failure, detail) and the app's own error code included.
-const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'request', 'reply', 'id'] as const;
+const CSV_COLUMNS = ['createdAt', 'deliveryId', 'event', 'outcome', 'status', 'ms', 'requestBytes', 'replyBytes', 'failure', 'detail', 'appErrorCode', 'request', 'reply', 'id', 'test'] as const;
 
 /**
  * One CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break; empty for
@@ -46,7 +46,7 @@ export function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
+const presentCredential = (doc: CredentialDoc): CredentialView => ({ id: doc._id, kind: doc.kind, test: doc.test === true, prefix: doc.prefix, roomId: doc.roomId, createdAt: doc.createdAt.toISOString() });
 
 /**
  * The developer console (docs/apps/overview.md): an app belongs to the member who made it; its
@@ -86,6 +86,7 @@ export class AppsService {
       manifestHash: app.manifestHash,
       health: app.health,
       public: app.public,
+      testMode: app.testMode === true,
       replyTimeoutSeconds: app.timeoutMs / 1000,
       secretRotating: retiring !== undefined,
       previousSecretValidUntil: retiring?.retiresAt?.toISOString() ?? null,
@@ -138,7 +139,7 @@ export class AppsService {
    * Renames, lists or unlists an app, or sets its webhook URL: a new URL is saved only once it answers
    * a signed ping with a pong, as in the console (the ping is on the activity list either way).
    */
-  async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined }): Promise<AppView> {
+  async update(principal: Principal, appId: string, input: { name?: string | undefined; webhookUrl?: string | undefined; public?: boolean | undefined; testMode?: boolean | undefined }): Promise<AppView> {
     const app = await this.owned(principal, appId);
     if (input.public === true && app.unlistedAt) throw AppsErrors.APP_UNLISTED();
     const newUrl = input.webhookUrl !== undefined && input.webhookUrl !== app.webhookUrl ? input.webhookUrl : null;
@@ -153,6 +154,7 @@ export class AppsService {
     }
     if (input.name !== undefined) Object.assign(set, { name: input.name, nameWords: wordsOf(input.name) });
     if (input.public !== undefined) set.public = input.public;
+    if (input.testMode !== undefined) set.testMode = input.testMode;
     return this.present(must(await this.deps.repo.updateApp(appId, { $set: set }), 'the app just checked'));
   }
 
@@ -202,13 +204,15 @@ export class AppsService {
     return { webhookSecret: secret, previousValidUntil: retiresAt.toISOString() };
   }
 
-  async createCredential(principal: Principal, appId: string, kind: CredentialDoc['kind'], roomId: string | null): Promise<z.infer<typeof CredentialCreatedSchema>> {
+  async createCredential(principal: Principal, appId: string, kind: CredentialDoc['kind'], roomId: string | null, options: { test?: boolean } = {}): Promise<z.infer<typeof CredentialCreatedSchema>> {
     await this.owned(principal, appId);
     // A room's token for a room the app is in; without a room, the app's token for every room it is in.
     if (kind === 'BOT_TOKEN' && roomId !== null && !(await this.deps.repo.isInRoom(roomId, appId))) throw AppsErrors.APP_NOT_IN_ROOM();
     const id = randomBytes(9).toString('base64url');
-    const token = newSecret(`${CREDENTIAL_PREFIX[kind]}${id}_`);
-    const doc: CredentialDoc = { _id: id, appId, kind, roomId, prefix: `${CREDENTIAL_PREFIX[kind]}${id}`, hash: tokenHash(token), createdAt: this.deps.clock(), revokedAt: null };
+    const test = kind === 'PAYMENT_KEY' && options.test === true;
+    const prefix = `${CREDENTIAL_PREFIX[kind]}${test ? 'test_' : ''}${id}`;
+    const token = newSecret(`${prefix}_`);
+    const doc: CredentialDoc = { _id: id, appId, kind, ...(test ? { test: true } : {}), roomId, prefix, hash: tokenHash(token), createdAt: this.deps.clock(), revokedAt: null };
     await this.deps.repo.insertCredential(doc);
     return { ...presentCredential(doc), token };
   }
@@ -225,10 +229,10 @@ export class AppsService {
 
   /** The credential a presented `bbt_…` or `bpk_…` stands for, compared with its stored hash in constant time; null when none. */
   async verifyCredential(presented: string, kind: CredentialDoc['kind']): Promise<CredentialDoc | null> {
-    const match = new RegExp(`^${CREDENTIAL_PREFIX[kind]}([A-Za-z0-9_-]{12})_[A-Za-z0-9_-]{43}$`).exec(presented);
+    const match = new RegExp(`^${CREDENTIAL_PREFIX[kind]}(test_)?([A-Za-z0-9_-]{12})_[A-Za-z0-9_-]{43}$`).exec(presented);
     if (!match) return null;
-    const doc = await this.deps.repo.findCredential(must(match[1], 'the credential id'));
-    if (!doc || doc.kind !== kind || doc.revokedAt !== null) return null;
+    const doc = await this.deps.repo.findCredential(must(match[2], 'the credential id'));
+    if (!doc || doc.kind !== kind || doc.revokedAt !== null || (doc.test === true) !== (match[1] !== undefined)) return null;
     return tokenMatches(presented, doc.hash) ? doc : null;
   }
 
@@ -368,7 +372,7 @@ export class AppsService {
       yield `${CSV_COLUMNS.join(',')}\r\n`;
       for await (const doc of cursor) {
         const row = presentActivity(doc);
-        yield `${CSV_COLUMNS.map((column) => csvField(row[column])).join(',')}\r\n`;
+        yield `${CSV_COLUMNS.map((column) => csvField(column === 'test' ? String(row.test) : row[column])).join(',')}\r\n`;
       }
     })();
   }

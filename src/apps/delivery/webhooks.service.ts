@@ -44,10 +44,14 @@ export const presentActivity = (doc: ActivityDoc): ActivityView => ({
   failure: doc.failure,
   detail: doc.detail ?? null,
   appErrorCode: doc.appErrorCode ?? null,
+  test: doc.test === true,
   request: doc.request ?? null,
   reply: doc.reply ?? null,
   createdAt: doc.createdAt.toISOString(),
 });
+
+/** Whether a call's body is a test payment's event. */
+const isTestPaymentEvent = (payload: object) => 'payment' in payload && typeof payload.payment === 'object' && payload.payment !== null && 'test' in payload.payment && payload.payment.test === true;
 
 /** How much of a call's request and reply body an activity row keeps (characters of UTF-8 text). */
 export const BODY_EXCERPT_CHARS = 2_048;
@@ -183,6 +187,7 @@ export class WebhooksService {
       // What was sent and what came back, so the owner can see a call without logging it themselves.
       ...(sent ? { request: bodyExcerpt(body) } : {}),
       reply: reply.body ? bodyExcerpt(reply.body) : null,
+      ...(isTestPaymentEvent(payload) ? { test: true } : {}),
       createdAt: now,
     };
     await this.deps.repo.insertActivity(activity);

@@ -238,7 +238,7 @@ export class InvocationsService {
     await this.moveForm(target, answer, { invocationId, appId, userId: principal.userId, roomId: room?._id ?? null, manifestVersion: caller.manifestVersion, now });
     // Cast: a failed call's activity row records one of the CallFailure kinds.
     if (!answer) return { invocationId, outcome: 'failed', ...empty, message: failedMessage(outcome.failure as CallFailure) };
-    return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id, pressedMessageId: target.action?.messageId ?? null });
+    return this.shown(answer, contract, { invocationId, appId, roomId: room?._id ?? null, userId: principal.userId, appUserId: caller.appUserId, activityId: outcome._id, pressedMessageId: target.action?.messageId ?? null, testMode: app.testMode === true });
   }
 
   /** Where the app answers this invocation later: a URL of the payments interface's host, its token inside. */
@@ -398,7 +398,7 @@ export class InvocationsService {
   }
 
   /** What the phone shows for a reply that kept the contract. */
-  private async shown(answer: Reply, contract: Contract, call: { invocationId: string; appId: string; roomId: string | null; userId: string; appUserId: string; activityId: string; pressedMessageId: string | null }): Promise<InvocationResult> {
+  private async shown(answer: Reply, contract: Contract, call: { invocationId: string; appId: string; roomId: string | null; userId: string; appUserId: string; activityId: string; pressedMessageId: string | null; testMode: boolean }): Promise<InvocationResult> {
     const { invocationId } = call;
     switch (answer.type) {
       case 'card': {
@@ -426,12 +426,14 @@ export class InvocationsService {
       case 'view':
         return { invocationId, outcome: 'view', ...empty, view: answer.view };
       case 'payment': {
-        const opening = await this.deps.payments.open({ appId: call.appId, userId: call.userId, appUserId: call.appUserId, invocationId, payment: answer.payment });
+        const opening = await this.deps.payments.open({ appId: call.appId, userId: call.userId, appUserId: call.appUserId, invocationId, test: call.testMode, payment: answer.payment });
         if ('refused' in opening) {
           // The member is told it failed; the app's activity row says so, and why.
           await this.deps.repo.setRefused(call.activityId, 'PAYMENT_REFUSED', opening.refused);
           return { invocationId, outcome: 'failed', ...empty, message: failedMessage('CONTRACT') };
         }
+        // A test payment's row says so, as its events' rows do.
+        if (call.testMode) await this.deps.repo.markTest(call.activityId);
         return { invocationId, outcome: 'payment', ...empty, payment: this.deps.payments.present(opening.opened) };
       }
     }

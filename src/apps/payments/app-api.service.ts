@@ -6,12 +6,11 @@ import type { Clock } from '../../platform/clock.js';
 import { isDuplicateKey } from '../../platform/mongo.js';
 import { InsufficientFunds, type Ledger } from '../../wallets/index.js';
 import { formatAmount, fromStored, parseAmount, toStored } from '../../wallets/index.js';
-import type { WalletsService } from '../../wallets/index.js';
+import type { Currency, WalletsService } from '../../wallets/index.js';
 import { AppsErrors } from '../apps.errors.js';
-import type { CredentialDoc } from '../apps.repo.js';
 import type { AppsService } from '../console/console.service.js';
 import type { InstallsService } from '../invocations/installs.service.js';
-import { seconds, type AppPaymentsService } from './payments.service.js';
+import { seconds, TEST_WALLET, type AppPaymentsService } from './payments.service.js';
 import type { AppMoneyRequestsRepo, AppPaymentDoc, MoneyRequestDoc } from './payments.repo.js';
 import { must } from '../../platform/must.js';
 
@@ -22,7 +21,17 @@ export const PayoutRequestSchema = z
   .strict()
   .meta({ id: 'PayoutRequest' });
 export const MoneyResultSchema = z
-  .object({ id: z.string().describe('The idempotency key'), kind: z.enum(['REFUND', 'PAYOUT']), paymentId: z.string().nullable(), userId: z.string().nullable(), amount: z.string(), currency: z.enum(['ETH', 'USDT']), status: z.enum(['DONE', 'FAILED', 'PENDING']), createdAt: IsoDateTime })
+  .object({
+    id: z.string().describe('The idempotency key'),
+    kind: z.enum(['REFUND', 'PAYOUT']),
+    paymentId: z.string().nullable(),
+    userId: z.string().nullable(),
+    amount: z.string(),
+    currency: z.enum(['ETH', 'USDT']),
+    status: z.enum(['DONE', 'FAILED', 'PENDING']),
+    test: z.boolean().describe('Made with a test payments key: test money, nothing moved'),
+    createdAt: IsoDateTime,
+  })
   .meta({ id: 'MoneyMovementDto' });
 export const AppApiPaymentSchema = z
   .object({
@@ -34,12 +43,25 @@ export const AppApiPaymentSchema = z
     currency: z.enum(['ETH', 'USDT']),
     reference: z.string(),
     description: z.string(),
+    test: z.boolean().describe('A test payment: seen only with a test payments key'),
     userId: z.string().describe('The payer, by the id this app knows them by'),
     createdAt: z.number().int().describe('Seconds since 1970'),
     completedAt: z.number().int().nullable(),
   })
   .meta({ id: 'AppApiPayment' });
-export const BalanceSchema = z.object({ balances: z.array(z.object({ currency: z.enum(['ETH', 'USDT']), available: z.string() })) }).meta({ id: 'AppBalance' });
+export const BalanceSchema = z
+  .object({ balances: z.array(z.object({ currency: z.enum(['ETH', 'USDT']), available: z.string() })), test: z.boolean().describe('The test balance (a test payments key): test payments in, less test refunds and payouts') })
+  .meta({ id: 'AppBalance' });
+
+/** The app a payments key opens, and whether it is a test key. */
+export interface AppKey {
+  appId: string;
+  test: boolean;
+}
+
+const testOf = (key: AppKey) => (key.test ? { test: true } : {});
+/** A test request's fingerprint differs from a live one's (a key used in both modes is refused as reused); a live one's is as before test keys. */
+const modeOf = (key: AppKey) => (key.test ? ['test'] : []);
 
 const fingerprintOf = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
 
@@ -63,17 +85,17 @@ export class AppApiService {
       /** The app's balance account in a currency, when it has one. */
       accountOf: (accountId: string) => Promise<{ available: Decimal128 } | null>;
       /** Tells the member money came from the app (a device event, pushed when offline). */
-      tellMember: (userId: string, event: { appId: string; kind: 'REFUND' | 'PAYOUT'; paymentId: string | null; walletId: string; currency: string; amount: string }) => Promise<void>;
+      tellMember: (userId: string, event: { appId: string; kind: 'REFUND' | 'PAYOUT'; paymentId: string | null; walletId: string | null; currency: string; amount: string; test: boolean }) => Promise<void>;
       clock: Clock;
     },
   ) {}
 
-  /** The app a presented `bpk_…` key stands for, or 401. */
-  async authenticate(authorization: string | undefined): Promise<CredentialDoc> {
+  /** The app a presented `bpk_…` key stands for (a test key's `test` set: it sees and makes test money only), or 401. */
+  async authenticate(authorization: string | undefined): Promise<AppKey> {
     const presented = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
     const credential = presented ? await this.deps.apps.verifyCredential(presented, 'PAYMENT_KEY') : null;
     if (!credential) throw AppsErrors.PAYMENT_KEY_INVALID();
-    return credential;
+    return { appId: credential.appId, test: credential.test === true };
   }
 
   private present(doc: AppPaymentDoc) {
@@ -88,6 +110,7 @@ export class AppApiService {
       currency: doc.currency,
       reference: doc.reference,
       description: doc.description,
+      test: doc.test === true,
       userId: doc.appUserId,
       // `!`: seconds() is null only for a null date; createdAt never is.
       createdAt: seconds(doc.createdAt)!,
@@ -95,25 +118,40 @@ export class AppApiService {
     };
   }
 
-  async payment(appId: string, lookup: { paymentId?: string; reference?: string }) {
-    const doc = await this.deps.payments.repo.findOfApp(appId, lookup);
-    if (!doc) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
-    return this.present(doc);
+  /** The app's payment, in the key's mode (a live key sees no test payment, a test key no live one). */
+  private async paymentOf(key: AppKey, lookup: { paymentId?: string; reference?: string }): Promise<AppPaymentDoc> {
+    const doc = await this.deps.payments.repo.findOfApp(key.appId, lookup);
+    if (!doc || (doc.test === true) !== key.test) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: key.test ? 'No such test payment of this app (a test key sees test payments only)' : 'No such payment of this app' });
+    return doc;
   }
 
-  async balance(appId: string) {
-    const accounts = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, account: await this.deps.accountOf(`app:${appId}:${currency}`) })));
-    return { balances: accounts.map(({ currency, account }) => ({ currency, available: formatAmount(account ? fromStored(account.available) : 0n, currency) })) };
+  async payment(key: AppKey, lookup: { paymentId?: string; reference?: string }) {
+    return this.present(await this.paymentOf(key, lookup));
   }
 
-  async refund(appId: string, paymentId: string, key: string, input: z.infer<typeof RefundRequestSchema>) {
-    const payment = await this.deps.payments.repo.findOfApp(appId, { paymentId });
-    if (!payment) throw AppsErrors.APP_PAYMENT_NOT_FOUND({ message: 'No such payment of this app' });
+  /** The app's test balance in a currency: its completed test payments less their refunds, less its test payouts. */
+  private async testAvailable(appId: string, currency: Currency): Promise<bigint> {
+    const [income, payouts] = await Promise.all([this.deps.payments.repo.testIncomeOf(appId), this.requests.testPayoutsOf(appId)]);
+    return (income.get(currency) ?? 0n) - (payouts.get(currency) ?? 0n);
+  }
+
+  async balance(key: AppKey) {
+    if (key.test) {
+      const available = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, available: formatAmount(await this.testAvailable(key.appId, currency), currency) })));
+      return { balances: available, test: true };
+    }
+    const accounts = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, account: await this.deps.accountOf(`app:${key.appId}:${currency}`) })));
+    return { balances: accounts.map(({ currency, account }) => ({ currency, available: formatAmount(account ? fromStored(account.available) : 0n, currency) })), test: false };
+  }
+
+  async refund(key: AppKey, paymentId: string, idempotencyKey: string, input: z.infer<typeof RefundRequestSchema>) {
+    const appId = key.appId;
+    const payment = await this.paymentOf(key, { paymentId });
     if (payment.status !== 'COMPLETED' || !payment.walletId) throw AppsErrors.PAYMENT_NOT_REFUNDABLE();
     const remaining = fromStored(payment.refundable ?? payment.amount);
     const amount = input.amount === undefined ? remaining : parseAmount(input.amount, payment.currency);
     if (amount === null || amount <= 0n) throw AppsErrors.AMOUNT_INVALID_FOR_APP();
-    const doc = await this.begin({ _id: `${appId}:REFUND:${key}`, appId, kind: 'REFUND', fingerprint: fingerprintOf(paymentId, input.amount ?? 'all'), paymentId, userId: payment.userId, appUserId: payment.appUserId, walletId: payment.walletId, currency: payment.currency, amount: toStored(amount) });
+    const doc = await this.begin({ _id: `${appId}:REFUND:${idempotencyKey}`, appId, kind: 'REFUND', ...testOf(key), fingerprint: fingerprintOf(paymentId, input.amount ?? 'all', ...modeOf(key)), paymentId, userId: payment.userId, appUserId: payment.appUserId, walletId: payment.walletId, currency: payment.currency, amount: toStored(amount) });
     if (doc.status !== 'PENDING') return this.result(doc);
     if (!doc.taken) {
       // What is left to refund goes down first, conditionally: refunds together never pass the payment.
@@ -125,16 +163,20 @@ export class AppApiService {
     });
   }
 
-  async payout(appId: string, key: string, input: z.infer<typeof PayoutRequestSchema>) {
+  async payout(key: AppKey, idempotencyKey: string, input: z.infer<typeof PayoutRequestSchema>) {
+    const appId = key.appId;
     const currency = input.currency;
     const amount = parseAmount(input.amount, currency);
     if (amount === null || amount <= 0n) throw AppsErrors.AMOUNT_INVALID_FOR_APP();
     const identity = await this.deps.installs.installs.activeMemberIdentity(appId, input.userId);
     if (!identity) throw AppsErrors.APP_MEMBER_NOT_FOUND();
-    const wallet = await this.deps.wallets.primaryWallet(identity.userId, currency);
-    if (!wallet) throw AppsErrors.APP_MEMBER_HAS_NO_WALLET();
-    const doc = await this.begin({ _id: `${appId}:PAYOUT:${key}`, appId, kind: 'PAYOUT', fingerprint: fingerprintOf(input.userId, input.amount, currency), paymentId: null, userId: identity.userId, appUserId: input.userId, walletId: wallet._id, currency, amount: toStored(amount) });
+    // A test payout goes to no wallet: the member needs none.
+    const wallet = key.test ? null : await this.deps.wallets.primaryWallet(identity.userId, currency);
+    if (!key.test && !wallet) throw AppsErrors.APP_MEMBER_HAS_NO_WALLET();
+    const doc = await this.begin({ _id: `${appId}:PAYOUT:${idempotencyKey}`, appId, kind: 'PAYOUT', ...testOf(key), fingerprint: fingerprintOf(input.userId, input.amount, currency, ...modeOf(key)), paymentId: null, userId: identity.userId, appUserId: input.userId, walletId: wallet?._id ?? TEST_WALLET, currency, amount: toStored(amount) });
     if (doc.status !== 'PENDING') return this.result(doc);
+    // The test balance bounds test payouts as the real one does real ones (checked, not held: two at once may both pass).
+    if (key.test && (await this.testAvailable(appId, currency)) < amount) return this.fail(doc, 'APP_BALANCE_SHORT');
     return this.move(doc, `app-payout:${doc._id}`, async () => undefined);
   }
 
@@ -152,20 +194,26 @@ export class AppApiService {
     }
   }
 
-  /** One ledger entry from the app's balance to the member's wallet, under the request's key; `giveBack` when the balance is short. */
+  /**
+   * One ledger entry from the app's balance to the member's wallet, under the request's key; `giveBack`
+   * when the balance is short. A test request moves nothing: it is done.
+   */
   private async move(doc: MoneyRequestDoc, entryId: string, giveBack: () => Promise<void>) {
     const { ledger } = this.deps;
-    const appAccount = await ledger.ensureAppAccount(doc.appId, doc.currency);
-    try {
-      await ledger.post({ id: entryId, kind: 'PAYMENT', currency: doc.currency, amount: fromStored(doc.amount), debit: appAccount, credit: doc.walletId, fingerprint: doc._id, memo: { userId: doc.userId ?? undefined, note: doc.kind === 'REFUND' ? `refund of ${doc.paymentId}` : 'payout' } });
-    } catch (error) {
-      if (!(error instanceof InsufficientFunds)) throw error;
-      await giveBack();
-      return this.fail(doc, 'APP_BALANCE_SHORT');
+    if (!doc.test) {
+      const appAccount = await ledger.ensureAppAccount(doc.appId, doc.currency);
+      try {
+        await ledger.post({ id: entryId, kind: 'PAYMENT', currency: doc.currency, amount: fromStored(doc.amount), debit: appAccount, credit: doc.walletId, fingerprint: doc._id, memo: { userId: doc.userId ?? undefined, note: doc.kind === 'REFUND' ? `refund of ${doc.paymentId}` : 'payout' } });
+      } catch (error) {
+        if (!(error instanceof InsufficientFunds)) throw error;
+        await giveBack();
+        return this.fail(doc, 'APP_BALANCE_SHORT');
+      }
     }
     const done = must(await this.requests.markDone(doc._id), 'the request being finished');
     // The member hears of it once the money moved (a retry of a request already done returns before `move`).
-    if (doc.userId) await this.deps.tellMember(doc.userId, { appId: doc.appId, kind: doc.kind, paymentId: doc.paymentId, walletId: doc.walletId, currency: doc.currency, amount: formatAmount(fromStored(doc.amount), doc.currency) });
+    const test = doc.test === true;
+    if (doc.userId) await this.deps.tellMember(doc.userId, { appId: doc.appId, kind: doc.kind, paymentId: doc.paymentId, walletId: test ? null : doc.walletId, currency: doc.currency, amount: formatAmount(fromStored(doc.amount), doc.currency), test });
     return this.result(done);
   }
 
@@ -177,6 +225,6 @@ export class AppApiService {
   private result(doc: MoneyRequestDoc) {
     if (doc.status === 'FAILED') throw doc.failure === 'REFUND_EXCEEDS_PAYMENT' ? AppsErrors.REFUND_EXCEEDS_PAYMENT() : AppsErrors.APP_BALANCE_SHORT();
     const key = doc._id.split(':').slice(2).join(':');
-    return { id: key, kind: doc.kind, paymentId: doc.paymentId, userId: doc.appUserId, amount: formatAmount(fromStored(doc.amount), doc.currency), currency: doc.currency, status: doc.status, createdAt: doc.createdAt.toISOString() };
+    return { id: key, kind: doc.kind, paymentId: doc.paymentId, userId: doc.appUserId, amount: formatAmount(fromStored(doc.amount), doc.currency), currency: doc.currency, status: doc.status, test: doc.test === true, createdAt: doc.createdAt.toISOString() };
   }
 }

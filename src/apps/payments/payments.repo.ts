@@ -1,5 +1,5 @@
 import type { Collection, Db, Decimal128 } from 'mongodb';
-import { toStored, type Currency } from '../../wallets/index.js';
+import { fromStored, toStored, type Currency } from '../../wallets/index.js';
 import type { Card } from '../shared/cards.js';
 
 export type AppPaymentStatus = 'PENDING' | 'PAYING' | 'COMPLETED' | 'DECLINED' | 'EXPIRED';
@@ -13,6 +13,8 @@ export interface AppPaymentDoc {
   appUserId: string;
   invocationId: string;
   kind: 'charge';
+  /** A test payment (the app was in test mode): confirming it moves no money; absent on live ones. */
+  test?: boolean;
   /** `<appId>:<reference>`: an app's references are unique. */
   referenceKey: string;
   reference: string;
@@ -115,6 +117,14 @@ export class AppPaymentsRepo {
     return this.payments.countDocuments({ appId, status: { $in: ['PENDING', 'PAYING'] } });
   }
 
+  /** What the app's completed test payments left after their refunds, by currency (its test balance's income). */
+  async testIncomeOf(appId: string): Promise<Map<Currency, bigint>> {
+    const docs = await this.payments.find({ appId, test: true, status: 'COMPLETED' }, { projection: { currency: 1, refundable: 1, amount: 1 } }).toArray();
+    const income = new Map<Currency, bigint>();
+    for (const doc of docs) income.set(doc.currency, (income.get(doc.currency) ?? 0n) + fromStored(doc.refundable ?? doc.amount));
+    return income;
+  }
+
   async payingOf(userId: string): Promise<string[]> {
     return (await this.payments.find({ userId, status: 'PAYING' }, { projection: { _id: 1 } }).toArray()).map((payment) => payment._id);
   }
@@ -125,6 +135,8 @@ export interface MoneyRequestDoc {
   _id: string;
   appId: string;
   kind: 'REFUND' | 'PAYOUT';
+  /** Asked with a test payments key: test money, nothing moved (absent on live requests). */
+  test?: boolean;
   /** What the request asked: a repeat of the key must ask the same. */
   fingerprint: string;
   paymentId: string | null;
@@ -168,5 +180,13 @@ export class AppMoneyRequestsRepo {
 
   async markFailed(requestId: string, failure: string): Promise<void> {
     await this.requests.updateOne({ _id: requestId }, { $set: { status: 'FAILED', failure } });
+  }
+
+  /** What the app's test payouts took from its test balance, by currency. */
+  async testPayoutsOf(appId: string): Promise<Map<Currency, bigint>> {
+    const docs = await this.requests.find({ appId, test: true, kind: 'PAYOUT', status: 'DONE' }, { projection: { currency: 1, amount: 1 } }).toArray();
+    const out = new Map<Currency, bigint>();
+    for (const doc of docs) out.set(doc.currency, (out.get(doc.currency) ?? 0n) + fromStored(doc.amount));
+    return out;
   }
 }

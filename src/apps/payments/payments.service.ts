@@ -30,14 +30,15 @@ export const AppPaymentDtoSchema = z
     createdAt: IsoDateTime,
     completedAt: IsoDateTime.nullable(),
     card: CardSchema.nullable().describe('What the app shows once the sheet is answered: its card for a payment made, its declinedCard for one declined or expired (null while open, or when it gave none)'),
+    test: z.boolean().describe('A test payment (the app is in test mode): confirming it moves no money, from no wallet; show it marked as a test'),
   })
   .meta({ id: 'AppPaymentDto' });
 export type AppPaymentView = z.infer<typeof AppPaymentDtoSchema>;
 
 export const AppPaymentConfirmSchema = z
   .object({
-    walletId: z.string().min(1).max(64),
-    biometric: BiometricConfirmationSchema.nullish().describe('Required when the device has a biometric key: over BIOMETRIC_CONFIRM_V1|<nonce>|APP_PAYMENT|<paymentId>|<walletId>|<amount>'),
+    walletId: z.string().min(1).max(64).optional().describe('The wallet paid from, of the payment\'s currency: required, but for a test payment (none: a test wallet, nothing moves)'),
+    biometric: BiometricConfirmationSchema.nullish().describe('Required when the device has a biometric key: over BIOMETRIC_CONFIRM_V1|<nonce>|APP_PAYMENT|<paymentId>|<walletId>|<amount> (walletId `test` for a test payment confirmed without one)'),
   })
   .strict()
   .meta({ id: 'AppPaymentConfirmRequest' });
@@ -58,6 +59,9 @@ export const eventDeliveryId = (doc: Pick<AppPaymentDoc, '_id'>, event: PaymentE
 
 /** How long an owed event may wait for its delivery to be recorded before the sweep records it. */
 const EVENT_GRACE_MS = 30_000;
+
+/** The wallet a test payment confirmed without one is recorded as paid from: none (nothing moves). */
+export const TEST_WALLET = 'test';
 
 export const paymentSigned = (nonce: string, paymentId: string, walletId: string, amount: string) => `BIOMETRIC_CONFIRM_V1|${nonce}|APP_PAYMENT|${paymentId}|${walletId}|${amount}`;
 
@@ -100,6 +104,7 @@ export class AppPaymentsService {
       completedAt: doc.completedAt?.toISOString() ?? null,
       // The card waits for the answer, and follows it: the paid card, or the declined one.
       card: doc.status === 'COMPLETED' ? doc.card : doc.status === 'DECLINED' || doc.status === 'EXPIRED' ? (doc.declinedCard ?? null) : null,
+      test: doc.test === true,
     };
   }
 
@@ -107,7 +112,7 @@ export class AppPaymentsService {
    * Opens the payment sheet an app's `payment` reply asks for, or says why the reply cannot be honoured
    * (an amount out of bounds, a reference used before): the app's activity row records it.
    */
-  async open(input: { appId: string; userId: string; appUserId: string; invocationId: string; payment: Extract<Reply, { type: 'payment' }>['payment'] }): Promise<{ opened: AppPaymentDoc } | { refused: string }> {
+  async open(input: { appId: string; userId: string; appUserId: string; invocationId: string; test: boolean; payment: Extract<Reply, { type: 'payment' }>['payment'] }): Promise<{ opened: AppPaymentDoc } | { refused: string }> {
     const currency = input.payment.currency;
     const amount = parseAmount(input.payment.amount, currency);
     if (amount === null) return { refused: amountProblem(input.payment.amount, currency) };
@@ -119,6 +124,7 @@ export class AppPaymentsService {
       appUserId: input.appUserId,
       invocationId: input.invocationId,
       kind: 'charge',
+      ...(input.test ? { test: true } : {}),
       referenceKey: `${input.appId}:${input.payment.reference}`,
       reference: input.payment.reference,
       description: input.payment.description,
@@ -156,21 +162,26 @@ export class AppPaymentsService {
     const doc = await this.payersOwn(principal, paymentId);
     const now = this.deps.clock();
     if (doc.status !== 'PENDING' || doc.expiresAt <= now) throw AppsErrors.APP_PAYMENT_CLOSED();
-    const wallet = await this.deps.wallets.owned(principal, input.walletId);
-    if (wallet.currency !== doc.currency) throw AppsErrors.APP_PAYMENT_CURRENCY();
+    const test = doc.test === true;
+    if (input.walletId === undefined && !test) throw AppsErrors.APP_PAYMENT_WALLET_REQUIRED();
+    const wallet = input.walletId === undefined ? null : await this.deps.wallets.owned(principal, input.walletId);
+    if (wallet && wallet.currency !== doc.currency) throw AppsErrors.APP_PAYMENT_CURRENCY();
     const amount = fromStored(doc.amount);
-    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => paymentSigned(nonce, paymentId, input.walletId, formatAmount(amount, doc.currency)));
-    if (fromStored(wallet.available) < amount) throw WalletsErrors.INSUFFICIENT_FUNDS();
+    await this.deps.biometric.confirmAction(principal, input.biometric, (nonce) => paymentSigned(nonce, paymentId, input.walletId ?? TEST_WALLET, formatAmount(amount, doc.currency)));
+    // A test payment is paid from no balance: nothing moves.
+    if (wallet && !test && fromStored(wallet.available) < amount) throw WalletsErrors.INSUFFICIENT_FUNDS();
 
     // Claimed first (so a decline or the expiry cannot slip in), then the money moves once, by the payment's key.
-    const claimed = await this.repo.transition(paymentId, 'PENDING', 'PAYING', { walletId: wallet._id, updatedAt: now }, now);
+    const claimed = await this.repo.transition(paymentId, 'PENDING', 'PAYING', { walletId: wallet?._id ?? TEST_WALLET, updatedAt: now }, now);
     if (!claimed) throw AppsErrors.APP_PAYMENT_CLOSED();
-    try {
-      await this.move(claimed);
-    } catch (error) {
-      if (!(error instanceof InsufficientFunds)) throw error;
-      await this.repo.transition(paymentId, 'PAYING', 'PENDING', { walletId: null, updatedAt: this.deps.clock() });
-      throw WalletsErrors.INSUFFICIENT_FUNDS();
+    if (!test) {
+      try {
+        await this.move(claimed);
+      } catch (error) {
+        if (!(error instanceof InsufficientFunds)) throw error;
+        await this.repo.transition(paymentId, 'PAYING', 'PENDING', { walletId: null, updatedAt: this.deps.clock() });
+        throw WalletsErrors.INSUFFICIENT_FUNDS();
+      }
     }
     const completed = await this.complete(claimed);
     this.deps.crashAt('app-payment.changed');
@@ -213,8 +224,9 @@ export class AppPaymentsService {
     const deliveriesRearmed = await this.deps.webhooks.sweepOverdue();
     let finished = 0;
     for (const doc of await this.repo.payingSince(new Date(now.getTime() - 60_000), 500)) {
-      const entry = await this.deps.ledger.entry(`app-payment:${doc._id}`);
-      if (entry && hasMoved(entry)) {
+      // A test payment moves nothing: claimed, it is paid.
+      const entry = doc.test ? null : await this.deps.ledger.entry(`app-payment:${doc._id}`);
+      if (doc.test || (entry && hasMoved(entry))) {
         const completed = await this.complete(doc);
         await this.queueEvent(completed, 'payment.completed');
       } else if (!entry || entry.state === 'FAILED') {
@@ -271,6 +283,8 @@ export class AppPaymentsService {
         description: doc.description,
         createdAt: seconds(doc.createdAt),
         completedAt: seconds(doc.completedAt),
+        // Only on test payments: a live payment's body is the spec's, field for field.
+        ...(doc.test ? { test: true } : {}),
       },
       user: { id: doc.appUserId },
     };
