@@ -275,7 +275,17 @@ export function finishDocument<T>(input: T): T {
       if (!operation[OPTIONAL_BODY]) continue;
       delete operation[OPTIONAL_BODY];
       const body = json(operation.requestBody);
-      if (body) body.required = false;
+      if (body) {
+        body.required = false;
+        // A body that may be absent is validated as nullish (a generated client may send `null` for
+        // none); documented as the object alone, so generators offer an optional object, not a union.
+        for (const media of Object.values(json(body.content) ?? {})) {
+          const entry = json(media);
+          const anyOf = jsonList(json(entry?.schema)?.anyOf);
+          const object = anyOf.filter((option) => json(option)?.type !== 'null');
+          if (entry && anyOf.length === 2 && object.length === 1) entry.schema = object[0];
+        }
+      }
     }
   }
   document.components.schemas = schemas;

@@ -76,6 +76,8 @@ describe('Python clients generated from the served documents', () => {
     assert.equal(seen.withAttachments, 2);
     assert.equal(seen.createdAtType, 'datetime', 'times parse as date-times');
     assert.equal(seen.keyPrefix, 'bpk_');
+    assert.equal(seen.testKeyPrefix, 'bpk_test_');
+    assert.deepEqual(seen.balanceTest, [false, true]);
     assert.ok(Array.isArray(seen.balances));
     assert.equal(await t.db.collection('attachments').countDocuments({ roomId: seen.roomId }), 2);
   });

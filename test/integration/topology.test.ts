@@ -1,10 +1,17 @@
 import http from 'node:http';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { freshPhone, lastCode, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
-import { opsReady, spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { makeRoom, makeUser } from '../helpers/factories.js';
+import { ownRedis } from '../helpers/private-stack.js';
+import { loggedPort, opsReady, spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
 import { until } from '../helpers/wait.js';
 
 /** A production-shaped cluster: two api nodes and two hubs behind the production nginx front, a worker and an sfu. */
@@ -107,6 +114,100 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
     } finally {
       await outage.stop();
       for (const server of fakes) server.close();
+    }
+  });
+
+  it('a real Redis outage under two api nodes: through the front every post is the service\'s 503 (code, Retry-After), no node is taken out, both serve again once Redis is back; the outage\'s recorded dependency_up series fires DependencyDown (promtool)', async () => {
+    const redis = await ownRedis({ persistent: true });
+    const nodeEnv = { REDIS_URL: redis.url, DEPENDENCY_TIMEOUT_MS: '1000', DEPENDENCY_PROBE_MS: '250', OPS_PORT: '0' };
+    const pair = await Promise.all([spawnApi(t.config, nodeEnv), spawnApi(t.config, nodeEnv)]);
+    const opsPorts = pair.map((node) => loggedPort(node.output(), 'operations port listening')!);
+    const front = await startFront({ api: pair.map((node) => node.port), hubs: hubs.map((hub) => hub.port) });
+    // dependency_up{dependency="redis"} of each node, as a scrape reads it, every 250 ms.
+    const samples: number[][] = [[], []];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        await Promise.all(
+          opsPorts.map(async (port, i) => {
+            const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+            samples[i]!.push(Number(/^dependency_up\{dependency="redis"\} (\d)/m.exec(text)?.[1] ?? Number.NaN));
+          }),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
+    try {
+      const [poster, other] = await Promise.all([makeUser(t), makeUser(t)]);
+      const room = await makeRoom(t, poster, { members: [other] });
+      const postThroughFront = () =>
+        fetch(`${front.url}/api/messages/${room.id}`, { method: 'PUT', headers: { authorization: `Bearer ${poster.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ roomId: room.id, message: 'Through the front' }) });
+      assert.equal((await postThroughFront()).status, 200);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+
+      await redis.shutdown();
+      // Both nodes notice (their probes), then every post through the front is answered by the service.
+      await until(() => samples.every((series) => series.at(-1) === 0), 'both nodes find Redis away', 10_000);
+      for (let i = 0; i < 6; i++) {
+        const answer = await postThroughFront();
+        const body = await answer.text();
+        assert.equal(answer.status, 503, body);
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/json/, `the service's answer, not the front's page: ${body}`);
+        assert.equal((JSON.parse(body) as { code: string }).code, 'REDIS_UNAVAILABLE');
+        assert.match(answer.headers.get('retry-after') ?? '', /^\d+$/);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      const back = await ownRedis({ persistent: true, port: redis.port, dir: redis.dir });
+      try {
+        await until(async () => (await postThroughFront()).status === 200, 'a post through the front once Redis is back', 15_000);
+        // Neither node was taken out: each answers through the front again (the front spreads posts over both).
+        await until(() => samples.every((series) => series.at(-1) === 1), 'both nodes find Redis again', 10_000);
+        for (const node of pair) assert.equal((await fetch(`${node.url}/readyz`)).status, 200);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      } finally {
+        sampling = false;
+        await sampler;
+        await back.stop();
+      }
+
+      // The series one node's scrapes recorded, one scrape per 15 s step (a 250 ms sample each),
+      // against the shipped rules: DependencyDown fires once Redis has been away a minute, and not before or after.
+      const series = samples[0]!;
+      const firstDown = series.indexOf(0);
+      const lastDown = series.lastIndexOf(0);
+      assert.ok(firstDown > 0 && lastDown - firstDown >= 6 && series.slice(firstDown, lastDown + 1).every((v) => v === 0) && series.at(-1) === 1, `one outage, long enough to page: ${series.join(' ')}`);
+      const deploy = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../deploy');
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'recorded-outage-'));
+      try {
+        const step = (i: number) => `${i * 15}s`;
+        const test = [
+          `rule_files: [${JSON.stringify(path.join(deploy, 'alerts.rules.yml'))}]`,
+          'evaluation_interval: 15s',
+          'tests:',
+          '  - interval: 15s',
+          '    input_series:',
+          `      - series: 'dependency_up{instance="api-1:9090",dependency="redis"}'`,
+          `        values: '${series.join(' ')}'`,
+          '    alert_rule_test:',
+          `      - { eval_time: ${step(firstDown + 2)}, alertname: DependencyDown, exp_alerts: [] }`,
+          `      - eval_time: ${step(firstDown + 5)}`,
+          '        alertname: DependencyDown',
+          '        exp_alerts:',
+          "          - exp_labels: { severity: page, instance: 'api-1:9090', dependency: redis }",
+          "            exp_annotations: { summary: 'api-1:9090 finds redis away' }",
+          `      - { eval_time: ${step(lastDown + 2)}, alertname: DependencyDown, exp_alerts: [] }`,
+        ].join('\n');
+        writeFileSync(path.join(dir, 'recorded.test.yml'), `${test}\n`);
+        assert.match(execFileSync('promtool', ['test', 'rules', 'recorded.test.yml'], { cwd: dir, encoding: 'utf8' }), /SUCCESS/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    } finally {
+      sampling = false;
+      await sampler;
+      await front.stop();
+      await Promise.all(pair.map((node) => node.kill('SIGKILL')));
+      await redis.stop();
     }
   });
 

@@ -27,6 +27,7 @@ from api_client.models import (  # noqa: E402
     DeviceRegistrationPlatform,
     LoginCodeRequest,
     LoginRequest,
+    PaymentKeyCreateRequest,
     RoomCreateRequest,
     RoomCreateRequestType,
     SessionTokens,
@@ -73,9 +74,15 @@ as_json = httpx.post(
 page = get_api_messages_room_id.sync(room.id, client=client, limit=10)
 
 app = post_api_apps.sync(client=client, body=AppCreateRequest(name="Python app", webhook_url="http://127.0.0.1:9/hook"))
-key = post_api_apps_app_id_payment_keys.sync(app.id, client=client)
+made = post_api_apps_app_id_payment_keys.sync_detailed(app.id, client=client)
+assert made.status_code == 200, (made.status_code, made.content)
+key = made.parsed
 balance = get_app_api_v1_balance.sync(client=AppClient(base_url=BASE, token=key.token))
 assert isinstance(balance, AppBalance), balance
+# A test key (the request body is optional: without one, a live key as above).
+test_key = post_api_apps_app_id_payment_keys.sync(app.id, client=client, body=PaymentKeyCreateRequest(test=True))
+test_balance = get_app_api_v1_balance.sync(client=AppClient(base_url=BASE, token=test_key.token))
+assert isinstance(test_balance, AppBalance), test_balance
 
 print(json.dumps({
     "roomId": room.id,
@@ -86,4 +93,6 @@ print(json.dumps({
     "createdAtType": type(page.items[0].created_at).__name__,
     "balances": [item.to_dict() for item in balance.balances],
     "keyPrefix": key.token[:4],
+    "testKeyPrefix": test_key.token[:9],
+    "balanceTest": [balance.test, test_balance.test],
 }))

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../../route-options.js';
 import { IdParam, NoContentSchema, pagedSchema, pagingQuery } from '../../../src/platform/common.schemas.js';
+import { OPTIONAL_BODY } from '../../openapi.js';
 import { ActivityDtoSchema, AppCreateSchema, AppCreatedSchema, AppDtoSchema, AppUpdateSchema, BotTokenCreateSchema, CredentialCreatedSchema, PaymentKeyCreateSchema, CredentialDtoSchema, ManifestResultSchema, ManifestSchema, ReplyTimeoutSchema, WebhookSecretSchema } from '../../../src/apps/apps.schemas.js';
 import { AppsErrors } from '../../../src/apps/apps.errors.js';
 import { RoomsErrors } from '../../../src/rooms/rooms.errors.js';
@@ -127,6 +128,8 @@ export const appConsoleRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       summary: 'A payments key (bpk_…), or with {test: true} a test key (bpk_test_…), shown this once',
       params: appParam,
       body: PaymentKeyCreateSchema.nullish(),
+      // No body: a live key, as before test keys existed.
+      [OPTIONAL_BODY]: true,
       response: { 200: CredentialCreatedSchema, ...authedErrors(notFound, ...BODY_ERRORS) },
     },
     handler: async (request) => apps.createCredential(principalOf(request), request.params.appId, 'PAYMENT_KEY', null, { test: request.body?.test === true }),
