@@ -12,6 +12,7 @@ import { startFront, type Front } from '../helpers/nginx.js';
 import { makeRoom, makeUser } from '../helpers/factories.js';
 import { ownRedis } from '../helpers/private-stack.js';
 import { loggedPort, opsReady, spawnApi, spawnRole, type RoleProcess } from '../helpers/processes.js';
+import { freePort } from '../helpers/ports.js';
 import { until } from '../helpers/wait.js';
 
 /** A production-shaped cluster: two api nodes and two hubs behind the production nginx front, a worker and an sfu. */
@@ -324,5 +325,41 @@ describe('production topology: nginx in front of two api nodes and two hubs, wit
       for (const client of clients) client.close();
       await ownFront.stop();
     }
+  });
+  it('a hub restarted on its own port (as an orchestrator or systemd restarts it) listens again at once, and its phones come back to it losing nothing', async () => {
+    // A fixed port, as in production: a port taken as 0 gets no SO_REUSEADDR from uWebSockets.js, and
+    // the connections the stopping hub closed (TIME_WAIT on its side) would keep a new process off it.
+    let hub: HubProcess | undefined;
+    for (let attempt = 0; !hub && attempt < 3; attempt++) {
+      // Another test file's process may take the free port first: another one then.
+      hub = await spawnHub(t.config, { SOCKET_PORT: String(await freePort()), OPS_PORT: String(await freePort()) }).catch(() => undefined);
+    }
+    assert.ok(hub, 'a hub on a fixed port');
+    hubs.push(hub);
+    const users = await Promise.all(Array.from({ length: 4 }, () => signInThroughFront()));
+    const phones = users.map((session) => new DeviceClient(session.accessToken));
+    clients.push(...phones);
+    await Promise.all(phones.map((phone) => phone.connect(hub.port, { reconnect: true })));
+    const { port, opsPort } = hub;
+    await hub.kill('SIGTERM');
+    const stoppedAt = Date.now();
+    const again = await spawnHub(t.config, { SOCKET_PORT: String(port), OPS_PORT: String(opsPort) });
+    hubs.push(again);
+    process.stderr.write(`[topology] a hub restarted on its port ${port} in ${Date.now() - stoppedAt} ms\n`);
+    // The phones, retrying the same address, are back on the new process.
+    await until(() => phones.every((phone) => phone.socket!.connected), 'every phone connected again', 10_000);
+    for (const phone of phones) assert.deepEqual(phone.disconnections, ['transport close']);
+    const held = Number(/^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${again.opsPort}/metrics`)).text())?.[1] ?? 0);
+    assert.equal(held, phones.length, 'the restarted hub holds them');
+    // A device event sent now reaches each once.
+    for (const [i, session] of users.entries()) {
+      const number = ((await call('GET', '/api/users/me', session.accessToken)).body as unknown as { phone: string }).phone;
+      assert.equal((await call('POST', '/api/auth/code', undefined, { phone: number })).status, 204);
+      assert.equal((await call('POST', '/api/auth/login', undefined, { phone: number, code: await lastCode(t.outbox, number), device: { name: 'Tablet', platform: 'IOS' } })).status, 200);
+      await phones[i]!.until((received) => received.some((event) => event.event === 'device.added'), 5_000);
+      const seqs = phones[i]!.received.map((event) => event.seq);
+      assert.deepEqual(seqs, [...new Set(seqs)].sort((x, y) => x - y), 'no event twice');
+    }
+    for (const phone of phones) phone.close();
   });
 });
