@@ -4,7 +4,7 @@
  */
 import { ERROR_TABLE_MARKERS, errorTableMarkdown } from './error-catalogue.js';
 import { CONFIG_TABLE_MARKERS, configTableMarkdown } from './platform/config.js';
-import { EVENT_TABLE_MARKERS, deviceEventTableMarkdown } from './socket-protocol.js';
+import { EVENT_TABLE_MARKERS, ROOM_EVENT_TABLE_MARKERS, deviceEventTableMarkdown, roomEventTableMarkdown } from './socket-protocol.js';
 import { SHARD_COMMANDS_MARKERS, SHARD_TABLE_MARKERS, shardCommands, shardKeyTableMarkdown } from './platform/shard-keys.js';
 
 export interface GeneratedTable {
@@ -19,6 +19,7 @@ export const GENERATED_TABLES: readonly GeneratedTable[] = [
   { file: 'docs/reference/errors.md', what: 'error table', markers: ERROR_TABLE_MARKERS, markdown: errorTableMarkdown },
   { file: 'docs/operators/configuration.md', what: 'configuration table', markers: CONFIG_TABLE_MARKERS, markdown: () => configTableMarkdown().trim() },
   { file: 'docs/clients/socket-protocol.md', what: 'device event table', markers: EVENT_TABLE_MARKERS, markdown: deviceEventTableMarkdown },
+  { file: 'docs/clients/socket-protocol.md', what: 'room broadcast table', markers: ROOM_EVENT_TABLE_MARKERS, markdown: roomEventTableMarkdown },
   { file: 'docs/operators/scaling.md', what: 'shard key table', markers: SHARD_TABLE_MARKERS, markdown: shardKeyTableMarkdown },
   { file: 'deploy/mongo-shard-init.js', what: 'shard commands', markers: SHARD_COMMANDS_MARKERS, markdown: shardCommands },
 ];

@@ -181,6 +181,23 @@ export function documentedEvents(): Set<string> {
 /** Markers around the device event table of docs/clients/socket-protocol.md (`npm run docs:tables` writes it). */
 export const EVENT_TABLE_MARKERS = { start: '<!-- device-event-table:start (npm run docs:tables writes it) -->', end: '<!-- device-event-table:end -->' } as const;
 
+export const ROOM_EVENT_TABLE_MARKERS = { start: '<!-- room-broadcast-table:start (npm run docs:tables writes it) -->', end: '<!-- room-broadcast-table:end -->' } as const;
+
+/** The protocol page's table of room broadcasts and the hub's own notices, from ROOM_EVENTS and HUB_EVENTS. */
+export function roomEventTableMarkdown(): string {
+  const row = (event: string, schema: z.ZodObject, from: string) => {
+    // `message.new` carries the whole MessageDto (the OpenAPI document's), its id again as `messageId`.
+    const data = event === 'message.new' ? 'the MessageDto, with `messageId`' : `\`{${fieldsOf(schema)}}\``;
+    return `| \`${event}\` | ${from} | ${data} | ${(schema.description ?? '').replaceAll('|', '\\|')} |`;
+  };
+  return [
+    '| event | from | data | what it says |',
+    '|---|---|---|---|',
+    ...Object.entries(ROOM_EVENTS).map(([event, schema]) => row(event, schema, 'the room')),
+    ...Object.entries(HUB_EVENTS).map(([event, schema]) => row(event, schema, 'the hub')),
+  ].join('\n');
+}
+
 /** A payload's fields as the table shows them: each name, with its values where it is an enumeration. */
 function fieldsOf(schema: z.ZodObject): string {
   return Object.entries(schema.shape)
