@@ -69,8 +69,8 @@ async function composeAreas(p: Platform) {
   const chatStatus = chatStatusArea({ rooms, messages, calls });
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, events, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
-  const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments, tokens: auth.tokens, events });
   const moderation = moderationArea(p, { users, devices, messages, rooms, apps, blocks: contacts.blocks, events });
+  const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments, moderation, auth, tokens: auth.tokens, events });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations, messages: messages.messages });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos, ...moderation.repos };

@@ -5,6 +5,8 @@
 import { ERROR_TABLE_MARKERS, errorTableMarkdown } from './error-catalogue.js';
 import { CONFIG_TABLE_MARKERS, configTableMarkdown } from './platform/config.js';
 import { EVENT_TABLE_MARKERS, ROOM_EVENT_TABLE_MARKERS, deviceEventTableMarkdown, roomEventTableMarkdown } from './socket-protocol.js';
+import { PERSONAL_DATA_TABLE_MARKERS, personalDataTableMarkdown } from './platform/personal-data.js';
+import { PERSONAL_DATA } from './personal-data.js';
 import { SHARD_COMMANDS_MARKERS, SHARD_TABLE_MARKERS, shardCommands, shardKeyTableMarkdown } from './platform/shard-keys.js';
 
 export interface GeneratedTable {
@@ -21,6 +23,7 @@ export const GENERATED_TABLES: readonly GeneratedTable[] = [
   { file: 'docs/clients/socket-protocol.md', what: 'device event table', markers: EVENT_TABLE_MARKERS, markdown: deviceEventTableMarkdown },
   { file: 'docs/clients/socket-protocol.md', what: 'room broadcast table', markers: ROOM_EVENT_TABLE_MARKERS, markdown: roomEventTableMarkdown },
   { file: 'docs/operators/scaling.md', what: 'shard key table', markers: SHARD_TABLE_MARKERS, markdown: shardKeyTableMarkdown },
+  { file: 'docs/reference/personal-data.md', what: 'personal data table', markers: PERSONAL_DATA_TABLE_MARKERS, markdown: () => personalDataTableMarkdown(PERSONAL_DATA) },
   { file: 'deploy/mongo-shard-init.js', what: 'shard commands', markers: SHARD_COMMANDS_MARKERS, markdown: shardCommands },
 ];
 

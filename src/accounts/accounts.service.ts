@@ -24,13 +24,17 @@ export interface AccountsDeps {
   removeAvatarOf: (userId: string) => Promise<void>;
   /** The user's data exports (archives and records) removed. */
   forgetExports: (userId: string) => Promise<void>;
-  devices: { revokeAllOf(userId: string): Promise<void>; allIdsOf(userId: string): Promise<string[]> };
+  devices: { revokeAllOf(userId: string): Promise<void>; eraseOf(userId: string): Promise<void>; forgetListOf(userId: string): Promise<void>; allIdsOf(userId: string): Promise<string[]> };
   forgetContacts: (userId: string) => Promise<void>;
   forgetMemberships: (userId: string) => Promise<void>;
   forgetKeys: (userId: string, deviceIds: string[]) => Promise<void>;
   apps: { blockers(userId: string): Promise<string[]>; forget(userId: string): Promise<void> };
   wallets: { blockers(userId: string): Promise<string[]>; close(userId: string): Promise<string[]>; reopen(userId: string): Promise<void> };
   forgetAuthor: (userId: string) => Promise<void>;
+  /** The sign-in codes sent to the account's number; its read marks; the comments of its reports. */
+  forgetPhone: (phone: string) => Promise<void>;
+  forgetReader: (userId: string) => Promise<void>;
+  forgetReporter: (userId: string) => Promise<void>;
   forgetUploads: (userId: string) => Promise<void>;
   enqueueErase: (userId: string) => Promise<void>;
   sms: SmsProvider;
@@ -174,11 +178,16 @@ export class AccountsService {
   private async run(userId: string, step: EraseStep, eraseMessages = false): Promise<void> {
     const { deps } = this;
     switch (step) {
-      case 'account':
+      case 'account': {
+        // The number's sign-in codes go before the number itself (a repeat finds it gone: the codes expire within minutes anyway).
+        const user = await deps.users.findById(userId);
+        if (user && !user.deletedAt) await deps.forgetPhone(user.phone);
         await deps.users.markDeleted(userId, deps.clock());
         break;
+      }
       case 'devices':
         await deps.devices.revokeAllOf(userId);
+        await deps.devices.eraseOf(userId);
         break;
       case 'contacts':
         await deps.forgetContacts(userId);
@@ -193,6 +202,7 @@ export class AccountsService {
         await deps.apps.forget(userId);
         break;
       case 'messages':
+        await deps.forgetReader(userId);
         if (eraseMessages) {
           await deps.forgetAuthor(userId);
           await deps.forgetUploads(userId);
@@ -201,7 +211,10 @@ export class AccountsService {
       case 'profile':
         await deps.removeAvatarOf(userId);
         await deps.forgetExports(userId);
+        await deps.forgetReporter(userId);
         await deps.users.eraseProfile(userId, deps.clock());
+        // Last: the steps before read the account's devices from it.
+        await deps.devices.forgetListOf(userId);
         break;
     }
     await deps.repo.stepDone(userId, step, deps.clock());

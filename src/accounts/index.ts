@@ -28,7 +28,9 @@ export function accountsArea(
     e2ee: { forgetUser(userId: string, deviceIds: string[]): Promise<void> };
     apps: Pick<AppsArea, 'accounts'>;
     wallets: Pick<WalletsArea, 'closing' | 'exportOf'>;
-    messages: { forgetAuthor(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown> };
+    messages: { forgetAuthor(userId: string): Promise<void>; forgetReader(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown> };
+    moderation: { forgetReporter(userId: string): Promise<void> };
+    auth: { forgetPhone(phone: string): Promise<void> };
     attachments: { forgetUploader(userId: string): Promise<void>; exportOf(userId: string): Promise<ExportedFile[]> };
     tokens: TokenService;
     events: DeviceEvents;
@@ -65,7 +67,15 @@ export function accountsArea(
     confirmWithTwoFactor: (userId, code) => deps.users.users.confirmWithTwoFactor(userId, code),
     removeAvatarOf: (userId) => deps.users.avatars.removeOf(userId),
     forgetExports: (userId) => exports.forgetUser(userId),
-    devices: { revokeAllOf: (userId) => deps.devices.devices.revokeAllOf(userId), allIdsOf: (userId) => deps.devices.repos.devices.allIdsOf(userId) },
+    devices: {
+      revokeAllOf: (userId) => deps.devices.devices.revokeAllOf(userId),
+      eraseOf: (userId) => deps.devices.devices.eraseOf(userId),
+      forgetListOf: (userId) => deps.devices.devices.forgetListOf(userId),
+      allIdsOf: (userId) => deps.devices.repos.devices.allIdsOf(userId),
+    },
+    forgetPhone: deps.auth.forgetPhone,
+    forgetReader: deps.messages.forgetReader,
+    forgetReporter: deps.moderation.forgetReporter,
     forgetContacts: deps.contacts.forgetUser,
     forgetMemberships: (userId) => deps.rooms.rooms.forgetMember(userId),
     forgetKeys: (userId, deviceIds) => deps.e2ee.forgetUser(userId, deviceIds),

@@ -39,7 +39,9 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
     isActive: (deviceId, userId) => devices.isActive(deviceId, userId),
     ttlSeconds: WEB_SESSION_TTL_SECONDS,
   });
-  return { repos: { loginCodes }, auth, tokens, webSessions };
+  /** A deleted account's number forgotten: the sign-in codes sent to it. */
+  const forgetPhone = (phone: string) => loginCodes.forgetPhone(phone);
+  return { repos: { loginCodes }, auth, tokens, webSessions, forgetPhone };
 }
 
 // What other areas use of this one (they import only this file).

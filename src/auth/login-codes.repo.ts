@@ -55,6 +55,11 @@ export class LoginCodesRepo {
     await this.collection.updateMany({ phone, consumedAt: null }, { $set: { consumedAt: now } });
   }
 
+  /** Every code sent to a number (its account deleted): they held the number. */
+  async forgetPhone(phone: string): Promise<void> {
+    await this.collection.deleteMany({ phone });
+  }
+
   async deleteExpired(before: Date): Promise<number> {
     const result = await this.collection.deleteMany({ expiresAt: { $lt: before } });
     return result.deletedCount;

@@ -226,6 +226,16 @@ export class DevicesRepo {
     return (await this.collection.find({ userId }, { projection: { _id: 1 } }).toArray()).map((device) => device._id);
   }
 
+  /** A deleted account's devices: their names (which often hold a person's name) blanked; the records stay as revoked devices. */
+  async eraseNamesOf(userId: string): Promise<void> {
+    await this.collection.updateMany({ userId }, { $set: { name: '' } });
+  }
+
+  /** A deleted account's list of devices, once nothing needs it (the last erasure step). */
+  async forgetListOf(userId: string): Promise<void> {
+    await this.userDevices.deleteOne({ _id: userId });
+  }
+
   /** The push and VoIP tokens of every device of a user dropped (their account was deleted). */
   async dropPushTokensOf(userId: string): Promise<void> {
     await this.collection.updateMany({ userId }, { $set: { pushToken: null, voipPushToken: null } });

@@ -64,4 +64,14 @@ export class DevicesService {
     for (const deviceId of await this.devices.activeIdsOf(userId)) await this.revokeDevice(deviceId, userId);
     await this.devices.dropPushTokensOf(userId);
   }
+
+  /** A deleted account's devices, once revoked: their names blanked (revoked records stay, nameless). */
+  async eraseOf(userId: string): Promise<void> {
+    await this.devices.eraseNamesOf(userId);
+  }
+
+  /** The account's list of devices removed: the erasure's last step (the steps before read it). */
+  async forgetListOf(userId: string): Promise<void> {
+    await this.devices.forgetListOf(userId);
+  }
 }

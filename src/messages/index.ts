@@ -76,7 +76,9 @@ export function messagesArea(
       geoLocation: m.geoLocation,
       createdAt: m.createdAt.toISOString(),
     }));
-  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, policy, forgetAuthor, exportOf };
+  /** A deleted account's read marks (with or without its words erased). */
+  const forgetReader = (userId: string) => activity.forgetReader(userId);
+  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, policy, forgetAuthor, forgetReader, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 

@@ -238,6 +238,11 @@ export class RoomActivityRepo {
     return new Map(docs.map((doc) => [doc._id.slice(0, doc._id.lastIndexOf(':')), doc.seq]));
   }
 
+  /** A deleted account's read marks. */
+  async forgetReader(userId: string): Promise<void> {
+    await this.reads.deleteMany({ userId });
+  }
+
   /** The chat lists' preview of a room whose newest message is a deleted account's erased one: emptied. */
   async eraseLastBy(userId: string): Promise<void> {
     await this.activity.updateMany({ 'last.userId': userId }, { $set: { 'last.message': '', 'last.attachmentCount': 0 } });

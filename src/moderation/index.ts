@@ -57,7 +57,9 @@ export function moderationArea(
   p.domainEvents.on('room.invitation-reported', ({ inviteeId, inviterId, reason, roomId }) =>
     moderation.reportUser(inviteeId, inviterId, isReason(reason) ? reason : 'UNKNOWN', `Reported while declining an invitation into room ${roomId}`),
   );
-  return { repos: { moderation: repo, adminAudit: audit }, moderation };
+  /** A deleted account's words in the reports it made, emptied. */
+  const forgetReporter = (userId: string) => repo.eraseCommentsOf(userId);
+  return { repos: { moderation: repo, adminAudit: audit }, moderation, forgetReporter };
 }
 
 // What other areas use of this one (they import only this file).

@@ -44,6 +44,11 @@ export class ModerationRepo {
   }
 
   /** The report, or the open one the reporter made of this target before (a repeat answers the first). */
+  /** A deleted account's reports: their comments (its words) emptied; the reports stay for the moderators, by its id. */
+  async eraseCommentsOf(reporterId: string): Promise<void> {
+    await this.reports.updateMany({ reporterId }, { $set: { comment: null } });
+  }
+
   async open(report: Omit<ReportDoc, '_id' | 'openKey' | 'status' | 'outcome' | 'decidedAt'>): Promise<{ report: ReportDoc; created: boolean }> {
     const openKey = `${report.reporterId}:${report.targetType}:${report.targetId}`;
     const doc: ReportDoc = { ...report, _id: randomUUID(), status: 'OPEN', outcome: null, openKey, decidedAt: null };

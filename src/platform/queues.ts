@@ -80,6 +80,8 @@ export interface QueueDefinition<T> {
   jobId?: (data: T) => string;
   /** Repeats every so many milliseconds, scheduled once across all workers. */
   everyMs?: number;
+  /** A job that names a person (an account being erased): removed from Redis once done or given up, not kept among the last finished. */
+  forgetWhenDone?: boolean;
 }
 
 const defineQueue = <T>(definition: QueueDefinition<T>): QueueDefinition<T> => definition;
@@ -125,7 +127,7 @@ export const QUEUES = {
   // Invitations by SMS or e-mail, sent from their stored record: retried for about an hour and a half.
   invitations: defineQueue<InvitationJob>({ queue: 'invitations', job: 'send-invitation', attempts: 10, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 5, jobId: (data) => `invite-${data.requestId}-${data.round}` }),
   // Erasing a deleted account, step by step; and the sweep that finishes one a dead process left midway.
-  accountErase: defineQueue<AccountEraseJob>({ queue: 'account-erase', job: 'erase-account', attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `erase-${data.userId}` }),
+  accountErase: defineQueue<AccountEraseJob>({ queue: 'account-erase', job: 'erase-account', attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => `erase-${data.userId}`, forgetWhenDone: true }),
   accountExport: defineQueue<AccountExportJob>({ queue: 'account-export', job: 'build-export', attempts: 3, backoff: { type: 'exponential', delay: 5_000 }, concurrency: 1, jobId: (data) => `export-${data.exportId}` }),
   accountEraseSweep: defineQueue<CleanupJob>({ queue: 'account-erase-sweep', job: 'sweep-account-erasures', attempts: 1, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 1, everyMs: 60_000 }),
   summaries: defineQueue<SummaryJob>({ queue: 'summaries', job: 'summarize', attempts: 3, backoff: { type: 'exponential', delay: 2_000 }, concurrency: 2, jobId: (data) => data.requestId }),
@@ -165,7 +167,7 @@ export class Queues {
       queue = new Queue(definition.queue, {
         connection: this.connection,
         prefix: this.prefixOf(definition.queue),
-        defaultJobOptions: { attempts: definition.attempts, backoff: definition.backoff, removeOnComplete: 1000, removeOnFail: 1000 },
+        defaultJobOptions: { attempts: definition.attempts, backoff: definition.backoff, removeOnComplete: definition.forgetWhenDone ? true : 1000, removeOnFail: definition.forgetWhenDone ? true : 1000 },
       });
       // Connection errors while Redis is away are the client's (a refused add answers 503); not printed here.
       queue.on('error', () => undefined);

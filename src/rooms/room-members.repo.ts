@@ -42,6 +42,11 @@ export class RoomMembersRepo {
     this.recent = sharedCache<RoomMemberDoc | null>(bus, 'member', 5_000);
   }
 
+  /** A deleted account's list of rooms (empty once it left them all). */
+  async forgetListOf(userId: string): Promise<void> {
+    await this.userRooms.deleteOne({ _id: userId });
+  }
+
   /** The membership from a 5-second cache that every membership write clears in every process. */
   findCached(roomId: string, userId: string): Promise<RoomMemberDoc | null> {
     return this.recent.get(`${roomId}:${userId}`, () => this.find(roomId, userId));

@@ -313,6 +313,7 @@ export class RoomsService {
       await rooms.update(room._id, successor ? { creatorId: successor.userId, admins: room.admins.filter((id) => id !== userId) } : { closedAt: room.closedAt ?? clock(), admins: [] });
     }
     await invitations.cancelAllOf(userId);
+    await members.forgetListOf(userId);
   }
 
   /** The rooms a user is an active member of: their sockets join these rooms' broadcasts. */

@@ -171,6 +171,57 @@ describe('deleting an account (issue 46, item 1)', () => {
     const everything = JSON.stringify(await t.db.collection('messages').find({ roomId: room.id }).toArray());
     assert.ok(!everything.includes('Erase me'), 'the words are nowhere in the room\'s messages');
   });
+
+  it('after erasure (eraseMessages), no collection holds the person: their id only where the personal-data table says why, their number, name, e-mail and words nowhere', async () => {
+    const phone = freshPhone();
+    const user = await signIn(t, phone);
+    const name = 'Quillon Zaveridge';
+    const words = 'xylophonic marmalade';
+    assert.equal((await api(user, 'PATCH', '/api/users/me', { displayName: name })).statusCode, 200);
+    const [friend, stranger, blocked] = await Promise.all([makeUser(t), makeUser(t), makeUser(t)]);
+    await connect(t, user, friend);
+    assert.equal((await api(user, 'POST', `/api/users/connection-requests?recipientId=${stranger.userId}`, { customMessage: `Hi, ${words}` })).statusCode, 204);
+    assert.equal((await api(user, 'POST', `/api/users/blocks?blockedUserId=${blocked.userId}`)).statusCode, 200);
+    const room = await makeRoom(t, user, { members: [friend] });
+    const messageId = await postMessage(t, user, room.id, `First ${words}`);
+    assert.equal((await api(user, 'PATCH', `/api/messages/${messageId}`, { message: `Then ${words}` })).statusCode, 200);
+    await postMessage(t, friend, room.id, 'A reply', { replyToId: messageId });
+    assert.equal((await api(user, 'PUT', `/api/messages/${messageId}/reactions/${encodeURIComponent('👍')}`)).statusCode, 204);
+    assert.equal((await api(user, 'POST', `/api/rooms/${room.id}/read`)).statusCode, 204);
+    assert.equal((await api(user, 'PUT', '/api/e2ee/identity', identityRequest(user.deviceId, deviceKeys()))).statusCode, 204);
+    assert.equal((await api(user, 'POST', '/api/wallets', { currency: 'USDT' })).statusCode, 200);
+    await api(user, 'PUT', '/api/devices/push-token', { token: `fcm-walk-${user.deviceId}`, provider: 'FCM' });
+    assert.equal((await api(user, 'POST', '/api/reports', { targetType: 'USER', targetId: stranger.userId, reason: 'SPAM', comment: `About ${words}` })).statusCode, 200);
+    await postMessage(t, friend, room.id, 'Something the user is pushed and reads');
+
+    assert.equal((await deleteAccount(t, user, phone, { eraseMessages: true })).statusCode, 204);
+    await until(async () => (await deletionOf(t, user.userId))?.state === 'ERASED', 'the account erased', 15_000);
+
+    const { PERSONAL_DATA } = await import('../../src/personal-data.js');
+    const declared = new Map(PERSONAL_DATA.filter((entry) => entry.collection).map((entry) => [entry.collection!, entry]));
+    const content = [phone, name, 'xylophonic', 'marmalade'];
+    const ids = [user.userId, user.deviceId];
+    const found: string[] = [];
+    for (const { name: collection } of await t.db.listCollections().toArray()) {
+      const docs = await t.db.collection(collection).find({}).toArray();
+      const texts = docs.map((doc) => JSON.stringify(doc));
+      const withContent = texts.filter((text) => content.some((marker) => text.includes(marker)));
+      if (withContent.length > 0) found.push(`${collection}: ${withContent.length} document(s) hold their number, name or words: ${withContent[0]!.slice(0, 300)}`);
+      const withId = texts.filter((text) => ids.some((id) => text.includes(id)));
+      if (withId.length > 0 && !declared.get(collection)?.keepsId) found.push(`${collection}: ${withId.length} document(s) hold their id, and the table does not say why: ${withId[0]!.slice(0, 300)}`);
+    }
+    // Redis: a key naming the person (their id or their device's) may stay only while it expires by itself.
+    const redis = t.ctx.platform.redis;
+    const servers = 'nodes' in redis && typeof redis.nodes === 'function' ? redis.nodes('master') : [redis];
+    for (const server of servers) {
+      for (const key of await server.keys(`${t.config.REDIS_PREFIX}*`)) {
+        if (!ids.some((id) => key.includes(id))) continue;
+        const ttl = await server.pttl(key);
+        if (ttl < 0) found.push(`Redis ${key} names them and never expires`);
+      }
+    }
+    assert.deepEqual(found, []);
+  });
 });
 
 describe('deleting an account: a worker killed midway', () => {
