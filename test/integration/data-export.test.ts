@@ -60,7 +60,9 @@ describe('exporting one\'s data (issue 46, item 2)', () => {
     await connect(t, user, friend);
     const room = await makeRoom(t, user, { members: [friend] });
     await postMessage(t, user, room.id, 'Mine, to export');
-    await postMessage(t, friend, room.id, 'The friend\'s own words');
+    const friends = await postMessage(t, friend, room.id, 'The friend\'s own words');
+    // A reply quoting the friend: what the user wrote goes into the export, the friend's words do not.
+    await postMessage(t, user, room.id, 'Mine, answering', { replyToId: friends });
     const picture = Buffer.from('not really a picture, but bytes the user uploaded');
     // Names in other scripts, and one with a NUL and a tab, travel into the ZIP's entry names cleaned.
     const named = ['Счёт.txt', '会议 记录.txt', '🎉.txt', 'nul\u0000ta\tb.txt'];
@@ -100,7 +102,7 @@ describe('exporting one\'s data (issue 46, item 2)', () => {
     const json = (name: string) => JSON.parse(entries[name] as string);
     assert.equal(json('profile.json').phone, phone);
     const messages = json('messages.json') as { message: string }[];
-    assert.deepEqual(messages.map((m) => m.message).sort(), ['Mine, to export', 'With a file']);
+    assert.deepEqual(messages.map((m) => m.message).sort(), ['Mine, answering', 'Mine, to export', 'With a file']);
     assert.deepEqual((json('contacts.json').connections as { userId: string }[]).map((c) => c.userId), [friend.userId]);
     assert.ok((json('rooms.json') as { roomId: string; role: string }[]).some((r) => r.roomId === room.id && r.role === 'CREATOR'));
     const wallet = (json('wallets.json') as { id: string; available: string; history: unknown[] }[]).find((w) => w.id === walletId);
