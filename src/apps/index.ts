@@ -6,6 +6,7 @@ import { FollowUpTokens } from './invocations/follow-ups.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
 import type { RoomsArea } from '../rooms/index.js';
+import { AppsPolicy } from './apps.policy.js';
 import { AppsRepo } from './apps.repo.js';
 import { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import { AppsService } from './console/console.service.js';
@@ -44,9 +45,11 @@ export function appsArea(
     clock: p.clock,
   });
   const installsRepo = new InstallsRepo(p.db);
+  const policy = new AppsPolicy({ repo, installs: installsRepo, rooms: deps.rooms.policy });
   const paymentsRepo = new AppPaymentsRepo(p.db);
   const apps = new AppsService({
     repo,
+    policy,
     webhooks,
     rooms: deps.rooms.policy,
     isSiteAdmin: deps.isSiteAdmin,
@@ -67,7 +70,7 @@ export function appsArea(
     allowPrivate: p.config.WEBHOOK_ALLOW_PRIVATE,
     clock: p.clock,
   });
-  const installs = new InstallsService(installsRepo, { repo, rooms: deps.rooms.policy, clock: p.clock });
+  const installs = new InstallsService(installsRepo, { repo, policy, rooms: deps.rooms.policy, clock: p.clock });
   const { ledger } = deps.wallets;
   const payments = new AppPaymentsService(paymentsRepo, {
     ledger,
@@ -159,7 +162,7 @@ export function appsArea(
       }
     },
   };
-  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, apps, webhooks, installs, invocations, bot, payments, appApi, accounts, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, policy, apps, webhooks, installs, invocations, bot, payments, appApi, accounts, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;
 

@@ -21,7 +21,7 @@ export function moderationArea(
     devices: DevicesArea;
     messages: Pick<MessagesArea, 'policy' | 'messages'>;
     rooms: Pick<RoomsArea, 'rooms'>;
-    apps: Pick<AppsArea, 'repos' | 'installs'>;
+    apps: Pick<AppsArea, 'repos' | 'installs' | 'policy'>;
     blocks: BlockWrites;
     events: DeviceEvents;
   },
@@ -39,11 +39,7 @@ export function moderationArea(
       return { authorId: message.userId, encrypted: message.encrypted };
     },
     visibleRoom: async (principal, roomId) => Boolean(await deps.rooms.rooms.get(principal, roomId)),
-    visibleApp: async (principal, appId) => {
-      const app = await deps.apps.repos.apps.findApp(appId);
-      if (!app) return false;
-      return app.public || app.ownerId === principal.userId || (await deps.apps.repos.appInstalls.findInstall(appId, principal.userId)) !== null;
-    },
+    visibleApp: async (principal, appId) => (await deps.apps.policy.visible(appId, principal)) !== null,
     removeMessage: (messageId) => deps.messages.messages.removeForEveryone(messageId),
     unlistApp: (appId) => deps.apps.repos.apps.unlist(appId, p.clock()),
     block: (blockerId, blockedId, reason) => deps.blocks.blockFor(blockerId, blockedId, reason, p.clock()),

@@ -165,6 +165,13 @@ describe('app invocations: commands, forms, cards and their buttons, sealed answ
     assert.equal((await api(outsider, 'POST', `/api/apps/${named.appId}/install?roomId=${named.roomId}`)).json().code, 'APP_NOT_FOUND', 'a room the caller is not in');
     assert.equal((await api(late, 'POST', `/api/apps/${named.appId}/install?roomId=${named.roomId}`)).statusCode, 200);
     assert.equal((await invoke(late, named.appId, { roomId: named.roomId, command: 'hello' })).json().outcome, 'ack');
+    // One rule for who sees an app (AppsPolicy): having installed it, the member updates their install
+    // without the room, and may report it; the outsider can do neither, as for no such app.
+    assert.equal((await api(late, 'POST', `/api/apps/${named.appId}/install`)).statusCode, 200);
+    const report = (s: Session) => api(s, 'POST', '/api/reports', { targetType: 'APP', targetId: named.appId, reason: 'SPAM' });
+    assert.equal((await report(late)).statusCode, 200);
+    const hidden = await report(outsider);
+    assert.equal(hidden.statusCode, 400, hidden.body);
   });
 
   it('a command takes free text and typed options (/weather Berlin), checked at their edges, sent as text and values', async () => {

@@ -6,6 +6,7 @@ import { page, type Page } from '../../platform/paging.js';
 import type { AdminAuditRepo } from '../../platform/admin-audit.repo.js';
 import type { Principal } from '../../platform/principal.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
+import type { AppsPolicy } from '../apps.policy.js';
 import { AppsErrors } from '../apps.errors.js';
 import { CommonErrors } from '../../platform/common.errors.js';
 import type { ActivityFilter, AppDoc, AppsRepo, CredentialDoc } from '../apps.repo.js';
@@ -60,6 +61,7 @@ export class AppsService {
       repo: AppsRepo;
       webhooks: WebhooksService;
       rooms: RoomsPolicy;
+      policy: Pick<AppsPolicy, 'mayAddToRoom'>;
       isSiteAdmin: (userId: string) => Promise<boolean>;
       /** How many members have an app installed. */
       countInstalls: (appId: string) => Promise<number>;
@@ -244,7 +246,7 @@ export class AppsService {
     const room = await this.deps.rooms.managedRoom(principal, roomId);
     if (room.type === 'E2EE') throw AppsErrors.APP_NOT_FOR_E2EE();
     const app = await this.deps.repo.findApp(appId);
-    if (!app || !(app.public || app.ownerId === principal.userId)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    if (!this.deps.policy.mayAddToRoom(app, principal)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     if (await this.deps.repo.addToRoom({ roomId, appId, addedBy: principal.userId, createdAt: this.deps.clock() })) await this.tellRoomEvent('app.added', appId, room);
   }
 

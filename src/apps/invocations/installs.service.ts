@@ -9,6 +9,7 @@ import type { AppDoc, AppsRepo } from '../apps.repo.js';
 import type { InstallsRepo } from './installs.repo.js';
 import type { AppForMemberSchema, DirectoryEntrySchema, InstallDtoSchema } from '../apps.schemas.js';
 import type { RoomsPolicy } from '../../rooms/index.js';
+import type { AppsPolicy } from '../apps.policy.js';
 import { parseManifest } from '../shared/manifest.js';
 import { must } from '../../platform/must.js';
 
@@ -26,7 +27,7 @@ type AppForMemberView = z.infer<typeof AppForMemberSchema>;
 export class InstallsService {
   constructor(
     readonly installs: InstallsRepo,
-    private readonly deps: { repo: AppsRepo; rooms: Pick<RoomsPolicy, 'mayRead'>; clock: Clock },
+    private readonly deps: { repo: AppsRepo; policy: AppsPolicy; rooms: Pick<RoomsPolicy, 'mayRead'>; clock: Clock },
   ) {}
 
   async directory(query: string | undefined, pageSize: number, currentPage: number): Promise<Page<DirectoryEntry>> {
@@ -36,14 +37,13 @@ export class InstallsService {
   }
 
   /**
-   * Installs the app, or moves the member's install to its current manifest version: a listed app,
-   * one's own, or one added to a room (`fromRoomId`) the member may read, listed or not (installing
-   * is the consent a room's app that asks for personal scopes needs).
+   * Installs the app, or moves the member's install to its current manifest version: an app the
+   * member may see (AppsPolicy): listed, their own, installed before, or added to a room
+   * (`fromRoomId`) they read (installing is the consent a room's app that asks for personal scopes needs).
    */
   async install(principal: Principal, appId: string, fromRoomId?: string): Promise<InstallView> {
-    const app = await this.deps.repo.findApp(appId);
-    const inTheirRoom = async () => fromRoomId !== undefined && (await this.deps.repo.isInRoom(fromRoomId, appId)) && (await this.deps.rooms.mayRead(principal, fromRoomId).then(() => true, () => false));
-    if (!app || !(app.public || app.ownerId === principal.userId || (await inTheirRoom()))) {
+    const app = await this.deps.policy.visible(appId, principal, { roomId: fromRoomId });
+    if (!app) {
       throw AppsErrors.APP_NOT_FOUND({ message: fromRoomId ? 'No such app in that room of yours' : 'No such app in the directory: an app added to one of your rooms is installed with that room\'s id (?roomId=)' });
     }
     if (!app.manifestVersion) throw AppsErrors.APP_HAS_NO_MANIFEST();
@@ -109,8 +109,7 @@ export class InstallsService {
   async forMember(principal: Principal, appId: string, roomId: string | undefined): Promise<AppForMemberView> {
     const app = await this.deps.repo.findApp(appId);
     const install = app ? await this.installs.findInstall(appId, principal.userId) : null;
-    const inRoom = app && roomId && !install ? (await this.deps.repo.isInRoom(roomId, appId)) && (await this.deps.rooms.mayRead(principal, roomId).then(() => true, () => false)) : false;
-    if (!app || !app.manifestVersion || !(install || app.public || app.ownerId === principal.userId || inRoom)) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
+    if (!app || !app.manifestVersion || !(await this.deps.policy.maySee(app, principal, { roomId, install }))) throw AppsErrors.APP_NOT_FOUND({ message: 'No such app' });
     const version = install?.manifestVersion ?? app.manifestVersion;
     const manifestDoc = await this.deps.repo.findManifest(appId, version);
     if (!manifestDoc) throw AppsErrors.APP_HAS_NO_MANIFEST();
