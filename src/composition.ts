@@ -71,7 +71,7 @@ async function composeAreas(p: Platform) {
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, events, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const moderation = moderationArea(p, { users, devices, messages, rooms, apps, blocks: contacts.blocks, events });
   const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments, moderation, auth, tokens: auth.tokens, events });
-  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations, messages: messages.messages });
+  const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations, messages: messages.changes });
 
   const repos = { ...users.repos, ...devices.repos, ...contacts.repos, ...auth.repos, ...rooms.repos, ...messages.repos, ...attachments.repos, ...calls.repos, ...wallets.repos, ...e2ee.repos, ...apps.repos, ...accounts.repos, ...moderation.repos };
   await Promise.all(Object.values(repos).map((repo) => repo.ensureIndexes()));
@@ -94,6 +94,9 @@ async function composeAreas(p: Platform) {
       rooms: rooms.rooms,
       roomInvitations: rooms.invitations,
       messages: messages.messages,
+      messageReading: messages.reading,
+      messageChanges: messages.changes,
+      reactions: messages.reactions,
       chatStatus: chatStatus.chatStatus,
       keyDirectory: e2ee.keyDirectory,
       roomKeys: e2ee.roomKeys,

@@ -13,7 +13,7 @@ import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 
 /** The chat list at start-up, and the read mark its unread counts come from. */
 export const chatStatusRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { chatStatus, messages } = services;
+  const { chatStatus, messageReading } = services;
   const tags = ['Rooms'];
   const security = [{ bearerAuth: [] }];
 
@@ -44,7 +44,7 @@ export const chatStatusRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app,
       response: { 204: NoContentSchema, ...authedErrors(RoomsErrors.NOT_A_MEMBER, MessagesErrors.MESSAGE_NOT_FOUND, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
-      await messages.markRead(principalOf(request), request.params.roomId, request.body ?? {});
+      await messageReading.markRead(principalOf(request), request.params.roomId, request.body ?? {});
       return reply.code(204).send();
     },
   });

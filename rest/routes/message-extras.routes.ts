@@ -23,7 +23,7 @@ import { SummariesErrors } from '../../src/summaries/summaries.errors.js';
 
 /** Comments and translations: routes keyed by a message id. */
 export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { messages } = services;
+  const { messages, messageReading, messageChanges, reactions } = services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
   const message = z.object({ messageId: IdParam });
@@ -42,7 +42,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       body: z.string().max(200_000).nullish(),
       response: { 200: PostTranslationsSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, MessagesErrors.NOT_A_BROADCAST_POST, MessagesErrors.TRANSLATION_NOT_ALLOWED, RoomsErrors.LANGUAGE_NOT_SUPPORTED, RoomsErrors.ORIGINAL_LANGUAGE, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS) },
     },
-    handler: async (request) => messages.translate(principalOf(request), request.params.messageId, request.params.language, request.body ?? ''),
+    handler: async (request) => messageReading.translate(principalOf(request), request.params.messageId, request.params.language, request.body ?? ''),
   });
 
   app.post('/api/messages/:messageId/tldr', {
@@ -80,7 +80,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       querystring: MessagesQuerySchema,
       response: { 200: MessagesPageSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.CURSOR_CONFLICT) },
     },
-    handler: async (request) => messages.readComments(principalOf(request), request.params.messageId, request.query),
+    handler: async (request) => messageReading.readComments(principalOf(request), request.params.messageId, request.query),
   });
 
   app.patch('/api/messages/:messageId', {
@@ -97,7 +97,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
         ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.EDIT_NOT_ALLOWED, MessagesErrors.EDIT_WINDOW_PASSED, MessagesErrors.MESSAGE_DELETED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, ...BODY_ERRORS),
       },
     },
-    handler: async (request) => messages.edit(principalOf(request), request.params.messageId, request.body),
+    handler: async (request) => messageChanges.edit(principalOf(request), request.params.messageId, request.body),
   });
 
   app.get('/api/messages/:messageId/edits', {
@@ -108,7 +108,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       params: message,
       response: { 200: MessageEditsSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND) },
     },
-    handler: async (request) => messages.versions(principalOf(request), request.params.messageId),
+    handler: async (request) => messageChanges.versions(principalOf(request), request.params.messageId),
   });
 
   app.delete('/api/messages/:messageId', {
@@ -123,7 +123,7 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       response: { 204: NoContentSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.DELETE_NOT_ALLOWED, MessagesErrors.MESSAGE_DELETED) },
     },
     handler: async (request, reply) => {
-      await messages.delete(principalOf(request), request.params.messageId, request.query.scope);
+      await messageChanges.delete(principalOf(request), request.params.messageId, request.query.scope);
       return reply.code(204).send();
     },
   });
@@ -150,8 +150,8 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       handler: async (request, reply) => {
         // Cast: the params schema above checked both (the route is declared in a loop, so its types are not inferred).
         const { messageId, emoji } = request.params as { messageId: string; emoji: string };
-        if (method === 'put') await messages.react(principalOf(request), messageId, emoji);
-        else await messages.unreact(principalOf(request), messageId, emoji);
+        if (method === 'put') await reactions.react(principalOf(request), messageId, emoji);
+        else await reactions.unreact(principalOf(request), messageId, emoji);
         return reply.code(204).send();
       },
     });
@@ -167,6 +167,6 @@ export const messageExtrasRoutes: FastifyPluginAsyncZod<RouteOptions> = async (a
       params: message,
       response: { 200: MessageReadersSchema, ...authedErrors(MessagesErrors.MESSAGE_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.READ_RECEIPTS_NOT_HERE, MessagesErrors.READ_RECEIPTS_OFF) },
     },
-    handler: async (request) => messages.readers(principalOf(request), request.params.messageId),
+    handler: async (request) => messageReading.readers(principalOf(request), request.params.messageId),
   });
 };

@@ -11,7 +11,7 @@ import { MessagesErrors } from '../../src/messages/messages.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 
 export const messagesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { services }) => {
-  const { messages } = services;
+  const { messages, messageReading } = services;
   const tags = ['Messages'];
   const security = [{ bearerAuth: [] }];
   const room = z.object({ roomId: IdParam });
@@ -42,6 +42,6 @@ export const messagesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
       querystring: MessagesQuerySchema,
       response: { 200: MessagesPageSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, MessagesErrors.CURSOR_CONFLICT) },
     },
-    handler: async (request) => messages.read(principalOf(request), request.params.roomId, request.query),
+    handler: async (request) => messageReading.read(principalOf(request), request.params.roomId, request.query),
   });
 };

@@ -89,7 +89,7 @@ export function appsArea(
     users: deps.users,
     geo: p.geo,
     postCard: (roomId, appId, card) => deps.messages.messages.postAppCard(roomId, appId, card),
-    updateCard: (messageId, appId, card) => deps.messages.messages.updateAppCard(messageId, appId, card),
+    updateCard: (messageId, appId, card) => deps.messages.changes.updateAppCard(messageId, appId, card),
     followUps: {
       // Its own key, derived from the apps' secret key: a follow-up token signs nothing else.
       tokens: new FollowUpTokens(createHmac('sha256', secretKey).update('follow-up tokens').digest()),

@@ -2,7 +2,7 @@ import type { AuthService } from '../auth/index.js';
 import type { AnyCallService } from '../calls/index.js';
 import type { EncryptedUploadsService } from '../e2ee/index.js';
 import type { InvocationsService, WebhooksService } from '../apps/index.js';
-import type { MessagesService } from '../messages/index.js';
+import type { MessageChangesService } from '../messages/index.js';
 /**
  * Scheduled clean-ups and reconcilers: nothing may rely on TTL indexes (docs/contributors/decisions.md),
  * and a ring timeout whose job was lost (Redis restored from an old snapshot) still ends its call.
@@ -15,7 +15,7 @@ export class MaintenanceService {
       encryptedUploads: Pick<EncryptedUploadsService, 'deleteUnused'>;
       webhooks: Pick<WebhooksService, 'deleteOldActivity'>;
       invocations: Pick<InvocationsService, 'deleteOldForms'>;
-      messages: Pick<MessagesService, 'finishStalledRemovals'>;
+      messages: Pick<MessageChangesService, 'finishStalledRemovals'>;
     },
   ) {}
 

@@ -7,6 +7,10 @@ import { QUEUES } from '../platform/queues.js';
 import { MessageEditsRepo, MessageRemovalsRepo, MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
 import { MessagesService, type ClaimUploads } from './messages.service.js';
+import { MessageChangesService } from './message-changes.service.js';
+import { MessageReadingService } from './message-reading.service.js';
+import { ReactionsService } from './reactions.service.js';
+import type { MessagesDeps } from './message-shared.js';
 
 /** Posting and reading messages, comments and translations of broadcast posts. */
 export function messagesArea(
@@ -26,7 +30,7 @@ export function messagesArea(
   const removals = new MessageRemovalsRepo(p.db);
   const activity = new RoomActivityRepo(p.db);
   const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
-  const messages = new MessagesService({
+  const parts: MessagesDeps = {
     rooms: deps.rooms.policy,
     policy,
     messages: messagesRepo,
@@ -51,7 +55,12 @@ export function messagesArea(
       slotKey: (roomId, userId) => p.keys.slots('message-request', `${roomId}:${userId}`),
       memberCount: async (roomId) => (await deps.rooms.repos.rooms.findById(roomId))?.memberCount ?? 0,
     },
-  });
+  };
+  // Posting, reading (and receipts), changing (edits, deletions) and reactions: one service each, over the same parts.
+  const messages = new MessagesService(parts);
+  const reading = new MessageReadingService(parts);
+  const changes = new MessageChangesService(parts);
+  const reactions = new ReactionsService(parts);
   // A new member starts with the room's history read: their unread count counts from their joining.
   p.domainEvents.on('room.member-joined', ({ roomId, userId }) => activity.startMember(roomId, userId, p.clock()));
   /** What a deleted account wrote, erased where it stands (asked for at deletion), and the chat lists' previews of it. */
@@ -78,7 +87,7 @@ export function messagesArea(
     }));
   /** A deleted account's read marks (with or without its words erased). */
   const forgetReader = (userId: string) => activity.forgetReader(userId);
-  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, policy, forgetAuthor, forgetReader, exportOf };
+  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, reading, changes, reactions, policy, forgetAuthor, forgetReader, exportOf };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 
@@ -86,6 +95,9 @@ export type MessagesArea = ReturnType<typeof messagesArea>;
 export type { MessagesPolicy } from './messages.policy.js';
 
 export type { MessagesService, PostMessageInput, PostRequest } from './messages.service.js';
+export type { MessageChangesService } from './message-changes.service.js';
+export type { MessageReadingService } from './message-reading.service.js';
+export type { ReactionsService } from './reactions.service.js';
 export type { LastMessage } from './room-activity.repo.js';
 export { unreadCount } from './room-activity.repo.js';
 export { appText, cleanText } from './messages.service.js';

@@ -19,7 +19,7 @@ export function moderationArea(
   deps: {
     users: UsersArea;
     devices: DevicesArea;
-    messages: Pick<MessagesArea, 'policy' | 'messages'>;
+    messages: Pick<MessagesArea, 'policy' | 'messages' | 'changes'>;
     rooms: Pick<RoomsArea, 'rooms'>;
     apps: Pick<AppsArea, 'repos' | 'installs' | 'policy'>;
     blocks: BlockWrites;
@@ -40,7 +40,7 @@ export function moderationArea(
     },
     visibleRoom: async (principal, roomId) => Boolean(await deps.rooms.rooms.get(principal, roomId)),
     visibleApp: async (principal, appId) => (await deps.apps.policy.visible(appId, principal)) !== null,
-    removeMessage: (messageId) => deps.messages.messages.removeForEveryone(messageId),
+    removeMessage: (messageId) => deps.messages.changes.removeForEveryone(messageId),
     unlistApp: (appId) => deps.apps.repos.apps.unlist(appId, p.clock()),
     block: (blockerId, blockedId, reason) => deps.blocks.blockFor(blockerId, blockedId, reason, p.clock()),
     events: deps.events,
