@@ -28,6 +28,13 @@ describe('ARCHITECTURE.md stays true', () => {
     assert.deepEqual(files.filter((file) => !existsSync(path.join(root, file))), []);
   });
 
+  it('the messages area is split by action: no service file of it over 250 lines', () => {
+    const services = filesUnder(path.join(root, 'src', 'messages'), '.service.ts');
+    assert.ok(services.length >= 4, `only ${services.length} service files found: the scan is broken`);
+    const long = services.map((file) => [path.relative(root, file), readFileSync(file, 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 250);
+    assert.deepEqual(long.map(([file, lines]) => `${file}: ${lines} lines`), []);
+  });
+
   it('the check sees a name that is gone (positive control)', () => {
     assert.equal(exists('RoomActivityRepo', 'append'), true);
     assert.equal(exists('RoomActivityRepo', 'nextSeq'), false);
