@@ -68,6 +68,11 @@ export class EphemeralStore {
     return Number(results?.[0]?.[1] ?? n);
   }
 
+  /** The slots taken and not given back now. */
+  async slotsTaken(key: string): Promise<number> {
+    return Number((await this.redis.get(key)) ?? 0);
+  }
+
   /** Gives back slots taken with takeSlots; never below zero (an expired key stays gone). */
   async releaseSlots(key: string, n: number): Promise<void> {
     await this.redis.eval(RELEASE_SLOTS, 1, key, String(n));
