@@ -66,7 +66,7 @@ async function composeAreas(p: Platform) {
     events,
     isSiteAdmin: (userId) => users.users.isSiteAdmin(userId),
   });
-  const chatStatus = chatStatusArea({ rooms, messages, calls });
+  const chatStatus = chatStatusArea({ rooms, messages, calls, clock: p.clock });
   const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
   const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, events, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
   const moderation = moderationArea(p, { users, devices, messages, rooms, apps, blocks: contacts.blocks, events });

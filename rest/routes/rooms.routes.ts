@@ -7,6 +7,8 @@ import {
   EnabledQuerySchema,
   MutedQuerySchema,
   MutedSchema,
+  NotificationsRequestSchema,
+  NotificationsSchema,
   PublishQuerySchema,
   RoomCreateSchema,
   RoomDtoSchema,
@@ -165,6 +167,29 @@ export const roomsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
   app.get('/api/rooms/:roomId/muted', {
     schema: { tags, security, summary: 'The caller\'s mute setting (enabled members)', params: room, response: { 200: MutedSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER) } },
     handler: async (request) => rooms.muted(principalOf(request), request.params.roomId),
+  });
+
+  app.get('/api/rooms/:roomId/notifications', {
+    schema: {
+      tags,
+      security,
+      summary: 'How loud the room is for the caller: ALL, MENTIONS or NONE, and a mute with an end',
+      params: room,
+      response: { 200: NotificationsSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER) },
+    },
+    handler: async (request) => rooms.notifications(principalOf(request), request.params.roomId),
+  });
+
+  app.put('/api/rooms/:roomId/notifications', {
+    schema: {
+      tags,
+      security,
+      summary: 'Set how loud the room is for the caller (the spec\'s mute reads and writes the same: muted is NONE); the caller\'s other devices get room.notifications-changed',
+      params: room,
+      body: NotificationsRequestSchema,
+      response: { 200: NotificationsSchema, ...authedErrors(RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, ...BODY_ERRORS) },
+    },
+    handler: async (request) => rooms.setNotifications(principalOf(request), request.params.roomId, request.body),
   });
 
   app.post('/api/rooms/:roomId/muted', {

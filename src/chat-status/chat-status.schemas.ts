@@ -28,7 +28,8 @@ export const RoomStatusSchema = z
     room: RoomDtoSchema,
     unreadCount: z.number().int().describe('Timeline messages after the caller\'s read mark (comments are not counted)'),
     lastMessage: LastMessageSchema.nullable().describe('The newest timeline message; null before the first'),
-    muted: z.boolean(),
+    muted: z.boolean().describe('The room is NONE for the caller now (muted, for good or until a time)'),
+    notificationLevel: z.enum(['ALL', 'MENTIONS', 'NONE']).describe('How loud the room is for the caller now (GET /api/rooms/{roomId}/notifications: the level chosen and a mute with an end)'),
     enabled: z.boolean().describe('False when an admin disabled the caller in this room'),
     call: RoomCallSummarySchema.nullable().describe('The room call in progress, if any'),
   })

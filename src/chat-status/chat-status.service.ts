@@ -6,7 +6,7 @@ import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { MembershipReads } from '../rooms/index.js';
 import type { RoomReads } from '../rooms/index.js';
-import { presentRoom } from '../rooms/index.js';
+import { defaultLevelOf, levelNow, presentRoom } from '../rooms/index.js';
 import type { LastMessageSchema, RoomStatusSchema } from './chat-status.schemas.js';
 
 export type RoomStatusView = z.infer<typeof RoomStatusSchema>;
@@ -36,6 +36,7 @@ export class ChatStatusService {
       members: MembershipReads;
       activity: ActivityReads;
       roomCalls: RoomCallReads;
+      clock: () => Date;
     },
   ) {}
 
@@ -59,6 +60,7 @@ export class ChatStatusService {
       roomCalls.activeCallsOf(ids),
     ]);
     const byId = new Map(docs.map((room) => [room._id, room]));
+    const now = this.deps.clock();
     const items = ids.flatMap((roomId): RoomStatusView[] => {
       const room = byId.get(roomId);
       if (!room) return [];
@@ -70,7 +72,8 @@ export class ChatStatusService {
           room: presentRoom(room),
           unreadCount: unreadCount(activityOfRoom, marks.get(roomId), principal.userId),
           lastMessage: activityOfRoom?.last ? preview(activityOfRoom.last) : null,
-          muted: member?.muted ?? false,
+          muted: member ? levelNow(member, room, now) === 'NONE' : false,
+          notificationLevel: member ? levelNow(member, room, now) : defaultLevelOf(room),
           enabled: member?.enabled ?? true,
           call: call ? { callId: call._id, media: call.media, participantCount: call.participantCount, startedAt: call.createdAt.toISOString() } : null,
         },

@@ -31,6 +31,9 @@ export interface PostMessageInput {
   clientMessageId?: string | null;
   /** A message of the same room this one answers. */
   replyToId?: string | null;
+  /** Members it mentions (non-members left out), and whether it mentions the whole room. */
+  mentions?: string[] | null;
+  mentionsRoom?: boolean | null;
 }
 
 /** Who posts, as the request tells: its address (for the message's place), and where work that follows the answer goes. */
@@ -115,6 +118,8 @@ export function presentMessage(message: MessageDoc, viewerId?: string): MessageV
     appId: message.appId ?? null,
     card: message.card ?? null,
     replyTo: message.replyTo ?? null,
+    mentions: message.mentions ?? [],
+    mentionsRoom: message.mentionsRoom === true,
     reactions: reactionCounts(message, viewerId),
     editedAt: message.editedAt?.toISOString() ?? null,
     deleted: Boolean(message.deletedAt),

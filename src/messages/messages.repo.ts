@@ -37,6 +37,9 @@ export interface MessageDoc {
   card?: Card;
   /** The reply's excerpt of the message it answers, kept true when that one is edited or deleted. */
   replyTo?: ReplyExcerpt | null;
+  /** The members it mentions (absent: none), and whether it mentions the whole room (absent: no). */
+  mentions?: string[];
+  mentionsRoom?: true;
   /** When its author last edited it (earlier versions are in `message_edits`). */
   editedAt?: Date | null;
   /**

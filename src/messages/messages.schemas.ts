@@ -26,6 +26,12 @@ export const ChatMessageSchema = z
       .nullish()
       .describe('Made by the phone when the user taps send (a UUID): posting again with it returns the first message\'s id instead of a second message; unique per author and room'),
     replyToId: IdParam.nullish().describe('A message of the same room the author may read: this one answers it'),
+    mentions: z
+      .array(IdParam)
+      .max(50)
+      .nullish()
+      .describe('Members the message mentions, by user id (at most 50): those who are not members are left out, never an error. In an end-to-end encrypted room the ids travel in clear beside the ciphertext (the server must know whom to notify)'),
+    mentionsRoom: z.boolean().nullish().describe('Mentions everyone in the room: the room\'s creator and admins only (400 MENTION_ROOM_NOT_ALLOWED)'),
   })
   .meta({ id: 'ChatMessage' });
 
@@ -52,6 +58,8 @@ export const MessageDtoSchema = z
     appId: z.string().nullable().describe('Set when an app posted the message (its userId is then app:<appId>)'),
     card: CardSchema.nullable().describe('The card an app posted'),
     replyTo: ReplyExcerptSchema.nullable().describe('The message this one answers, as it stands now'),
+    mentions: z.array(z.string()).describe('The members it mentions, by user id'),
+    mentionsRoom: z.boolean().describe('It mentions everyone in the room'),
     reactions: z.array(z.object({ emoji: z.string(), count: z.number().int(), me: z.boolean().describe('The caller is among them') })).describe('Most first'),
     editedAt: IsoDateTime.nullable().describe('When its author last edited it (earlier versions: GET /api/messages/{messageId}/edits)'),
     deleted: z.boolean().describe('Deleted for everyone: a tombstone (no text, translations, card or attachments)'),

@@ -118,6 +118,8 @@ export class MessagesService {
     const clientKey = input.clientMessageId && parentId === null && !claimUploads ? `${room._id}:${principal.userId}:${input.clientMessageId}` : undefined;
 
     const replyTo = input.replyToId ? await this.replyExcerpt(room._id, input.replyToId, principal.userId) : null;
+    // Mentions only of members (one read, only when there are any); the whole room, its creator's and admins'.
+    const mentions = (input.mentions?.length ?? 0) > 0 || input.mentionsRoom ? await this.deps.rooms.mentionable(room, principal.userId, input.mentions ?? [], input.mentionsRoom === true) : [];
     const language = await this.authorLanguages.get(principal.userId, async () => (await this.deps.users.findById(principal.userId))?.language ?? 'en');
     const id = newMessageId();
     const doc: MessageDoc = {
@@ -134,6 +136,8 @@ export class MessagesService {
       language,
       translations: {},
       ...(replyTo ? { replyTo } : {}),
+      ...(mentions.length > 0 ? { mentions } : {}),
+      ...(input.mentionsRoom ? { mentionsRoom: true as const } : {}),
       createdAt: this.deps.clock(),
     };
     if (claimUploads) await this.deps.claimUploads({ roomId: room._id, uploaderId: principal.userId, messageId: doc._id, attachmentIds });

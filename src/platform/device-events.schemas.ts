@@ -65,6 +65,9 @@ export const DEVICE_EVENTS = {
   'room.invitation': z
     .object({ roomId: z.string(), roomType: z.string(), roomName: z.string().nullable(), inviter: UserRef })
     .describe('Someone the user is not connected to invites them into a room (a direct chat: a message request). Accept or decline with POST /api/rooms/{roomId}/invitation; until then the user is not a member'),
+  'room.notifications-changed': z
+    .object({ roomId: z.string(), level: z.enum(['ALL', 'MENTIONS', 'NONE']), mutedUntil: IsoDateTime.nullable(), levelNow: z.enum(['ALL', 'MENTIONS', 'NONE']) })
+    .describe('The user changed how loud a room is on another of their devices (or muted or unmuted it): show the same'),
   'room.invitation-accepted': z.object({ roomId: z.string(), user: UserRef }).describe('A user the caller invited accepted and is now a member of the room'),
   'wallet.transfer-received': z
     .object({ entryId: z.string(), fromUserId: z.string(), walletId: z.string(), currency: z.string(), amount: Money })

@@ -51,7 +51,7 @@ export function pushArea(
   return {
     push: new PushService(deps.devices, deps.inbox, deps.presence, providerFor),
     // Added together, the parts go to Redis in one write (the queues group what is added at once).
-    messagePush: new MessagePushService({ ...deps, providerFor, partMembers: p.config.PUSH_PART_MEMBERS, delivered: redisDeliveredLog(p.redis, p.keys.pushDelivered), enqueueParts: async (jobs) => void (await Promise.all(jobs.map((job) => p.queues.add(QUEUES.messagePush, job)))) }),
+    messagePush: new MessagePushService({ ...deps, clock: p.clock, providerFor, partMembers: p.config.PUSH_PART_MEMBERS, delivered: redisDeliveredLog(p.redis, p.keys.pushDelivered), enqueueParts: async (jobs) => void (await Promise.all(jobs.map((job) => p.queues.add(QUEUES.messagePush, job)))) }),
     close: async () => providers?.close(),
   };
 }

@@ -3,6 +3,7 @@ import type { DevicePushTokens } from '../devices/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
 import { unreadCount } from '../messages/index.js';
 import type { PresenceStore } from '../presence/index.js';
+import { addresses, levelNow, pushedAt, type Addressing } from '../rooms/index.js';
 import type { MembershipReads, RoomDoc, RoomReads } from '../rooms/index.js';
 import type { MessagePushJob } from '../platform/queues.js';
 import type { RedisClient } from '../platform/redis.js';
@@ -107,6 +108,8 @@ export class MessagePushService {
       delivered: DeliveredLog;
       /** Who the room's posts could be pushed to, learned here for the posts to come (a post with nobody to push starts no job). */
       reach: Pick<PushReachStore, 'version' | 'store'>;
+      /** Now, for mutes with an end. */
+      clock: () => Date;
     },
   ) {}
 
@@ -122,7 +125,7 @@ export class MessagePushService {
     if (!message || !room) return { ...outcome, parts: 0 };
     const replacement = Boolean(job.replacement);
     if (job.part) return { ...(await this.pushTo(message, room, job.part.memberIds, replacement)), parts: 0 };
-    const { recipients, devices } = await this.recipientsOf(message);
+    const { recipients, devices } = await this.recipientsOf(message, room);
     const size = this.deps.partMembers;
     if (recipients.length > size) {
       const parts: MessagePushJob[] = [];
@@ -172,9 +175,10 @@ export class MessagePushService {
       if (offline.length === 0) continue;
       const { base, authorName } = await show();
       const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
+      const addressing = addressingOf(message);
       const pushes = offline.map((device) => ({
         device,
-        message: this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0),
+        message: this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0, !deleted && addresses(addressing, device.userId)),
       }));
       for (const { device, message: push } of pushes) {
         sends.push(
@@ -204,20 +208,27 @@ export class MessagePushService {
    * parent's author alone. A timeline post's members are also the room's reach, kept for the posts
    * to come; a small room's devices are read here once, for both (`devices`, every member's).
    */
-  private async recipientsOf(message: MessageDoc): Promise<{ recipients: string[]; devices?: PushableDevice[] }> {
+  private async recipientsOf(message: MessageDoc, room: RoomDoc): Promise<{ recipients: string[]; devices?: PushableDevice[] }> {
     const { roomId, userId: authorId, parentId } = message;
+    const now = this.deps.clock();
     let candidates: string[];
     let devices: PushableDevice[] | undefined;
     if (parentId) {
+      // A comment is pushed to the parent's author, as a reply to them: unless the room is NONE for them now.
       const parent = await this.deps.messages.findById(parentId);
       const member = parent ? (await this.deps.members.membershipsOf(parent.userId, [roomId])).get(roomId) : undefined;
-      candidates = parent && member?.active && member.enabled && !member.muted ? [parent.userId] : [];
+      candidates = parent && member?.active && member.enabled && levelNow(member, room, now) !== 'NONE' ? [parent.userId] : [];
     } else {
       // The version before the database: a change meanwhile keeps this job from storing what it read.
       const version = await this.deps.reach.version(roomId);
-      candidates = await this.deps.members.pushRecipients(roomId);
-      if (candidates.length <= REACH_MAX_DEVICES) devices = await this.deps.devices.pushableOf(candidates);
+      const members = await this.deps.members.pushRecipients(roomId);
+      // The reach is every member who could be pushed some post (a mute with an end ends by itself);
+      // this post goes to those whose level now takes it (notifications.ts).
+      const everyone = members.map((member) => member.userId);
+      if (everyone.length <= REACH_MAX_DEVICES) devices = await this.deps.devices.pushableOf(everyone);
       await this.deps.reach.store(roomId, version, devices ? devices.map((device) => [device._id, device.userId]) : null);
+      const addressing = addressingOf(message);
+      candidates = members.filter((member) => pushedAt(levelNow(member, room, now), addressing, member.userId)).map((member) => member.userId);
     }
     candidates = candidates.filter((userId) => userId !== authorId);
     const blocking = new Set<string>();
@@ -238,11 +249,18 @@ export class MessagePushService {
     );
   }
 
-  private render(roomId: string, messageId: string, encrypted: boolean, base: { title: string; text: string | null }, authorName: string | null, badge: number): PushMessage {
-    const data: Record<string, string> = { event: 'message.new', roomId, messageId };
+  /** `mentioned`: the message mentions the recipient, the room, or replies to them (`category: MENTION`, and the alert says so). */
+  private render(roomId: string, messageId: string, encrypted: boolean, base: { title: string; text: string | null }, authorName: string | null, badge: number, mentioned = false): PushMessage {
+    const data: Record<string, string> = { event: 'message.new', roomId, messageId, ...(mentioned ? { category: 'MENTION' } : {}) };
     // End-to-end encrypted: ids only, and `mutable-content` lets the phone decrypt and show it itself.
-    if (encrypted) return { kind: 'alert', alert: { title: 'New message', body: 'You have a new message' }, data, ttlSeconds: 86_400, collapseId: roomId, badge, mutableContent: true };
-    const body = authorName ? `${authorName}: ${base.text ?? ''}` : (base.text ?? '');
+    if (encrypted) return { kind: 'alert', alert: { title: mentioned ? 'You were mentioned' : 'New message', body: 'You have a new message' }, data, ttlSeconds: 86_400, collapseId: roomId, badge, mutableContent: true };
+    const said = mentioned && authorName ? `${authorName} mentioned you` : authorName;
+    const body = said ? `${said}: ${base.text ?? ''}` : (base.text ?? '');
     return { kind: 'alert', alert: { title: base.title, body }, data: { ...data, roomName: base.title }, ttlSeconds: 86_400, collapseId: roomId, badge };
   }
+}
+
+/** Whom a message addresses: its mentions, the whole room, the author of the message it replies to. */
+function addressingOf(message: MessageDoc): Addressing {
+  return { mentions: message.mentions, mentionsRoom: message.mentionsRoom === true, repliesTo: message.replyTo?.userId };
 }

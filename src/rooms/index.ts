@@ -43,6 +43,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     policy,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     domainEvents: p.domainEvents,
+    events: deps.events,
     clock: p.clock,
   });
   /** The user's rooms and memberships for their data export. */
@@ -71,6 +72,7 @@ export type RoomsArea = ReturnType<typeof roomsArea>;
 
 export { assertTranslatable, isEnabledMember, isManager } from './rooms.policy.js';
 export type { RoomsPolicy } from './rooms.policy.js';
+export { addresses, defaultLevel as defaultLevelOf, levelNow, pushedAt, type Addressing, type NotificationLevel } from './notifications.js';
 export type { RoomDoc } from './rooms.repo.js';
 export { presentRoom } from './room-view.js';
 export type { RoomsService } from './rooms.service.js';

@@ -11,7 +11,12 @@ export interface RoomMemberDoc {
   active: boolean;
   /** A disabled member stays in the room but may not post or read its settings. */
   enabled: boolean;
+  /** The level NONE, chosen (the spec's mute). */
   muted: boolean;
+  /** The member's chosen level (absent: the room's default; `muted` wins); see notifications.ts. */
+  level?: 'ALL' | 'MENTIONS';
+  /** A mute with an end: NONE until then, then the chosen level again (absent or past: none). */
+  mutedUntil?: Date | null;
   /** Per-member override of the room's participantPublishEnabled (the publish switch); null: the room's. */
   publishEnabled: boolean | null;
   /** Removed by the creator or an admin: may not join back by themself. */
@@ -103,7 +108,7 @@ export class RoomMembersRepo {
     return this.collection.findOne({ _id: `${roomId}:${userId}` });
   }
 
-  async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled'>>): Promise<RoomMemberDoc | null> {
+  async set(roomId: string, userId: string, set: Partial<Pick<RoomMemberDoc, 'enabled' | 'muted' | 'publishEnabled' | 'level' | 'mutedUntil'>>): Promise<RoomMemberDoc | null> {
     const updated = await this.collection.findOneAndUpdate({ _id: `${roomId}:${userId}`, roomId, userId, active: true }, { $set: set }, { returnDocument: 'after' });
     await this.recent.clear(`${roomId}:${userId}`);
     return updated;
@@ -121,9 +126,18 @@ export class RoomMembersRepo {
     return rows.map((row) => row.userId);
   }
 
-  /** Members a new message of the room is pushed to: active, enabled and not muted. */
-  async pushRecipients(roomId: string): Promise<string[]> {
-    const rows = await this.collection.find({ roomId, active: true, enabled: true, muted: false }, { projection: { userId: 1 } }).toArray();
+  /**
+   * Members a new message of the room may be pushed to: active, enabled and not muted for good, with
+   * their level and any mute with an end (the push job decides per message: notifications.ts).
+   */
+  async pushRecipients(roomId: string): Promise<Pick<RoomMemberDoc, 'userId' | 'muted' | 'level' | 'mutedUntil'>[]> {
+    return this.collection.find({ roomId, active: true, enabled: true, muted: false }, { projection: { _id: 0, userId: 1, muted: 1, level: 1, mutedUntil: 1 } }).toArray();
+  }
+
+  /** Which of `userIds` are active members of the room (one read). */
+  async activeAmong(roomId: string, userIds: string[]): Promise<string[]> {
+    if (userIds.length === 0) return [];
+    const rows = await this.collection.find({ _id: { $in: userIds.map((userId) => `${roomId}:${userId}`) }, active: true }, { projection: { userId: 1 } }).toArray();
     return rows.map((row) => row.userId);
   }
 

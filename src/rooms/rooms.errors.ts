@@ -3,6 +3,7 @@ import { defineErrors } from '../platform/errors.js';
 export const RoomsErrors = defineErrors('rooms', {
   TOO_MANY_INVITATIONS: { status: 429, message: 'Too many invitations to people you are not connected to; try again later' },
   ROOM_NOT_FOUND: { status: 400, message: 'No such room, or not one you may see' },
+  MENTION_ROOM_NOT_ALLOWED: { status: 400, message: 'Only the room\'s creator and admins may mention the whole room (mentionsRoom)' },
   ROOM_NOT_ALLOWED: { status: 400, message: 'Only the room\'s creator or an admin may do this' },
   NOT_A_MEMBER: { status: 400, message: 'Not an enabled member of this room' },
   DIRECT_NEEDS_ONE_MEMBER: { status: 400, message: 'A direct chat takes exactly one other user' },

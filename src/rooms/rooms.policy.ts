@@ -39,6 +39,15 @@ export class RoomsPolicy {
     private readonly deps: { rooms: RoomsRepo; members: RoomMembersRepo; blocks: BlockReads; isSiteAdmin: (userId: string) => Promise<boolean> },
   ) {}
 
+  /**
+   * Whom a post may mention: the room's members among `userIds` (anyone else is left out, so a
+   * client's guess never fails a post); mentioning the whole room is for its creator and admins.
+   */
+  async mentionable(room: RoomDoc, authorId: string, userIds: string[], wholeRoom: boolean): Promise<string[]> {
+    if (wholeRoom && room.creatorId !== authorId && !room.admins.includes(authorId)) throw RoomsErrors.MENTION_ROOM_NOT_ALLOWED();
+    return this.deps.members.activeAmong(room._id, [...new Set(userIds)]);
+  }
+
   /** The room, or 400 ROOM_NOT_FOUND. */
   async room(roomId: string): Promise<RoomDoc> {
     const room = await this.deps.rooms.findById(roomId);

@@ -1,3 +1,4 @@
+import { NOTIFICATION_LEVELS } from './notifications.js';
 import { z } from 'zod';
 import { ROOM_TYPES } from './rooms.repo.js';
 import { IdParam, IsoDateTime, QueryBoolean } from '../platform/common.schemas.js';
@@ -55,6 +56,23 @@ export const PublishQuerySchema = z.object({ publishEnabled: bool });
 export const MutedQuerySchema = z.object({ muted: bool });
 export const EnabledQuerySchema = z.object({ enabled: bool });
 export const MutedSchema = z.object({ muted: z.boolean() }).meta({ id: 'RoomMuted' });
+
+const Level = z.enum(NOTIFICATION_LEVELS);
+export const NotificationsRequestSchema = z
+  .object({
+    level: Level.describe('ALL: every message; MENTIONS: messages that mention the member, mention the room, or reply to one of theirs; NONE: nothing (calls still ring)'),
+    mutedUntil: IsoDateTime.nullish().describe('A mute with an end: NONE until then, then `level` again (a past time, or none: no such mute)'),
+  })
+  .strict()
+  .meta({ id: 'RoomNotificationsRequest' });
+export const NotificationsSchema = z
+  .object({
+    roomId: z.string(),
+    level: Level.describe('The level chosen (the room\'s default until the member chooses: ALL for direct chats and groups of up to 256, MENTIONS above, NONE for broadcast rooms)'),
+    mutedUntil: IsoDateTime.nullable().describe('While a mute with an end lasts'),
+    levelNow: Level.describe('What is in force now: NONE during such a mute, else `level`'),
+  })
+  .meta({ id: 'RoomNotifications' });
 
 export const RoomSearchSchema = z
   .object({

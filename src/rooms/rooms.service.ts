@@ -1,5 +1,8 @@
 import type { Clock } from '../platform/clock.js';
 import type { DomainEvents } from '../platform/domain-events.js';
+import type { DeviceEvents } from '../platform/device-events.js';
+import { chosenLevel, levelNow, type NotificationLevel } from './notifications.js';
+import type { RoomMemberDoc } from './room-members.repo.js';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../platform/principal.js';
 import type { RoomMembersRepo } from './room-members.repo.js';
@@ -39,6 +42,7 @@ export class RoomsService {
       policy: RoomsPolicy;
       supportedLanguages: string[];
       domainEvents: DomainEvents;
+      events: Pick<DeviceEvents, 'toUsers'>;
       clock: Clock;
     },
   ) {}
@@ -180,18 +184,37 @@ export class RoomsService {
     await this.deps.members.set(roomId, participantId, { publishEnabled });
   }
 
-  /** Rule 4: the caller's own mute setting; the caller must be an enabled member. */
+  /** Rule 4: the caller's own mute setting (true while the room is NONE for them); the caller must be an enabled member. */
   async muted(principal: Principal, roomId: string): Promise<{ muted: boolean }> {
-    await this.room(roomId);
-    return { muted: (await this.deps.policy.enabledMember(roomId, principal.userId)).muted };
+    return { muted: (await this.notifications(principal, roomId)).levelNow === 'NONE' };
   }
 
+  /** The spec's mute, on the same state as the levels: muting is NONE, unmuting ALL (a mute with an end goes either way). */
   async setMuted(principal: Principal, roomId: string, muted: boolean): Promise<{ muted: boolean }> {
-    await this.room(roomId);
+    const now = await this.setNotifications(principal, roomId, { level: muted ? 'NONE' : 'ALL', mutedUntil: null });
+    return { muted: now.levelNow === 'NONE' };
+  }
+
+  /** How loud the room is for the caller: the level chosen (or the room's default), a mute with an end, the level in force now. */
+  async notifications(principal: Principal, roomId: string): Promise<RoomNotificationsView> {
+    const room = await this.room(roomId);
+    return presentNotifications(room, await this.deps.policy.enabledMember(roomId, principal.userId), this.now());
+  }
+
+  /** Sets how loud the room is for the caller; their other devices are told. */
+  async setNotifications(principal: Principal, roomId: string, input: { level: NotificationLevel; mutedUntil?: string | null | undefined }): Promise<RoomNotificationsView> {
+    const room = await this.room(roomId);
     await this.deps.policy.enabledMember(roomId, principal.userId);
-    const member = await this.deps.members.set(roomId, principal.userId, { muted });
-    if (member) await this.deps.domainEvents.emit('room.member-changed', { roomId, userId: principal.userId });
-    return { muted: member?.muted ?? muted };
+    const now = this.now();
+    const until = input.mutedUntil ? new Date(input.mutedUntil) : null;
+    const mutedUntil = until && until.getTime() > now.getTime() ? until : null;
+    const member = await this.deps.members.set(roomId, principal.userId, input.level === 'NONE' ? { muted: true, mutedUntil } : { muted: false, level: input.level, mutedUntil });
+    if (!member) throw RoomsErrors.NOT_A_MEMBER();
+    // Who a post may be pushed to changed: the room's push reach is learned again.
+    await this.deps.domainEvents.emit('room.member-changed', { roomId, userId: principal.userId });
+    const view = presentNotifications(room, member, now);
+    await this.deps.events.toUsers([principal.userId], 'room.notifications-changed', view, { exceptDeviceId: principal.deviceId });
+    return view;
   }
 
   /**
@@ -320,4 +343,16 @@ export class RoomsService {
   chatRoomIdsOf(userId: string): Promise<string[]> {
     return this.deps.members.activeRoomIds(userId);
   }
+}
+
+export interface RoomNotificationsView {
+  roomId: string;
+  level: NotificationLevel;
+  mutedUntil: string | null;
+  levelNow: NotificationLevel;
+}
+
+function presentNotifications(room: RoomDoc, member: Pick<RoomMemberDoc, 'muted' | 'level' | 'mutedUntil'>, now: Date): RoomNotificationsView {
+  const until = member.mutedUntil && member.mutedUntil.getTime() > now.getTime() ? member.mutedUntil.toISOString() : null;
+  return { roomId: room._id, level: chosenLevel(member, room), mutedUntil: until, levelNow: levelNow(member, room, now) };
 }
