@@ -33,9 +33,9 @@ export const ROUND_TRIP_BUDGETS = {
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
   },
   'message push job': {
-    mongo: 11,
+    mongo: 13,
     redis: 6,
-    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept (the same as before: no clearing published to the other processes), the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
+    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, those rooms and the memberships (the level of each: ALL counts unread messages, MENTIONS unread mentions), their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept (the same as before: no clearing published to the other processes), the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
   },
   comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
   'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },
@@ -43,7 +43,7 @@ export const ROUND_TRIP_BUDGETS = {
     mongo: 3,
     redis: 1,
     why: 'as a post, and the message replied to (its excerpt)',
-    afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
+    afterAnswer: { mongo: 2, redis: 0, why: 'as a post, and the reply noted in the room\'s record of messages that address members (the replied-to author\'s unread mentions): only messages that mention or reply write it' },
   },
   'message edit': {
     mongo: 5,

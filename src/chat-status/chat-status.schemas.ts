@@ -27,6 +27,7 @@ export const RoomStatusSchema = z
   .object({
     room: RoomDtoSchema,
     unreadCount: z.number().int().describe('Timeline messages after the caller\'s read mark (comments are not counted)'),
+    unreadMentions: z.number().int().describe('Of those, the ones that mention the caller, mention the room, or reply to the caller (the newest 50 such messages of the room are counted)'),
     lastMessage: LastMessageSchema.nullable().describe('The newest timeline message; null before the first'),
     muted: z.boolean().describe('The room is NONE for the caller now (muted, for good or until a time)'),
     notificationLevel: z.enum(['ALL', 'MENTIONS', 'NONE']).describe('How loud the room is for the caller now (GET /api/rooms/{roomId}/notifications: the level chosen and a mute with an end)'),

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { RoomCallReads } from '../calls/index.js';
 import type { LastMessage, ActivityReads } from '../messages/index.js';
-import { unreadCount } from '../messages/index.js';
+import { unreadCount, unreadMentions } from '../messages/index.js';
 import { page, type Page } from '../platform/paging.js';
 import type { Principal } from '../platform/principal.js';
 import type { MembershipReads } from '../rooms/index.js';
@@ -71,6 +71,7 @@ export class ChatStatusService {
         {
           room: presentRoom(room),
           unreadCount: unreadCount(activityOfRoom, marks.get(roomId), principal.userId),
+          unreadMentions: unreadMentions(activityOfRoom, marks.get(roomId), principal.userId),
           lastMessage: activityOfRoom?.last ? preview(activityOfRoom.last) : null,
           muted: member ? levelNow(member, room, now) === 'NONE' : false,
           notificationLevel: member ? levelNow(member, room, now) : defaultLevelOf(room),

@@ -99,7 +99,7 @@ export type { MessageChangesService } from './message-changes.service.js';
 export type { MessageReadingService } from './message-reading.service.js';
 export type { ReactionsService } from './reactions.service.js';
 export type { LastMessage } from './room-activity.repo.js';
-export { unreadCount } from './room-activity.repo.js';
+export { unreadCount, unreadMentions } from './room-activity.repo.js';
 export { appText, cleanText } from './messages.service.js';
 
 /** What other areas read of messages: one by id, and the room's messages before or after one. */

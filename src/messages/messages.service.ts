@@ -160,7 +160,23 @@ export class MessagesService {
     const earlier = await this.append(doc, stored);
     if (earlier) return presentMessage(earlier);
     this.markAuthorRead(doc, request.afterAnswer ?? nextTurn);
+    this.noteAddressed(doc, request.afterAnswer ?? nextTurn);
     return this.announce(doc);
+  }
+
+  /**
+   * A timeline message that mentions members, the room, or replies to someone is noted in the room's
+   * record, for each member's unread mentions (the chat list and the badge): after the answer, only
+   * for such messages (a plain post writes nothing more). Lost to a crash in between, it is not counted.
+   */
+  private noteAddressed(doc: MessageDoc, afterAnswer: AfterAnswer): void {
+    const replyTo = doc.replyTo?.userId !== undefined && doc.replyTo.userId !== doc.userId ? [doc.replyTo.userId] : [];
+    const to = [...new Set([...(doc.mentions ?? []), ...replyTo])];
+    if (to.length === 0 && !doc.mentionsRoom) return;
+    const entry = { seq: must(doc.seq, 'the number append gave the message'), by: doc.userId, to, ...(doc.mentionsRoom ? { room: true as const } : {}) };
+    afterAnswer(() => {
+      this.deps.activity.noteAddressed(doc.roomId, entry).catch((error: unknown) => this.deps.logger.warn({ err: error, roomId: doc.roomId }, 'a mention was not noted'));
+    });
   }
 
   /**

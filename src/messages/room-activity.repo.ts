@@ -30,7 +30,20 @@ interface RoomActivityDoc {
    * `count`, the one before `count - 1`, and so on (pushed by the update that takes the numbers).
    */
   recentAuthors?: string[];
+  /** The newest ADDRESSED_KEPT timeline messages that mention someone, the room, or reply to someone (see `unreadMentions`). */
+  addressed?: AddressedEntry[];
 }
+
+/** A timeline message that addresses members: by whom, whom (mentions and the replied-to author), or the whole room. */
+export interface AddressedEntry {
+  seq: number;
+  by: string;
+  to: string[];
+  room?: true;
+}
+
+/** How many addressing messages a room's record keeps: a member's unread mentions count up to this many. */
+export const ADDRESSED_KEPT = 50;
 
 /** How many of a room's newest messages' authors its activity record keeps (see `unreadCount`). */
 export const RECENT_AUTHORS = 16;
@@ -61,6 +74,8 @@ export interface RoomActivity {
   /** Timeline numbers of messages deleted for everyone (in both reads). */
   deletedSeqs: number[];
   lastAt: Date | null;
+  /** The newest messages that address members (in both reads). */
+  addressed: AddressedEntry[];
 }
 
 /**
@@ -75,6 +90,16 @@ export function unreadCount(activity: RoomActivity | undefined, mark: number | u
   const read = Math.max(mark ?? 0, own < 0 ? 0 : activity.count - (activity.recentAuthors.length - 1 - own));
   const deletedUnread = activity.deletedSeqs.filter((seq) => seq > read).length;
   return Math.max(0, activity.count - read - deletedUnread);
+}
+
+/**
+ * A member's unread mentions in a room: messages after their read mark that mention them, mention the
+ * room, or reply to them, not their own and not deleted (up to ADDRESSED_KEPT).
+ */
+export function unreadMentions(activity: RoomActivity | undefined, mark: number | undefined, userId: string): number {
+  if (!activity) return 0;
+  const read = mark ?? 0;
+  return activity.addressed.filter((entry) => entry.seq > read && entry.by !== userId && (entry.room === true || entry.to.includes(userId)) && !activity.deletedSeqs.includes(entry.seq)).length;
 }
 
 /** A message's timeline number, and the room's newest message before it (see `append`). */
@@ -215,11 +240,11 @@ export class RoomActivityRepo {
   /** The activity of each room that has any, by room id; the light read (`full: false`) leaves the newest message's text out. */
   async activityOf(roomIds: string[], options: { full: boolean }): Promise<Map<string, RoomActivity>> {
     if (roomIds.length === 0) return new Map();
-    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1, deletedSeqs: 1, recentAuthors: 1 });
+    const docs = await findByIds(this.activity, roomIds, options.full ? undefined : { count: 1, lastAt: 1, 'last.userId': 1, deletedSeqs: 1, recentAuthors: 1, addressed: 1 });
     return new Map(
       docs.map((doc) => [
         doc._id,
-        { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null, deletedSeqs: doc.deletedSeqs ?? [], recentAuthors: doc.recentAuthors ?? [] },
+        { roomId: doc._id, count: doc.count, last: options.full ? (doc.last ?? null) : null, lastUserId: doc.last?.userId ?? null, lastAt: doc.lastAt ?? null, deletedSeqs: doc.deletedSeqs ?? [], recentAuthors: doc.recentAuthors ?? [], addressed: doc.addressed ?? [] },
       ]),
     );
   }
@@ -236,6 +261,11 @@ export class RoomActivityRepo {
     if (roomIds.length === 0) return new Map();
     const docs = await findByIds(this.reads, roomIds.map((roomId) => `${roomId}:${userId}`));
     return new Map(docs.map((doc) => [doc._id.slice(0, doc._id.lastIndexOf(':')), doc.seq]));
+  }
+
+  /** Notes a timeline message that addresses members (after the post's answer: see MessagesService.store). */
+  async noteAddressed(roomId: string, entry: AddressedEntry): Promise<void> {
+    await this.activity.updateOne({ _id: roomId }, { $push: { addressed: { $each: [entry], $slice: -ADDRESSED_KEPT } } });
   }
 
   /** A deleted account's read marks. */

@@ -1,7 +1,7 @@
 import type { BlockReads } from '../contacts/index.js';
 import type { DevicePushTokens } from '../devices/index.js';
 import type { ActivityReads, MessageReads } from '../messages/index.js';
-import { unreadCount } from '../messages/index.js';
+import { unreadCount, unreadMentions } from '../messages/index.js';
 import type { PresenceStore } from '../presence/index.js';
 import { addresses, levelNow, pushedAt, type Addressing } from '../rooms/index.js';
 import type { MembershipReads, RoomDoc, RoomReads } from '../rooms/index.js';
@@ -92,8 +92,8 @@ export class MessagePushService {
   constructor(
     private readonly deps: {
       messages: Pick<MessageReads, 'findById'>;
-      rooms: Pick<RoomReads, 'findById'>;
-      members: Pick<MembershipReads, 'pushRecipients' | 'roomIdsOfUsers' | 'membershipsOf'>;
+      rooms: Pick<RoomReads, 'findById' | 'findManyByIds'>;
+      members: Pick<MembershipReads, 'pushRecipients' | 'roomIdsOfUsers' | 'membershipsOf' | 'membershipsByIds'>;
       activity: Pick<ActivityReads, 'activityOf' | 'readMarksOf'>;
       blocks: Pick<BlockReads, 'blockersAmong'>;
       devices: Pick<DevicePushTokens, 'pushableOf' | 'setPushToken'>;
@@ -237,16 +237,34 @@ export class MessagePushService {
     return { recipients, devices };
   }
 
-  /** Each user's unread messages over all their rooms, as the chat list counts them (three reads for the batch). */
+  /**
+   * Each user's badge over all their rooms: the unread messages of the rooms that are ALL for them,
+   * the unread mentions of those that are MENTIONS, nothing of those that are NONE now (five reads for
+   * the batch: their rooms, the rooms, the memberships, the activity, the read marks).
+   */
   private async unreadTotals(userIds: string[]): Promise<Map<string, number>> {
     if (userIds.length === 0) return new Map();
     const roomsOf = await this.deps.members.roomIdsOfUsers(userIds);
     const roomIds = [...new Set([...roomsOf.values()].flat())];
     const keys = [...roomsOf].flatMap(([userId, rooms]) => rooms.map((roomId) => `${roomId}:${userId}`));
-    const [activity, marks] = await Promise.all([this.deps.activity.activityOf(roomIds, { full: false }), this.deps.activity.readMarksOf(keys)]);
-    return new Map(
-      [...roomsOf].map(([userId, rooms]) => [userId, rooms.reduce((sum, roomId) => sum + unreadCount(activity.get(roomId), marks.get(`${roomId}:${userId}`), userId), 0)]),
-    );
+    const [activity, marks, rooms, memberships] = await Promise.all([
+      this.deps.activity.activityOf(roomIds, { full: false }),
+      this.deps.activity.readMarksOf(keys),
+      this.deps.rooms.findManyByIds(roomIds),
+      this.deps.members.membershipsByIds(keys),
+    ]);
+    const roomById = new Map(rooms.map((room) => [room._id, room]));
+    const now = this.deps.clock();
+    const unreadIn = (userId: string, roomId: string): number => {
+      const key = `${roomId}:${userId}`;
+      const room = roomById.get(roomId);
+      const member = memberships.get(key);
+      const level = room && member ? levelNow(member, room, now) : 'ALL';
+      if (level === 'NONE') return 0;
+      const counted = level === 'MENTIONS' ? unreadMentions : unreadCount;
+      return counted(activity.get(roomId), marks.get(key), userId);
+    };
+    return new Map([...roomsOf].map(([userId, inRooms]) => [userId, inRooms.reduce((sum, roomId) => sum + unreadIn(userId, roomId), 0)]));
   }
 
   /** `mentioned`: the message mentions the recipient, the room, or replies to them (`category: MENTION`, and the alert says so). */

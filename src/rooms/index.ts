@@ -81,4 +81,4 @@ export type { RoomInvitationsService } from './room-invitations.service.js';
 /** What other areas read of rooms: one (cached or not) or many by id, when each was made. */
 export type RoomReads = Pick<import('./rooms.repo.js').RoomsRepo, 'findById' | 'findByIdCached' | 'findManyByIds' | 'createdAtOf'>;
 /** What other areas read of memberships: a room's members, a user's rooms, whether two users share one. */
-export type MembershipReads = Pick<import('./room-members.repo.js').RoomMembersRepo, 'enabledMemberIds' | 'activeMemberIds' | 'activeRoomIds' | 'membershipsOf' | 'sharingARoom' | 'pushRecipients' | 'roomIdsOfUsers'>;
+export type MembershipReads = Pick<import('./room-members.repo.js').RoomMembersRepo, 'enabledMemberIds' | 'activeMemberIds' | 'activeRoomIds' | 'membershipsOf' | 'membershipsByIds' | 'sharingARoom' | 'pushRecipients' | 'roomIdsOfUsers'>;

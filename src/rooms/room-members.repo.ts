@@ -134,6 +134,12 @@ export class RoomMembersRepo {
     return this.collection.find({ roomId, active: true, enabled: true, muted: false }, { projection: { _id: 0, userId: 1, muted: 1, level: 1, mutedUntil: 1 } }).toArray();
   }
 
+  /** Memberships by `<roomId>:<userId>`, many users' at once (one read). */
+  async membershipsByIds(keys: string[]): Promise<Map<string, RoomMemberDoc>> {
+    if (keys.length === 0) return new Map();
+    return new Map((await findByIds(this.collection, keys)).map((row) => [row._id, row]));
+  }
+
   /** Which of `userIds` are active members of the room (one read). */
   async activeAmong(roomId: string, userIds: string[]): Promise<string[]> {
     if (userIds.length === 0) return [];

@@ -123,4 +123,27 @@ describe('notifications people control: mentions and levels per room', () => {
     const ignored = await postMessage(t, owner, room.id, 'Last call', { mentions: [loud.userId] });
     assert.equal((await afterJob(loud, ignored)).length, 0);
   });
+  it('counts: the chat list\'s unread mentions per room; the badge counts ALL rooms\' unread messages and MENTIONS rooms\' unread mentions; reading clears both', async () => {
+    const [owner, member] = (await Promise.all([signIn(t), signIn(t).then(withToken)])) as [Session, Session];
+    const quietRoom = await makeRoom(t, owner, { name: 'Quiet', members: [member] });
+    const loudRoom = await makeRoom(t, owner, { name: 'Loud', members: [member] });
+    assert.equal((await api(member, 'PUT', `/api/rooms/${quietRoom.id}/notifications`, { level: 'MENTIONS' })).statusCode, 200);
+    await postMessage(t, owner, quietRoom.id, 'one');
+    await postMessage(t, owner, quietRoom.id, 'two', { mentions: [member.userId] });
+    await postMessage(t, owner, quietRoom.id, 'three');
+    await postMessage(t, owner, loudRoom.id, 'hello');
+    const statusOf = async () => {
+      const items = (await api(member, 'GET', '/api/rooms/status')).json().items as { room: { id: string }; unreadCount: number; unreadMentions: number }[];
+      return Object.fromEntries(items.map((item) => [item.room.id, [item.unreadCount, item.unreadMentions]]));
+    };
+    await until(async () => (await statusOf())[quietRoom.id]?.[1] === 1, 'the mention noted', 5_000);
+    assert.deepEqual(await statusOf(), { [quietRoom.id]: [3, 1], [loudRoom.id]: [1, 0] });
+    // The next push's badge: the loud room's 2 unread, the quiet room's 1 unread mention (not its 3 unread).
+    const pushedNow = await postMessage(t, owner, loudRoom.id, 'again');
+    const [push] = await afterJob(member, pushedNow);
+    assert.equal((push?.message as { badge?: number } | undefined)?.badge, 3);
+    // Reading the quiet room clears its unread messages and mentions.
+    assert.equal((await api(member, 'POST', `/api/rooms/${quietRoom.id}/read`)).statusCode, 204);
+    assert.deepEqual((await statusOf())[quietRoom.id], [0, 0]);
+  });
 });

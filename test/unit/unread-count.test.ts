@@ -4,7 +4,7 @@ import { RECENT_AUTHORS, unreadCount, type RoomActivity } from '../../src/messag
 
 /** A room's activity after messages by `authors` (oldest first), numbered 1…n. */
 function activityAfter(authors: string[], deletedSeqs: number[] = []): RoomActivity {
-  return { roomId: 'r', count: authors.length, last: null, lastUserId: authors.at(-1) ?? null, lastAt: null, deletedSeqs, recentAuthors: authors.slice(-RECENT_AUTHORS) };
+  return { roomId: 'r', count: authors.length, last: null, lastUserId: authors.at(-1) ?? null, lastAt: null, deletedSeqs, recentAuthors: authors.slice(-RECENT_AUTHORS), addressed: [] };
 }
 
 describe('unread counts while an author\'s read mark is still to be written', () => {
