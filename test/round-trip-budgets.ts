@@ -33,9 +33,9 @@ export const ROUND_TRIP_BUDGETS = {
     afterAnswer: { mongo: 1, redis: 0, why: 'as a post' },
   },
   'message push job': {
-    mongo: 13,
+    mongo: 14,
     redis: 6,
-    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, those rooms and the memberships (the level of each: ALL counts unread messages, MENTIONS unread mentions), their activity and read marks, and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept (the same as before: no clearing published to the other processes), the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
+    why: 'in the worker, for a post to a room of two whose other member is offline with a push token: mongo: the message, its room, the members pushed to, their devices (their lists, then the devices), who of them blocks the author, the author\'s name, for the badge the member\'s rooms, those rooms and the memberships (the level of each: ALL counts unread messages, MENTIONS unread mentions), their activity and read marks, the recipients (do-not-disturb and quiet hours), and the local provider\'s record of the push (a real provider sends it over HTTP instead) | redis: the reach\'s version, the reach kept (the same as before: no clearing published to the other processes), the device\'s hubs (none: no heartbeat to read), the delivered log (its life set, and who it reached, sent together), the push marked delivered. A post nobody could be pushed starts no job at all',
   },
   comment: { mongo: 2, redis: 2, why: 'mongo: the parent, the insert (room and membership cached) | redis: the broadcast, the push job' },
   'read a page of messages': { mongo: 1, redis: 0, why: 'mongo: the page (room and membership cached)' },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteOptions } from '../route-options.js';
 import { IdParam } from '../../src/platform/common.schemas.js';
-import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema, EmailConfirmSchema } from '../../src/users/users.schemas.js';
+import { TwoFactorCodeQuerySchema, TwoFactorSetupSchema, UserDtoSchema, UserSchema, UserUpdateSchema, EmailConfirmSchema, NotificationSettingsRequestSchema, NotificationSettingsSchema } from '../../src/users/users.schemas.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, authedErrors } from '../responses.js';
 import { UsersErrors } from '../../src/users/users.errors.js';
@@ -28,6 +28,24 @@ export const usersRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { se
       response: { 200: UserSchema, ...authedErrors(...BODY_ERRORS) },
     },
     handler: async (request) => users.present(await users.updateMe(principalOf(request), request.body)),
+  });
+
+  app.get('/api/users/me/notifications', {
+    schema: { tags, security, summary: 'Do-not-disturb and quiet hours for the whole account', response: { 200: NotificationSettingsSchema, ...authedErrors() } },
+    handler: async (request) => users.notifications(principalOf(request)),
+  });
+
+  app.put('/api/users/me/notifications', {
+    schema: {
+      tags,
+      security,
+      summary: 'Set do-not-disturb and quiet hours (what is given changes; the rest stays)',
+      description:
+        'While quiet (before `doNotDisturbUntil`, or within `quietHours` in their time zone, across midnight too) pushes go without sound or interruption (APNs `interruption-level: passive`, FCM normal priority at low notification priority); the badge still moves. Calls ring (VoIP push) only from connections, and only with `callsFromConnections`; other calls still reach an open app.',
+      body: NotificationSettingsRequestSchema,
+      response: { 200: NotificationSettingsSchema, ...authedErrors(...BODY_ERRORS) },
+    },
+    handler: async (request) => users.setNotifications(principalOf(request), request.body),
   });
 
   app.post('/api/users/me/email/confirm', {

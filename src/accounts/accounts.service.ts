@@ -34,6 +34,7 @@ export interface AccountsDeps {
   /** The sign-in codes sent to the account's number; its read marks; the comments of its reports. */
   forgetPhone: (phone: string) => Promise<void>;
   forgetReader: (userId: string) => Promise<void>;
+  flushPendingMarks: () => Promise<void>;
   forgetReporter: (userId: string) => Promise<void>;
   forgetUploads: (userId: string) => Promise<void>;
   enqueueErase: (userId: string) => Promise<void>;
@@ -94,6 +95,9 @@ export class AccountsService {
     // gives the record up and the code back: it was not the code's fault.
     await deps.repo.begin(userId, input.eraseMessages, deps.clock());
     deps.crashAt('account.delete-recorded');
+    // The account's read marks this process still holds to write together (a post a moment ago) go
+    // now, so that the erasure finds them; another node's lingering ones are taken by the last step.
+    await deps.flushPendingMarks();
     await this.refuseWhileMoneyIsThere(() => deps.wallets.close(userId)).catch(async (error: unknown) => {
       await deps.repo.abandon(userId);
       await deps.ephemeral.put(codeKey, codeHash, CODE_TTL_SECONDS);
@@ -212,6 +216,7 @@ export class AccountsService {
         await deps.removeAvatarOf(userId);
         await deps.forgetExports(userId);
         await deps.forgetReporter(userId);
+        await deps.forgetReader(userId);
         await deps.users.eraseProfile(userId, deps.clock());
         // Last: the steps before read the account's devices from it.
         await deps.devices.forgetListOf(userId);

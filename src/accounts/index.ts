@@ -28,7 +28,7 @@ export function accountsArea(
     e2ee: { forgetUser(userId: string, deviceIds: string[]): Promise<void> };
     apps: Pick<AppsArea, 'accounts'>;
     wallets: Pick<WalletsArea, 'closing' | 'exportOf'>;
-    messages: { forgetAuthor(userId: string): Promise<void>; forgetReader(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown> };
+    messages: { forgetAuthor(userId: string): Promise<void>; forgetReader(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown>; activity: { flush(): Promise<void> } };
     moderation: { forgetReporter(userId: string): Promise<void> };
     auth: { forgetPhone(phone: string): Promise<void> };
     attachments: { forgetUploader(userId: string): Promise<void>; exportOf(userId: string): Promise<ExportedFile[]> };
@@ -75,6 +75,7 @@ export function accountsArea(
     },
     forgetPhone: deps.auth.forgetPhone,
     forgetReader: deps.messages.forgetReader,
+    flushPendingMarks: () => deps.messages.activity.flush(),
     forgetReporter: deps.moderation.forgetReporter,
     forgetContacts: deps.contacts.forgetUser,
     forgetMemberships: (userId) => deps.rooms.rooms.forgetMember(userId),

@@ -51,7 +51,9 @@ export class ApnsPushProvider implements PushProvider {
 
   async send(target: PushTarget, message: PushMessage): Promise<PushResult> {
     const voip = message.kind === 'voip';
-    const aps = voip ? {} : { alert: message.alert, sound: 'default', 'mutable-content': 1, ...(message.badge === undefined ? {} : { badge: message.badge }) };
+    // Quiet (do-not-disturb): no sound, and a passive interruption level (shown in the list, never lighting the screen).
+    const sound = message.quiet ? { 'interruption-level': 'passive' } : { sound: 'default' };
+    const aps = voip ? {} : { alert: message.alert, ...sound, 'mutable-content': 1, ...(message.badge === undefined ? {} : { badge: message.badge }) };
     const body = JSON.stringify({ aps, ...message.data });
     const headers: http2.OutgoingHttpHeaders = {
       ':method': 'POST',
@@ -59,7 +61,7 @@ export class ApnsPushProvider implements PushProvider {
       authorization: `bearer ${await this.providerToken()}`,
       'apns-topic': voip ? `${this.options.bundleId}.voip` : this.options.bundleId,
       'apns-push-type': voip ? 'voip' : 'alert',
-      'apns-priority': '10',
+      'apns-priority': message.quiet ? '5' : '10',
       'apns-expiration': String(Math.floor(Date.now() / 1000) + message.ttlSeconds),
       'content-type': 'application/json',
     };

@@ -100,10 +100,13 @@ export class FcmPushProvider implements PushProvider {
         data: message.data,
         ...(message.alert ? { notification: { title: message.alert.title, body: message.alert.body } } : {}),
         android: {
-          priority: 'high',
+          // Quiet (do-not-disturb): normal priority, a low-priority notification without its sound.
+          priority: message.quiet ? 'normal' : 'high',
           ttl: `${message.ttlSeconds}s`,
           ...(message.collapseId ? { collapse_key: message.collapseId } : {}),
-          ...(message.badge === undefined ? {} : { notification: { notification_count: message.badge } }),
+          ...(message.badge === undefined && !message.quiet
+            ? {}
+            : { notification: { ...(message.badge === undefined ? {} : { notification_count: message.badge }), ...(message.quiet ? { notification_priority: 'PRIORITY_LOW', default_sound: false } : {}) } }),
         },
       },
     };

@@ -7,7 +7,7 @@ import { addresses, levelNow, pushedAt, type Addressing } from '../rooms/index.j
 import type { MembershipReads, RoomDoc, RoomReads } from '../rooms/index.js';
 import type { MessagePushJob } from '../platform/queues.js';
 import type { RedisClient } from '../platform/redis.js';
-import type { UserReads } from '../users/index.js';
+import { quietNow, type UserReads } from '../users/index.js';
 import type { PushMessage, PushProvider, PushTarget } from './push.js';
 import { GroupWriter } from '../platform/group-writer.js';
 import { REACH_MAX_DEVICES, type PushReachStore } from './push-reach.js';
@@ -98,7 +98,7 @@ export class MessagePushService {
       blocks: Pick<BlockReads, 'blockersAmong'>;
       devices: Pick<DevicePushTokens, 'pushableOf' | 'setPushToken'>;
       presence: Pick<PresenceStore, 'onlineAmong'>;
-      users: Pick<UserReads, 'findById'>;
+      users: Pick<UserReads, 'findById' | 'findManyByIds'>;
       providerFor: (service: PushTarget['service']) => PushProvider | null;
       /** Queues the parts of a large room's fan-out (message-push jobs with `part`). */
       enqueueParts: (jobs: MessagePushJob[]) => Promise<void>;
@@ -174,12 +174,13 @@ export class MessagePushService {
       outcome.alreadySent += reached.size;
       if (offline.length === 0) continue;
       const { base, authorName } = await show();
-      const badges = await this.unreadTotals([...new Set(offline.map((device) => device.userId))]);
+      const people = [...new Set(offline.map((device) => device.userId))];
+      const [badges, quiet] = await Promise.all([this.unreadTotals(people), this.quietAmong(people)]);
       const addressing = addressingOf(message);
-      const pushes = offline.map((device) => ({
-        device,
-        message: this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0, !deleted && addresses(addressing, device.userId)),
-      }));
+      const pushes = offline.map((device) => {
+        const push = this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0, !deleted && addresses(addressing, device.userId));
+        return { device, message: quiet.has(device.userId) ? { ...push, quiet: true } : push };
+      });
       for (const { device, message: push } of pushes) {
         sends.push(
           limit(async () => {
@@ -265,6 +266,12 @@ export class MessagePushService {
       return counted(activity.get(roomId), marks.get(key), userId);
     };
     return new Map([...roomsOf].map(([userId, inRooms]) => [userId, inRooms.reduce((sum, roomId) => sum + unreadIn(userId, roomId), 0)]));
+  }
+
+  /** Which of the users are in do-not-disturb or quiet hours now (one read). */
+  private async quietAmong(userIds: string[]): Promise<Set<string>> {
+    const now = this.deps.clock();
+    return new Set((await this.deps.users.findManyByIds(userIds)).filter((user) => quietNow(user.notifications, now)).map((user) => user._id));
   }
 
   /** `mentioned`: the message mentions the recipient, the room, or replies to them (`category: MENTION`, and the alert says so). */

@@ -10,6 +10,8 @@ export interface PushMessage {
   badge?: number;
   /** APNs `mutable-content`: the phone's extension may change the alert (decrypt an end-to-end encrypted message). */
   mutableContent?: boolean;
+  /** The recipient is in do-not-disturb or quiet hours: shown without sound or interruption (the badge still moves). */
+  quiet?: boolean;
 }
 
 export interface PushTarget {

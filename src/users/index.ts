@@ -20,6 +20,8 @@ export function usersArea(p: Platform) {
       displayName: user.displayName,
       language: user.language,
       roomInvites: user.roomInvites ?? 'everyone',
+      readReceipts: user.readReceipts !== false,
+      notifications: user.notifications ? { doNotDisturbUntil: user.notifications.doNotDisturbUntil?.toISOString() ?? null, quietHours: user.notifications.quietHours, callsFromConnections: user.notifications.callsFromConnections } : null,
       twoFactorEnabled: user.twoFactor.enabled,
       profilePicture: user.avatar ? { version: user.avatar.version, updatedAt: user.avatar.updatedAt.toISOString() } : null,
       createdAt: user.createdAt.toISOString(),
@@ -55,4 +57,5 @@ export { matchTotpStep } from './totp.js';
 export type { UserSummaryView } from './users.service.js';
 
 /** What other areas read of users: by id (one or many), phone or e-mail. */
+export { quietNow, type NotificationSettings } from './quiet.js';
 export type UserReads = Pick<import('./users.repo.js').UsersRepo, 'findById' | 'findManyByIds' | 'findByPhone' | 'findByEmail'>;

@@ -1,3 +1,4 @@
+import type { NotificationSettings } from './quiet.js';
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../platform/mongo.js';
@@ -44,6 +45,8 @@ export interface UserDoc {
   roomInvites?: RoomInvitesSetting;
   /** Read receipts (absent: on); off, the user neither sends them nor sees others'. */
   readReceipts?: boolean;
+  /** Do-not-disturb and quiet hours (absent: none; calls from connections ring). */
+  notifications?: NotificationSettings;
   /**
    * Set when the user deleted their account: the phone number is freed at once (it reads
    * `deleted:<id>`), the profile is erased by the deletion's steps, and everywhere the user appears
@@ -115,6 +118,10 @@ export class UsersRepo {
         if (!isDuplicateKey(error) || attempt > 2) throw error;
       }
     }
+  }
+
+  async setNotifications(id: string, settings: NotificationSettings, now: Date): Promise<UserDoc | null> {
+    return this.collection.findOneAndUpdate({ _id: id, deletedAt: null }, { $set: { notifications: settings, updatedAt: now } }, { returnDocument: 'after' });
   }
 
   async updateProfile(id: string, changes: ProfileChanges, now: Date): Promise<UserDoc | null> {
@@ -206,7 +213,7 @@ export class UsersRepo {
   async eraseProfile(userId: string, at: Date): Promise<void> {
     await this.collection.updateOne(
       { _id: userId, deletedAt: { $ne: null } },
-      { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, pendingEmail: null, updatedAt: at }, $unset: { roomInvites: '', email: '', emailConfirmedAt: '' } },
+      { $set: { displayName: null, avatar: null, language: 'en', twoFactor: { enabled: false, secret: null, pendingSecret: null, lastStep: 0 }, pendingEmail: null, updatedAt: at }, $unset: { roomInvites: '', email: '', emailConfirmedAt: '', notifications: '' } },
     );
   }
 

@@ -1,3 +1,4 @@
+import { isTimeZone } from './quiet.js';
 import { z } from 'zod';
 import { IsoDateTime, LanguageCode, avatarFields } from '../platform/common.schemas.js';
 import { ROOM_INVITES } from './users.repo.js';
@@ -25,6 +26,20 @@ export const UserSchema = z
   .meta({ id: 'User' });
 
 export { UserDtoSchema } from '../platform/common.schemas.js';
+
+const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour clock');
+export const NotificationSettingsSchema = z
+  .object({
+    doNotDisturbUntil: IsoDateTime.nullable().describe('Quiet until then (a past time, or null: not)'),
+    quietHours: z
+      .object({ start: ClockTime, end: ClockTime.describe('Before `start`: the hours cross midnight'), timeZone: z.string().max(64).refine(isTimeZone, 'an IANA time zone, such as Europe/Berlin').describe('An IANA time zone') })
+      .strict()
+      .nullable()
+      .describe('Quiet every day from start to end, in the time zone given'),
+    callsFromConnections: z.boolean().describe('While quiet, calls from connections still ring (others reach an open app but send no ring)'),
+  })
+  .meta({ id: 'NotificationSettings' });
+export const NotificationSettingsRequestSchema = NotificationSettingsSchema.partial().strict().meta({ id: 'NotificationSettingsRequest' });
 
 export const UserUpdateSchema = z
   .object({

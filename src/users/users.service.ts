@@ -1,3 +1,4 @@
+import { DEFAULT_NOTIFICATION_SETTINGS, type NotificationSettings, type QuietHours } from './quiet.js';
 import type { z } from 'zod';
 import type { Principal } from '../platform/principal.js';
 import { matchTotpStep, newTotpSecret, totpUri } from './totp.js';
@@ -86,6 +87,24 @@ export class UsersService {
    * address becomes the profile's (for matching and for mail) once confirmEmail gets that code.
    * Whether another account has the address is never said.
    */
+  /** Do-not-disturb and quiet hours, as set (defaults: none; calls from connections ring). */
+  async notifications(principal: Principal): Promise<NotificationSettingsView> {
+    return presentSettings((await this.me(principal)).notifications ?? DEFAULT_NOTIFICATION_SETTINGS);
+  }
+
+  /** Changes what is given of the do-not-disturb settings; the rest stays. */
+  async setNotifications(principal: Principal, input: { doNotDisturbUntil?: string | null | undefined; quietHours?: QuietHours | null | undefined; callsFromConnections?: boolean | undefined }): Promise<NotificationSettingsView> {
+    const current = (await this.me(principal)).notifications ?? DEFAULT_NOTIFICATION_SETTINGS;
+    const next: NotificationSettings = {
+      doNotDisturbUntil: input.doNotDisturbUntil === undefined ? current.doNotDisturbUntil : input.doNotDisturbUntil === null ? null : new Date(input.doNotDisturbUntil),
+      quietHours: input.quietHours === undefined ? current.quietHours : input.quietHours,
+      callsFromConnections: input.callsFromConnections ?? current.callsFromConnections,
+    };
+    const updated = await this.users.setNotifications(principal.userId, next, new Date());
+    if (!updated) throw CommonErrors.UNAUTHORIZED();
+    return presentSettings(next);
+  }
+
   async updateMe(principal: Principal, input: ProfileChanges & { email?: string }): Promise<UserDoc> {
     const { email, ...changes } = input;
     const current = await this.me(principal);
@@ -200,4 +219,14 @@ export function userSummary(baseUrl: string, user: Pick<UserDoc, '_id' | 'displa
   // A deleted account shows no name or picture, even before its profile is erased.
   if (user?.deletedAt) return { id, deleted: true, displayName: null, avatarUrl: null, avatarThumbnailUrl: null };
   return { id, deleted: false, displayName: user?.displayName ?? null, ...avatarUrls(baseUrl, user) };
+}
+
+export interface NotificationSettingsView {
+  doNotDisturbUntil: string | null;
+  quietHours: QuietHours | null;
+  callsFromConnections: boolean;
+}
+
+function presentSettings(settings: NotificationSettings): NotificationSettingsView {
+  return { doNotDisturbUntil: settings.doNotDisturbUntil?.toISOString() ?? null, quietHours: settings.quietHours, callsFromConnections: settings.callsFromConnections };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
 import { freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
-import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';
+import { connect, httpAs, makeRoom, postMessage } from '../helpers/factories.js';
 import { until } from '../helpers/wait.js';
 
 interface Recorded {
@@ -145,5 +145,49 @@ describe('notifications people control: mentions and levels per room', () => {
     // Reading the quiet room clears its unread messages and mentions.
     assert.equal((await api(member, 'POST', `/api/rooms/${quietRoom.id}/read`)).statusCode, 204);
     assert.deepEqual((await statusOf())[quietRoom.id], [0, 0]);
+  });
+  it('do-not-disturb and quiet hours (across midnight, in the user\'s time zone): pushes go quiet, calls ring only from connections when allowed', async () => {
+    const [owner, member] = (await Promise.all([signIn(t), signIn(t).then(withToken)])) as [Session, Session];
+    await connect(t, owner, member);
+    const room = await makeRoom(t, owner, { name: 'Night shift', members: [member] });
+    assert.deepEqual((await api(member, 'GET', '/api/users/me/notifications')).json(), { doNotDisturbUntil: null, quietHours: null, callsFromConnections: true });
+    // Now, in a time zone 14 hours ahead of UTC: quiet from an hour ago until two hours ago the next
+    // day (a 23-hour window that crosses midnight), so now is inside it wherever the server runs.
+    const timeZone = 'Pacific/Kiritimati';
+    const local = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date());
+    const shift = (hours: number) => `${String((Number(local.slice(0, 2)) + hours + 24) % 24).padStart(2, '0')}:${local.slice(3, 5)}`;
+    const set = (body: object) => api(member, 'PUT', '/api/users/me/notifications', body);
+    assert.deepEqual([(await set({ quietHours: { start: '22:00', end: '07:00', timeZone: 'Mars/Olympus' } })).json().code, (await set({ quietHours: { start: '25:00', end: '07:00', timeZone } })).json().code], ['VALIDATION_FAILED', 'VALIDATION_FAILED']);
+    const quiet = await set({ quietHours: { start: shift(-1), end: shift(-2), timeZone }, callsFromConnections: false });
+    assert.deepEqual(quiet.json().quietHours, { start: shift(-1), end: shift(-2), timeZone }, quiet.body);
+
+    const hush = await postMessage(t, owner, room.id, 'Are you up?');
+    const [silent] = await afterJob(member, hush);
+    assert.equal((silent?.message as { quiet?: boolean } | undefined)?.quiet, true, 'pushed quietly');
+    // A call from a connection does not ring while calls from connections are off; on, it rings.
+    const ringsOf = async () => (await t.db.collection('push_records').find({ token: tokenOf(member), 'message.data.event': 'call.incoming' }).toArray()).length;
+    const call = async () => {
+      const started = await api(owner, 'POST', '/api/calls', { calleeId: member.userId, media: 'AUDIO' });
+      assert.equal(started.statusCode, 200, started.body);
+      const callId = started.json().id as string;
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      assert.equal((await api(owner, 'POST', `/api/calls/${callId}/end`)).statusCode < 300, true);
+    };
+    await call();
+    assert.equal(await ringsOf(), 0, 'no ring from a connection with calls from connections off');
+    assert.ok((await t.ctx.services.inbox.readAfter(member.deviceId, 0)).some((entry) => entry.event === 'call.incoming'), 'the open app still hears of it');
+    await set({ callsFromConnections: true });
+    await call();
+    await until(async () => (await ringsOf()) === 1, 'a ring from a connection', 5_000);
+
+    // Quiet hours that do not hold now, and no do-not-disturb: pushes are loud again.
+    await set({ quietHours: { start: shift(1), end: shift(2), timeZone } });
+    const loud = await postMessage(t, owner, room.id, 'Morning!');
+    const [alerting] = await afterJob(member, loud);
+    assert.equal((alerting?.message as { quiet?: boolean } | undefined)?.quiet, undefined);
+    // Do-not-disturb until a time: quiet again.
+    await set({ doNotDisturbUntil: new Date(Date.now() + 3_600_000).toISOString() });
+    const [again] = await afterJob(member, await postMessage(t, owner, room.id, 'Still there?'));
+    assert.equal((again?.message as { quiet?: boolean } | undefined)?.quiet, true);
   });
 });
