@@ -34,6 +34,7 @@ export const NotificationSettingsSchema = z
     quietHours: z
       .object({ start: ClockTime, end: ClockTime.describe('Before `start`: the hours cross midnight'), timeZone: z.string().max(64).refine(isTimeZone, 'an IANA time zone, such as Europe/Berlin').describe('An IANA time zone') })
       .strict()
+      .meta({ id: 'QuietHours' })
       .nullable()
       .describe('Quiet every day from start to end, in the time zone given'),
     callsFromConnections: z.boolean().describe('While quiet, calls from connections still ring (others reach an open app but send no ring)'),
