@@ -45,6 +45,7 @@ export function messagesArea(
     windows: { editMs: p.config.MESSAGE_EDIT_WINDOW * 1000, deleteMs: p.config.MESSAGE_DELETE_WINDOW * 1000 },
     // Members who did not get a post live are pushed from one worker job per post.
     enqueuePush: (messageId, replacement) => p.queues.add(QUEUES.messagePush, { messageId, ...(replacement ? { replacement: true } : {}) }),
+    enqueueMentionPush: (messageId, mentioned) => p.queues.add(QUEUES.messagePush, { messageId, mentioned }),
     mayNeedPush: deps.mayNeedPush,
     clock: p.clock,
     logger: p.logger,

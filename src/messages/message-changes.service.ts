@@ -15,17 +15,28 @@ export class MessageChangesService {
    * broadcast post dropped (they translated the old text: the managers translate again), the replies'
    * excerpts and the chat list's preview made anew. Members' sockets get `message.edited`; nothing is pushed.
    */
-  async edit(principal: Principal, messageId: string, input: { message: string }): Promise<MessageView> {
+  /**
+   * Rule: the author, within the edit window. `mentions`, when given, replace the message's (members
+   * only); the members it newly mentions are pushed the mention once, and it counts among their
+   * unread mentions.
+   */
+  async edit(principal: Principal, messageId: string, input: { message: string; mentions?: string[] | null | undefined }): Promise<MessageView> {
     const { message, room } = await this.deps.policy.forEnabledMember(principal, messageId);
     if (message.userId !== principal.userId || message.appId) throw MessagesErrors.EDIT_NOT_ALLOWED();
     if (message.deletedAt) throw MessagesErrors.MESSAGE_DELETED();
     const now = this.deps.clock();
     if (now.getTime() - message.createdAt.getTime() > this.deps.windows.editMs) throw MessagesErrors.EDIT_WINDOW_PASSED();
     const text = checkedText(room, input.message, message.attachmentIds.length);
-    const before = await this.deps.messages.edit(messageId, text, now);
+    const mentions = input.mentions ? await this.deps.rooms.mentionable(room, principal.userId, input.mentions, false) : undefined;
+    const before = await this.deps.messages.edit(messageId, text, now, mentions);
     if (!before) throw MessagesErrors.MESSAGE_DELETED();
+    const newly = (mentions ?? []).filter((userId) => userId !== principal.userId && !(before.mentions ?? []).includes(userId));
     await this.deps.edits.insert({ _id: randomUUID(), messageId, message: before.message, since: before.editedAt ?? before.createdAt, replacedAt: now });
-    const edited: MessageDoc = { ...before, message: text, editedAt: now, translations: {} };
+    const edited: MessageDoc = { ...before, message: text, editedAt: now, translations: {}, ...(mentions === undefined ? {} : { mentions }) };
+    if (newly.length > 0) {
+      if (edited.seq !== undefined && edited.parentId === null) await this.deps.activity.noteAddressed(room._id, { seq: edited.seq, by: principal.userId, to: newly });
+      await this.deps.enqueueMentionPush(messageId, newly);
+    }
     await this.deps.messages.updateReplies(messageId, excerptOf(edited));
     if (message.parentId === null) await this.deps.activity.replaceLast(room._id, messageId, text);
     await this.deps.events.toRoom(room._id, 'message.edited', { roomId: room._id, messageId, message: text, editedAt: now.toISOString() });

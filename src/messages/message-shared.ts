@@ -198,6 +198,8 @@ export interface MessagesDeps {
     windows: { editMs: number; deleteMs: number };
     /** Queues the push of a new message to the members who did not get it live (one job per post). */
     enqueuePush: (messageId: string, replacement?: boolean) => Promise<void>;
+  /** Queues the push of an edited message to the members it newly mentions (once each). */
+  enqueueMentionPush: (messageId: string, mentioned: string[]) => Promise<void>;
     /** Whether a new timeline message may have anyone to push to (no: every device that could be pushed has a live socket, or there is none). */
     mayNeedPush: (roomId: string, authorId: string) => Promise<boolean>;
     clock: Clock;

@@ -236,8 +236,10 @@ export class MessagesRepo {
   }
 
   /** A new text for a message not deleted (its translations dropped: they translated the old one); the message before, or null. */
-  edit(messageId: string, text: string, at: Date): Promise<MessageDoc | null> {
-    return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, { $set: { message: text, editedAt: at, translations: {} } }, { returnDocument: 'before' });
+  edit(messageId: string, text: string, at: Date, mentions?: string[]): Promise<MessageDoc | null> {
+    // The mentions, when the edit names them, change in the same update as the text.
+    const named = mentions === undefined ? {} : { mentions };
+    return this.collection.findOneAndUpdate({ _id: messageId, deletedAt: null }, { $set: { message: text, editedAt: at, translations: {}, ...named } }, { returnDocument: 'before' });
   }
 
   /** An app's card message given a new card (the app's answer to a press of one of its buttons); the message after, or null when it is not that app's or was deleted. */

@@ -67,7 +67,13 @@ export const MessageDtoSchema = z
   })
   .meta({ id: 'MessageDto' });
 
-export const EditMessageSchema = z.object({ message: z.string().max(200_000).describe('The new text; in an end-to-end encrypted room, base64 of the ciphertext') }).strict().meta({ id: 'EditMessageRequest' });
+export const EditMessageSchema = z
+  .object({
+    message: z.string().max(200_000).describe('The new text; in an end-to-end encrypted room, base64 of the ciphertext'),
+    mentions: z.array(IdParam).max(50).nullish().describe('The members the new text mentions (replacing the earlier list; absent: unchanged): those it newly mentions are pushed the mention once'),
+  })
+  .strict()
+  .meta({ id: 'EditMessageRequest' });
 
 export const MessageEditsSchema = z
   .object({

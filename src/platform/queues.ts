@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { GroupWriter } from './group-writer.js';
 import type { RedisClient } from './redis.js';
@@ -10,12 +11,19 @@ export interface PushJob {
   kind: 'alert' | 'voip';
 }
 /** A new message to push to the room's members who did not get it live (ids only). */
+/** A short stable name for a set of newly mentioned members (a job id part: the same edit queued twice is one job). */
+function mentionKey(userIds: string[]): string {
+  return createHash('sha256').update([...userIds].sort().join(',')).digest('base64url').slice(0, 16);
+}
+
 export interface MessagePushJob {
   messageId: string;
   /** The message was deleted: its push goes again, saying so, under the same collapse key (the room). */
   replacement?: boolean;
   /** One part of a large room's fan-out: these members only (the post's job splits it so every worker takes parts). */
   part?: { index: number; memberIds: string[] };
+  /** Members an edit newly mentioned: pushed the mention once (its own delivery), nobody else. */
+  mentioned?: string[];
 }
 export interface CallTimeoutJob {
   callId: string;
@@ -119,7 +127,7 @@ export const QUEUES = {
     attempts: 6,
     backoff: { type: 'exponential', delay: 2_000 },
     concurrency: 4,
-    jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}${data.part ? `-part-${data.part.index}` : ''}`,
+    jobId: (data) => `message-${data.messageId}${data.replacement ? '-replacement' : ''}${data.part ? `-part-${data.part.index}` : ''}${data.mentioned ? `-mention-${mentionKey(data.mentioned)}` : ''}`,
   }),
   calls: defineQueue<CallTimeoutJob>({ queue: 'calls', job: 'call-timeout', attempts: 3, backoff: { type: 'fixed', delay: 1_000 }, concurrency: 20, jobId: (data) => `timeout-${data.callId}` }),
   // Media work is CPU-bound (sharp, ffmpeg): two at a time per worker process.

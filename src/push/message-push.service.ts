@@ -124,6 +124,7 @@ export class MessagePushService {
     const room = message ? await this.deps.rooms.findById(message.roomId) : null;
     if (!message || !room) return { ...outcome, parts: 0 };
     const replacement = Boolean(job.replacement);
+    if (job.mentioned) return { ...(await this.pushTo(message, room, await this.newlyMentioned(message, room, job.mentioned), false, undefined, true)), parts: 0 };
     if (job.part) return { ...(await this.pushTo(message, room, job.part.memberIds, replacement)), parts: 0 };
     const { recipients, devices } = await this.recipientsOf(message, room);
     const size = this.deps.partMembers;
@@ -142,9 +143,23 @@ export class MessagePushService {
    * Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again
    * after a failure). `known`: the recipients' pushable devices, read already (a small room's).
    */
-  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean, known?: PushableDevice[]): Promise<MessagePushOutcome> {
+  /**
+   * Members an edit newly mentioned who may be pushed it: enabled members for whom the room is not
+   * NONE now, who do not block the author.
+   */
+  private async newlyMentioned(message: MessageDoc, room: RoomDoc, userIds: string[]): Promise<string[]> {
+    const now = this.deps.clock();
+    const members = await this.deps.members.membershipsByIds(userIds.map((userId) => `${room._id}:${userId}`));
+    const reachable = [...members.values()].filter((member) => member.active && member.enabled && member.userId !== message.userId && levelNow(member, room, now) !== 'NONE').map((member) => member.userId);
+    const blocking = new Set(await this.deps.blocks.blockersAmong(message.userId, reachable));
+    return reachable.filter((userId) => !blocking.has(userId));
+  }
+
+  /** `mention`: an edit's mention, pushed once under a delivery of its own (`<messageId>:mention`). */
+  private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean, known?: PushableDevice[], mention = false): Promise<MessagePushOutcome> {
     const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const messageId = message._id;
+    const deliveryId = mention ? `${messageId}:mention` : messageId;
     const deleted = Boolean(message.deletedAt);
     // What the push shows, read once a device needs one.
     let shown: { base: { title: string; text: string | null }; authorName: string } | null = null;
@@ -167,7 +182,7 @@ export class MessagePushService {
       const devices = known ? known.filter((device) => batch.includes(device.userId)) : await this.deps.devices.pushableOf(batch);
       const online = await this.deps.presence.onlineAmong(devices.map((device) => device._id));
       const unsent = devices.filter((device) => !online.has(device._id) && device.pushToken);
-      const reached = await this.deps.delivered.among(messageId, replacement, unsent.map((device) => device._id));
+      const reached = await this.deps.delivered.among(deliveryId, replacement, unsent.map((device) => device._id));
       const offline = unsent.filter((device) => !reached.has(device._id));
       outcome.devices += devices.length;
       outcome.online += online.size;
@@ -178,7 +193,7 @@ export class MessagePushService {
       const [badges, quiet] = await Promise.all([this.unreadTotals(people), this.quietAmong(people)]);
       const addressing = addressingOf(message);
       const pushes = offline.map((device) => {
-        const push = this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0, !deleted && addresses(addressing, device.userId));
+        const push = this.render(room._id, messageId, message.encrypted && !deleted, base, room.type === 'DIRECT' ? null : authorName, badges.get(device.userId) ?? 0, !deleted && (mention || addresses(addressing, device.userId)));
         return { device, message: quiet.has(device.userId) ? { ...push, quiet: true } : push };
       });
       for (const { device, message: push } of pushes) {
@@ -191,7 +206,7 @@ export class MessagePushService {
             const result = await provider.send({ token: token.token, service: token.provider }, push).catch((error: unknown) => ({ ok: false as const, tokenInvalid: false, reason: String(error) }));
             if (result.ok) {
               outcome.sent++;
-              await this.deps.delivered.add(messageId, replacement, device._id);
+              await this.deps.delivered.add(deliveryId, replacement, device._id);
             } else if (result.tokenInvalid) {
               outcome.invalid++;
               await this.deps.devices.setPushToken(device._id, null);

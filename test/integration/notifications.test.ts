@@ -190,4 +190,24 @@ describe('notifications people control: mentions and levels per room', () => {
     const [again] = await afterJob(member, await postMessage(t, owner, room.id, 'Still there?'));
     assert.equal((again?.message as { quiet?: boolean } | undefined)?.quiet, true);
   });
+  it('an edit that adds a mention pushes the newly mentioned once, and counts among their unread mentions', async () => {
+    const [owner, member, other] = (await Promise.all([signIn(t), signIn(t).then(withToken), signIn(t).then(withToken)])) as [Session, Session, Session];
+    const room = await makeRoom(t, owner, { name: 'Edits', members: [member, other] });
+    for (const s of [member, other]) assert.equal((await api(s, 'PUT', `/api/rooms/${room.id}/notifications`, { level: 'MENTIONS' })).statusCode, 200);
+    const messageId = await postMessage(t, owner, room.id, 'See you at five');
+    assert.equal((await afterJob(member, messageId)).length, 0, 'a plain post: MENTIONS members are not pushed');
+    const edit = (mentions: string[]) => api(owner, 'PATCH', `/api/messages/${messageId}`, { message: 'See you at five, @you', mentions });
+    const edited = await edit([member.userId]);
+    assert.deepEqual([edited.statusCode, edited.json().mentions], [200, [member.userId]], edited.body);
+    await until(async () => (await pushesTo(member, messageId)).length > 0, 'the mention pushed', 10_000);
+    const [push] = await pushesTo(member, messageId);
+    assert.equal(push?.message.data.category, 'MENTION');
+    // The same mentions again, and a second member added: only the new one is pushed; nobody twice.
+    assert.equal((await edit([member.userId, other.userId])).statusCode, 200);
+    await until(async () => (await pushesTo(other, messageId)).length > 0, 'the second mention pushed', 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual([(await pushesTo(member, messageId)).length, (await pushesTo(other, messageId)).length], [1, 1]);
+    const status = (await api(member, 'GET', '/api/rooms/status')).json().items as { room: { id: string }; unreadMentions: number }[];
+    assert.equal(status.find((item) => item.room.id === room.id)?.unreadMentions, 1);
+  });
 });
