@@ -44,7 +44,9 @@ describe('on a Redis Cluster (three masters with a replica each): three hubs, tw
     const env = { SMS_OUTBOX_FILE: t.config.SMS_OUTBOX_FILE, CODE_HASH_MEMORY_KIB: '4096', CODE_HASH_PASSES: '2', DEPOSIT_MNEMONIC: t.config.DEPOSIT_MNEMONIC };
     apis.push(...(await Promise.all([spawnApi(t.config, env), spawnApi(t.config, env)])));
     hubs.push(...(await Promise.all([spawnHub(t.config), spawnHub(t.config), spawnHub(t.config)])));
-    others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: '0' }, opsReady));
+    // A job a worker held on the killed master is taken again once its lock lapses: 5 s here (30 s by
+    // default), so the failover test waits for it in seconds, as the chaos tests do.
+    others.push(await spawnRole('worker', t.config, { ...env, OPS_PORT: '0', WORKER_LOCK_MS: '5000' }, opsReady));
   });
   after(async () => {
     for (const client of clients) client.close();
