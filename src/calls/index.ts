@@ -35,6 +35,8 @@ export function callsArea(p: Platform, deps: { users: UserReads; contacts: Conta
     roomMembers: deps.rooms.repos.roomMembers,
     policy: deps.rooms.policy,
     events: deps.events,
+    users: deps.users,
+    connections: deps.contacts.repos.connections,
     sfu: new SfuClient(p.redis, p.keys.sfu, config.SFU_SECRET),
     ringTimeoutSeconds: config.CALL_RING_TIMEOUT,
     maxParticipants: config.ROOM_CALL_MAX_PARTICIPANTS,

@@ -1,3 +1,5 @@
+import { quietNow, type UserReads } from '../users/index.js';
+import type { ConnectionReads } from '../contacts/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -50,6 +52,8 @@ export class RoomCallsService {
       roomMembers: MembershipReads;
       policy: RoomsPolicy;
       events: DeviceEvents;
+      users: Pick<UserReads, 'findManyByIds'>;
+      connections: Pick<ConnectionReads, 'connectedAmong'>;
       sfu: SfuClient;
       ringTimeoutSeconds: number;
       maxParticipants: number;
@@ -60,6 +64,15 @@ export class RoomCallsService {
 
   private now(): Date {
     return this.deps.clock();
+  }
+
+  /** Of `userIds`, those quiet now whom a call from `callerId` does not ring (see CallsService.start). */
+  private async notRung(callerId: string, userIds: string[]): Promise<Set<string>> {
+    const now = this.now();
+    const quiet = (await this.deps.users.findManyByIds(userIds)).filter((user) => quietNow(user.notifications, now));
+    if (quiet.length === 0) return new Set();
+    const connected = await this.deps.connections.connectedAmong(callerId, quiet.map((user) => user._id));
+    return new Set(quiet.filter((user) => !(connected.has(user._id) && user.notifications?.callsFromConnections !== false)).map((user) => user._id));
   }
 
   private data(call: RoomCallDoc): RoomCallEventData {
@@ -125,12 +138,12 @@ export class RoomCallsService {
       ]);
       throw error;
     }
-    const members = await this.deps.roomMembers.enabledMemberIds(room._id);
-    await this.deps.events.toUsers(
-      members.filter((id) => id !== principal.userId),
-      'room-call.incoming',
-      this.data(call),
-    );
+    const members = (await this.deps.roomMembers.enabledMemberIds(room._id)).filter((id) => id !== principal.userId);
+    // Members in do-not-disturb or quiet hours are rung (a VoIP push) only by a connection, when they
+    // allow it; the others hear of the call in an open app, without a ring.
+    const silent = await this.notRung(principal.userId, members);
+    await this.deps.events.toUsers(members.filter((id) => !silent.has(id)), 'room-call.incoming', this.data(call));
+    if (silent.size > 0) await this.deps.events.toUsers([...silent], 'room-call.incoming', this.data(call), { push: false });
     return presentRoomCall(call);
   }
 

@@ -171,6 +171,22 @@ describe('room calls through the SFU', () => {
     await api(broadcast.owner, 'POST', `/api/calls/${fromOwner.json().id}/end`);
   });
 
+  it('do-not-disturb: a room call rings a quiet member only when a connection calls and they allow it; the open app still hears of it', async () => {
+    const { roomId, owner, b, c } = await group();
+    const hour = new Date(Date.now() + 3_600_000).toISOString();
+    for (const [s, calls] of [[b, false], [c, true]] as const) {
+      assert.equal((await api(s, 'PUT', '/api/devices/push-token', { token: `fcm-dnd-${s.deviceId}`, provider: 'FCM' })).statusCode, 204);
+      assert.equal((await api(s, 'PUT', '/api/users/me/notifications', { doNotDisturbUntil: hour, callsFromConnections: calls })).statusCode, 200);
+    }
+    const started = await api(owner, 'POST', '/api/calls', { roomId, media: 'AUDIO' });
+    assert.equal(started.statusCode, 200, started.body);
+    const ring = (s: Session) => ({ token: `fcm-dnd-${s.deviceId}`, 'message.data.event': 'room-call.incoming' });
+    assert.ok(await recordedPush(t, ring(c)), 'a connection rings the member who allows it');
+    assert.equal(await recordedPush(t, ring(b), 1_500), null, 'nor rings the member who does not');
+    assert.ok((await t.ctx.services.inbox.readAfter(b.deviceId, 0)).some((entry) => entry.event === 'room-call.incoming'), 'the open app still hears of it');
+    assert.equal((await api(owner, 'POST', `/api/calls/${started.json().id as string}/end`)).statusCode < 300, true);
+  });
+
   it('declining stops that user ringing; a call nobody joins ends as missed at the ring timeout', async () => {
     const { roomId, owner, b, d1, d2 } = await group();
     const sockets = { owner: await socketFor(owner, 0), b: await socketFor(b, 1), d1: await socketFor(d1, 0), d2: await socketFor(d2, 1) };
