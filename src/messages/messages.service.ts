@@ -155,10 +155,10 @@ export class MessagesService {
     // A comment is not on the room's timeline: no number, not the chat list's newest message.
     if (parentId !== null) {
       const earlier = await stored();
-      return earlier ? presentMessage(earlier) : this.announce(doc);
+      return earlier ? this.resent(earlier) : this.announce(doc);
     }
     const earlier = await this.append(doc, stored);
-    if (earlier) return presentMessage(earlier);
+    if (earlier) return this.resent(earlier);
     this.markAuthorRead(doc, request.afterAnswer ?? nextTurn);
     this.noteAddressed(doc, request.afterAnswer ?? nextTurn);
     return this.announce(doc);
@@ -223,6 +223,17 @@ export class MessagesService {
     // Both before the answer: the author's next post cannot overtake this one's broadcast (a failover delays a publish).
     await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), push()]);
     return view;
+  }
+
+  /**
+   * A resend of a stored message (the phone never heard the answer): the first send's message, and
+   * its push queued again, since that send may have stored it and then failed before queuing (Redis
+   * failing over). A no-op when the first send queued it: the job's id is the message's. Not broadcast
+   * again: a socket that missed it reads it (the hub says when its broadcasts lapsed).
+   */
+  private async resent(earlier: MessageDoc): Promise<MessageView> {
+    if (!earlier.deletedAt && (earlier.parentId !== null || (await this.deps.mayNeedPush(earlier.roomId, earlier.userId)))) await this.deps.enqueuePush(earlier._id);
+    return presentMessage(earlier);
   }
 
   /** The excerpt a reply carries: a message of the same room the author may read (not hidden for them), else 400. */
