@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { RouteOptions } from '../route-options.js';
 import { MAX_FILES_PER_UPLOAD, SIZE_LIMITS, stageFile, type StagedFile } from '../../src/attachments/attachment-limits.js';
 import { uploadStagingDir } from '../../src/platform/storage/upload-staging.js';
-import type { PostMessageInput } from '../../src/messages/messages.service.js';
+import type { PostMessageInput } from '../../src/messages/index.js';
 import { IdParam, NoContentSchema } from '../../src/platform/common.schemas.js';
 import { pagedSchema, pagingQuery } from '../../src/platform/common.schemas.js';
 import { ChatMessageSchema } from '../../src/messages/messages.schemas.js';

@@ -1,4 +1,4 @@
-import { quietNow } from '../users/index.js';
+import { callRings } from '../users/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -109,7 +109,7 @@ export class CallsService {
     }
     // The callee in do-not-disturb or quiet hours: only a connection's call rings (VoIP push), and only
     // when they allow it; any other still reaches their open app, without a ring.
-    const rings = !quietNow(callee.notifications, now) || (connection !== null && callee.notifications?.callsFromConnections !== false);
+    const rings = callRings(callee.notifications, now, connection !== null);
     await events.toUsers([callee._id], 'call.incoming', this.data(call), rings ? {} : { push: false });
     return presentCall(call);
   }

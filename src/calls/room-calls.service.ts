@@ -1,4 +1,4 @@
-import { quietNow, type UserReads } from '../users/index.js';
+import { callRings, quietNow, type UserReads } from '../users/index.js';
 import type { ConnectionReads } from '../contacts/index.js';
 import type { Clock } from '../platform/clock.js';
 import type { z } from 'zod';
@@ -72,7 +72,7 @@ export class RoomCallsService {
     const quiet = (await this.deps.users.findManyByIds(userIds)).filter((user) => quietNow(user.notifications, now));
     if (quiet.length === 0) return new Set();
     const connected = await this.deps.connections.connectedAmong(callerId, quiet.map((user) => user._id));
-    return new Set(quiet.filter((user) => !(connected.has(user._id) && user.notifications?.callsFromConnections !== false)).map((user) => user._id));
+    return new Set(quiet.filter((user) => !callRings(user.notifications, now, connected.has(user._id))).map((user) => user._id));
   }
 
   private data(call: RoomCallDoc): RoomCallEventData {

@@ -67,14 +67,15 @@ export class ChatStatusService {
       const activityOfRoom = state.get(roomId);
       const member = rows.get(roomId);
       const call = calls.get(roomId);
+      const level = member ? levelNow(member, room, now) : defaultLevelOf(room);
       return [
         {
           room: presentRoom(room),
           unreadCount: unreadCount(activityOfRoom, marks.get(roomId), principal.userId),
           unreadMentions: unreadMentions(activityOfRoom, marks.get(roomId), principal.userId),
           lastMessage: activityOfRoom?.last ? preview(activityOfRoom.last) : null,
-          muted: member ? levelNow(member, room, now) === 'NONE' : false,
-          notificationLevel: member ? levelNow(member, room, now) : defaultLevelOf(room),
+          muted: member ? level === 'NONE' : false,
+          notificationLevel: level,
           enabled: member?.enabled ?? true,
           call: call ? { callId: call._id, media: call.media, participantCount: call.participantCount, startedAt: call.createdAt.toISOString() } : null,
         },

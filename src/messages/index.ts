@@ -6,11 +6,11 @@ import { RoomActivityRepo } from './room-activity.repo.js';
 import { QUEUES } from '../platform/queues.js';
 import { MessageEditsRepo, MessageRemovalsRepo, MessagesRepo } from './messages.repo.js';
 import { MessagesPolicy } from './messages.policy.js';
-import { MessagesService, type ClaimUploads } from './messages.service.js';
+import { MessagesService } from './messages.service.js';
 import { MessageChangesService } from './message-changes.service.js';
 import { MessageReadingService } from './message-reading.service.js';
 import { ReactionsService } from './reactions.service.js';
-import type { MessagesDeps } from './message-shared.js';
+import type { ClaimUploads, MessagesDeps } from './message-shared.js';
 
 /** Posting and reading messages, comments and translations of broadcast posts. */
 export function messagesArea(
@@ -95,13 +95,14 @@ export type MessagesArea = ReturnType<typeof messagesArea>;
 // What other areas use of this one (they import only this file).
 export type { MessagesPolicy } from './messages.policy.js';
 
-export type { MessagesService, PostMessageInput, PostRequest } from './messages.service.js';
+export type { MessagesService } from './messages.service.js';
+export type { PostMessageInput, PostRequest } from './message-shared.js';
 export type { MessageChangesService } from './message-changes.service.js';
 export type { MessageReadingService } from './message-reading.service.js';
 export type { ReactionsService } from './reactions.service.js';
 export type { LastMessage } from './room-activity.repo.js';
 export { unreadCount, unreadMentions } from './room-activity.repo.js';
-export { appText, cleanText } from './messages.service.js';
+export { appText, cleanText } from './message-shared.js';
 
 /** What other areas read of messages: one by id, and the room's messages before or after one. */
 export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;

@@ -13,12 +13,9 @@ export class MessageChangesService {
    * The author edits their message within MESSAGE_EDIT_WINDOW: cleaned as a post is (ciphertext in an
    * end-to-end encrypted room), the text before kept as an earlier version, the translations of a
    * broadcast post dropped (they translated the old text: the managers translate again), the replies'
-   * excerpts and the chat list's preview made anew. Members' sockets get `message.edited`; nothing is pushed.
-   */
-  /**
-   * Rule: the author, within the edit window. `mentions`, when given, replace the message's (members
-   * only); the members it newly mentions are pushed the mention once, and it counts among their
-   * unread mentions.
+   * excerpts and the chat list's preview made anew. Members' sockets get `message.edited`. `mentions`,
+   * when given, replace the message's (members only): the members it newly mentions are pushed the
+   * mention once and it counts among their unread mentions; nothing else is pushed.
    */
   async edit(principal: Principal, messageId: string, input: { message: string; mentions?: string[] | null | undefined }): Promise<MessageView> {
     const { message, room } = await this.deps.policy.forEnabledMember(principal, messageId);

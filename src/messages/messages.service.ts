@@ -217,12 +217,14 @@ export class MessagesService {
    */
   private async announce(doc: MessageDoc): Promise<MessageView> {
     const view = presentMessage(doc);
-    const push = async () => {
-      if (doc.parentId !== null || (await this.deps.mayNeedPush(doc.roomId, doc.userId))) await this.deps.enqueuePush(doc._id);
-    };
     // Both before the answer: the author's next post cannot overtake this one's broadcast (a failover delays a publish).
-    await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), push()]);
+    await Promise.all([this.deps.events.toRoom(doc.roomId, 'message.new', { ...view, messageId: view.id }), this.queuePush(doc)]);
     return view;
+  }
+
+  /** The message's push job, unless nobody could be pushed (mayNeedPush); a comment, pushed to its parent's author alone, always gets one. */
+  private async queuePush(doc: MessageDoc): Promise<void> {
+    if (doc.parentId !== null || (await this.deps.mayNeedPush(doc.roomId, doc.userId))) await this.deps.enqueuePush(doc._id);
   }
 
   /**
@@ -232,7 +234,7 @@ export class MessagesService {
    * again: a socket that missed it reads it (the hub says when its broadcasts lapsed).
    */
   private async resent(earlier: MessageDoc): Promise<MessageView> {
-    if (!earlier.deletedAt && (earlier.parentId !== null || (await this.deps.mayNeedPush(earlier.roomId, earlier.userId)))) await this.deps.enqueuePush(earlier._id);
+    if (!earlier.deletedAt) await this.queuePush(earlier);
     return presentMessage(earlier);
   }
 
@@ -244,5 +246,3 @@ export class MessagesService {
   }
 }
 
-export { appText, cleanText, newMessageId, presentMessage, reactionCounts, excerptOf, isOneEmoji, MAX_MESSAGE_LENGTH } from './message-shared.js';
-export type { ClaimUploads, MessageView, PostMessageInput, PostRequest, PostTranslationsView } from './message-shared.js';

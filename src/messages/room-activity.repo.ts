@@ -205,8 +205,9 @@ export class RoomActivityRepo {
   /**
    * An author's mark after their post: marks wait up to AUTHOR_MARK_LINGER_MS for others and go
    * together in one write (a member's several marks as one, the furthest), so a stream of posts costs
-   * a few writes a second, not one a post. Meanwhile `unreadCount` counts the newest message's author
-   * as having read it all; their own post shows among its readers once the mark is written.
+   * a few writes a second, not one a post. Meanwhile `unreadCount` counts an author as having read up
+   * to their own newest post (the room's recent authors); the author shows among the readers of the
+   * messages before it once the mark is written.
    */
   markAuthorRead(roomId: string, userId: string, seq: number, at = new Date()): Promise<void> {
     return this.authorMarks.add({ _id: `${roomId}:${userId}`, seq, roomId, userId, at });

@@ -11,6 +11,10 @@ interface LimitOptions {
   refuse: () => Error;
 }
 
+/** How many times, and how far apart, a call at the edge looks again before refusing (see takeWithinLimit). */
+const LOOKS_AGAIN = 4;
+const LOOK_AGAIN_MS = 15;
+
 /**
  * An "at most `limit`" over records kept in the database, made to hold under concurrency: `n` slots
  * are taken in Redis first (atomic), then the settled count is read; when the settled count and every
@@ -21,10 +25,6 @@ interface LimitOptions {
  * while the settled count alone leaves room looks again, a few times over a few milliseconds, before
  * refusing (two calls at the edge still refuse each other while both hold their slots).
  */
-/** How many times, and how far apart, a call at the edge looks again before refusing (see takeWithinLimit). */
-const LOOKS_AGAIN = 4;
-const LOOK_AGAIN_MS = 15;
-
 export async function takeWithinLimit(ephemeral: EphemeralStore, key: string, options: LimitOptions): Promise<() => Promise<void>> {
   const n = options.n ?? 1;
   const taken = await ephemeral.takeSlots(key, n, SLOT_TTL_SECONDS);

@@ -10,12 +10,12 @@ export interface PushJob {
   seq: number;
   kind: 'alert' | 'voip';
 }
-/** A new message to push to the room's members who did not get it live (ids only). */
 /** A short stable name for a set of newly mentioned members (a job id part: the same edit queued twice is one job). */
 function mentionKey(userIds: string[]): string {
   return createHash('sha256').update([...userIds].sort().join(',')).digest('base64url').slice(0, 16);
 }
 
+/** A new message to push to the room's members who did not get it live (ids only). */
 export interface MessagePushJob {
   messageId: string;
   /** The message was deleted: its push goes again, saying so, under the same collapse key (the room). */

@@ -140,10 +140,6 @@ export class MessagePushService {
   }
 
   /**
-   * Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again
-   * after a failure). `known`: the recipients' pushable devices, read already (a small room's).
-   */
-  /**
    * Members an edit newly mentioned who may be pushed it: enabled members for whom the room is not
    * NONE now, who do not block the author.
    */
@@ -155,7 +151,11 @@ export class MessagePushService {
     return reachable.filter((userId) => !blocking.has(userId));
   }
 
-  /** `mention`: an edit's mention, pushed once under a delivery of its own (`<messageId>:mention`). */
+  /**
+   * Pushes `message` to the offline devices of `recipients` it has not reached yet (a job run again
+   * after a failure). `known`: the recipients' pushable devices, read already (a small room's).
+   * `mention`: an edit's mention, pushed once under a delivery of its own (`<messageId>:mention`).
+   */
   private async pushTo(message: MessageDoc, room: RoomDoc, recipients: string[], replacement: boolean, known?: PushableDevice[], mention = false): Promise<MessagePushOutcome> {
     const outcome: MessagePushOutcome = { recipients: recipients.length, devices: 0, online: 0, sent: 0, invalid: 0, failed: 0, alreadySent: 0 };
     const messageId = message._id;

@@ -57,5 +57,5 @@ export { matchTotpStep } from './totp.js';
 export type { UserSummaryView } from './users.service.js';
 
 /** What other areas read of users: by id (one or many), phone or e-mail. */
-export { quietNow, type NotificationSettings } from './quiet.js';
+export { callRings, quietNow, type NotificationSettings } from './quiet.js';
 export type UserReads = Pick<import('./users.repo.js').UsersRepo, 'findById' | 'findManyByIds' | 'findByPhone' | 'findByEmail'>;

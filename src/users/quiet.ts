@@ -33,6 +33,11 @@ export function isTimeZone(timeZone: string): boolean {
 
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
+/** Whether a call rings the user (its VoIP push): always outside quiet times; within them, only a connection's, when they allow it. */
+export function callRings(settings: NotificationSettings | undefined, now: Date, fromConnection: boolean): boolean {
+  return !quietNow(settings, now) || (fromConnection && settings?.callsFromConnections !== false);
+}
+
 /** Whether the account is quiet at `now`: do-not-disturb until a later time, or within its quiet hours where it is. */
 export function quietNow(settings: NotificationSettings | undefined, now: Date): boolean {
   if (!settings) return false;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newMessageId } from '../../src/messages/messages.service.js';
+import { newMessageId } from '../../src/messages/message-shared.js';
 import { addressOf, freshPhone, lastCode, startTestApp, type TestApp } from '../helpers/app.js';
 import { connect, httpAs, makeUser } from '../helpers/factories.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isTimeZone, quietNow } from '../../src/users/quiet.js';
+import { callRings, isTimeZone, quietNow } from '../../src/users/quiet.js';
 
 describe('do-not-disturb and quiet hours (src/users/quiet.ts)', () => {
   const hours = { doNotDisturbUntil: null, quietHours: { start: '17:00', end: '08:00', timeZone: 'America/New_York' }, callsFromConnections: true };
@@ -27,6 +27,16 @@ describe('do-not-disturb and quiet hours (src/users/quiet.ts)', () => {
     assert.equal(quietNow(until, new Date('2026-01-15T11:59:59Z')), true);
     assert.equal(quietNow(until, new Date('2026-01-15T12:00:00Z')), false);
     assert.equal(quietNow(undefined, new Date()), false);
+  });
+
+  it('a call rings outside quiet times; within them only from a connection, when allowed', () => {
+    const quiet = { ...hours, quietHours: null, doNotDisturbUntil: new Date('2026-01-15T12:00:00Z') };
+    const during = new Date('2026-01-15T11:00:00Z');
+    assert.equal(callRings(quiet, new Date('2026-01-15T12:00:00Z'), false), true, 'not quiet any more');
+    assert.equal(callRings(quiet, during, false), false, 'not a connection');
+    assert.equal(callRings(quiet, during, true), true, 'a connection, allowed');
+    assert.equal(callRings({ ...quiet, callsFromConnections: false }, during, true), false, 'a connection, not allowed');
+    assert.equal(callRings(undefined, during, false), true, 'no settings: rings');
   });
 
   it('knows IANA time zones and nothing else', () => {

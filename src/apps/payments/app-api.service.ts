@@ -129,16 +129,16 @@ export class AppApiService {
     return this.present(await this.paymentOf(key, lookup));
   }
 
-  /** The app's test balance in a currency: its completed test payments less their refunds, less its test payouts. */
-  private async testAvailable(appId: string, currency: Currency): Promise<bigint> {
+  /** The app's test balance by currency: its completed test payments less their refunds, less its test payouts (two reads). */
+  private async testBalances(appId: string): Promise<Map<Currency, bigint>> {
     const [income, payouts] = await Promise.all([this.deps.payments.repo.testIncomeOf(appId), this.requests.testPayoutsOf(appId)]);
-    return (income.get(currency) ?? 0n) - (payouts.get(currency) ?? 0n);
+    return new Map((['ETH', 'USDT'] as const).map((currency) => [currency, (income.get(currency) ?? 0n) - (payouts.get(currency) ?? 0n)]));
   }
 
   async balance(key: AppKey) {
     if (key.test) {
-      const available = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, available: formatAmount(await this.testAvailable(key.appId, currency), currency) })));
-      return { balances: available, test: true };
+      const balances = await this.testBalances(key.appId);
+      return { balances: [...balances].map(([currency, available]) => ({ currency, available: formatAmount(available, currency) })), test: true };
     }
     const accounts = await Promise.all((['ETH', 'USDT'] as const).map(async (currency) => ({ currency, account: await this.deps.accountOf(`app:${key.appId}:${currency}`) })));
     return { balances: accounts.map(({ currency, account }) => ({ currency, available: formatAmount(account ? fromStored(account.available) : 0n, currency) })), test: false };
@@ -176,7 +176,7 @@ export class AppApiService {
     const doc = await this.begin({ _id: `${appId}:PAYOUT:${idempotencyKey}`, appId, kind: 'PAYOUT', ...testOf(key), fingerprint: fingerprintOf(input.userId, input.amount, currency, ...modeOf(key)), paymentId: null, userId: identity.userId, appUserId: input.userId, walletId: wallet?._id ?? TEST_WALLET, currency, amount: toStored(amount) });
     if (doc.status !== 'PENDING') return this.result(doc);
     // The test balance bounds test payouts as the real one does real ones (checked, not held: two at once may both pass).
-    if (key.test && (await this.testAvailable(appId, currency)) < amount) return this.fail(doc, 'APP_BALANCE_SHORT');
+    if (key.test && ((await this.testBalances(appId)).get(currency) ?? 0n) < amount) return this.fail(doc, 'APP_BALANCE_SHORT');
     return this.move(doc, `app-payout:${doc._id}`, async () => undefined);
   }
 
