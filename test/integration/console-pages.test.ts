@@ -69,7 +69,8 @@ describe('console pages: sign-in, refusals and what they leave unchanged', () =>
       [{ cookie, origin: 'null' }, 'CROSS_SITE_REFUSED'],
       [{ cookie, origin: 'http://localhost' }, 'CSRF_REFUSED'],
     ] as const) {
-      const fields: Record<string, string> = code === 'CSRF_REFUSED' ? { _csrf: `${csrf.slice(0, -1)}x` } : { _csrf: csrf };
+      // A token with its last character changed (to one it does not already end in).
+      const fields: Record<string, string> = code === 'CSRF_REFUSED' ? { _csrf: `${csrf.slice(0, -1)}${csrf.endsWith('x') ? 'y' : 'x'}` } : { _csrf: csrf };
       const res = await post(`/console/apps/${appId}/secret/rotate`, fields, headers);
       assert.equal(res.statusCode, 403, `${headers.origin}: ${res.body}`);
       assert.match(res.body, new RegExp(code));
