@@ -74,7 +74,9 @@ let phoneNumber = Math.floor(Math.random() * 90_000_000);
 const phone = () => `+49151${10_000_000 + ((phoneNumber += 7_919) % 90_000_000)}`;
 
 function codeFor(number) {
-  const lines = readFileSync(env.SMS_OUTBOX_FILE, 'utf8').trim().split('\n');
+  // Complete lines only: another sign-in's text may be half-written.
+  const text = readFileSync(env.SMS_OUTBOX_FILE, 'utf8');
+  const lines = text.slice(0, text.lastIndexOf('\n')).split('\n').filter(Boolean);
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = JSON.parse(lines[i]);
     if (line.to === number) return line.code;

@@ -89,9 +89,19 @@ export function addressOf(phone: string): string {
   return `10.${Number(digits.slice(0, 2))}.${Number(digits.slice(2, 4))}.${Number(digits.slice(4, 6)) + 1}`;
 }
 
+/**
+ * The records of a development outbox file (one JSON line each), the complete lines only: another
+ * text may be half-written while a test reads (parallel sign-ins), and its line is not finished yet.
+ */
+export async function readOutbox<T = Record<string, unknown>>(file: string): Promise<T[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const complete = text.slice(0, text.lastIndexOf('\n') + 1);
+  return complete.split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);
+}
+
 /** The newest code texted to `phone`, read from the SMS outbox file like a phone would read its SMS. */
 export async function lastCode(outbox: string, phone: string): Promise<string> {
-  const lines = (await readFile(outbox, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { to: string; code: string; text: string });
+  const lines = await readOutbox<{ to: string; code: string; text: string }>(outbox);
   const mine = lines.filter((line) => line.to === phone);
   const last = mine.at(-1);
   if (!last) throw new Error(`no SMS to ${phone}`);

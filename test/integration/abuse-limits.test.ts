@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { MAX_WALLETS_PER_USER } from '../../src/wallets/wallets.service.js';
-import { bearer, freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
+import { bearer, freshPhone, lastCode, readOutbox, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeUser } from '../helpers/factories.js';
 import { multipart } from '../helpers/multipart.js';
 import { until } from '../helpers/wait.js';
@@ -12,7 +11,7 @@ interface Sms {
   to: string;
   text: string;
 }
-const outbox = async (t: TestApp): Promise<Sms[]> => (await readFile(t.outbox, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Sms);
+const outbox = async (t: TestApp): Promise<Sms[]> => readOutbox<Sms>(t.outbox);
 
 /**
  * What one account can make the service do to others: invitations by SMS bounded per sender, with a

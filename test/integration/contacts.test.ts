@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Workers } from '../../workers/main.js';
-import { bearer, freshPhone, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
+import { bearer, freshPhone, readOutbox, signIn, startTestApp, startTestWorkers, type Session, type TestApp, recordedPush } from '../helpers/app.js';
 import { until } from '../helpers/wait.js';
 import { DeviceClient, spawnHub, type HubProcess } from '../helpers/hubs.js';
 
@@ -33,7 +32,7 @@ describe('connection requests, connections and blocks', () => {
   const list = async (s: Session, query = '') => (await t.app.inject({ url: `/api/users/connection-requests${query}`, headers: bearer(s.accessToken) })).json();
   /** The confirmation code the `index`-th newest mail to `address` carries (the e-mail outbox). */
   const mailedCode = async (address: string, index = 0): Promise<string> => {
-    const mails = (await readFile(t.config.EMAIL_OUTBOX_FILE, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { to: string; subject: string });
+    const mails = await readOutbox<{ to: string; subject: string }>(t.config.EMAIL_OUTBOX_FILE);
     const codes = mails.filter((m) => m.to === address.toLowerCase() && /confirmation code/.test(m.subject)).map((m) => /(\d{6})$/.exec(m.subject)![1]!);
     return codes.reverse()[index]!;
   };
@@ -136,10 +135,10 @@ describe('connection requests, connections and blocks', () => {
     // Someone without an account: an SMS invitation, which becomes a request when they sign up.
     const newcomerPhone = freshPhone();
     assert.equal((await send(me, { phone: newcomerPhone, customMessage: 'Join me' })).statusCode, 204);
-    const sms = (await readFile(t.outbox, 'utf8')).trim().split('\n').map((line) => JSON.parse(line)).filter((m: { to: string }) => m.to === newcomerPhone);
+    const sms = (await readOutbox<{ to: string; text: string }>(t.outbox)).filter((m) => m.to === newcomerPhone);
     assert.equal(sms.length, 1);
     // A fixed text naming the sender; their own words wait in the app.
-    assert.equal(sms[0].text, 'Inviter invites you to Chat Platform. Sign in with this number to answer.');
+    assert.equal(sms[0]!.text, 'Inviter invites you to Chat Platform. Sign in with this number to answer.');
     const newcomer = await signIn(t, newcomerPhone);
     const phoneClient = new DeviceClient(newcomer.accessToken);
     clients.push(phoneClient);
@@ -154,12 +153,12 @@ describe('connection requests, connections and blocks', () => {
     // An e-mail invitation goes to the e-mail outbox.
     const address = `nobody-${Date.now()}@example.org`;
     assert.equal((await send(me, { email: address })).statusCode, 204);
-    const mails = (await readFile(t.config.EMAIL_OUTBOX_FILE, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
-    assert.ok(mails.some((m: { to: string; subject: string }) => m.to === address && /Inviter invites you/.test(m.subject)));
+    const mails = await readOutbox<{ to: string; subject: string }>(t.config.EMAIL_OUTBOX_FILE);
+    assert.ok(mails.some((m) => m.to === address && /Inviter invites you/.test(m.subject)));
     // Asking again is a retry of the same invitation (issue 11): answered 204, and nothing is sent twice.
     assert.equal((await send(me, { email: address })).statusCode, 204);
-    const again = (await readFile(t.config.EMAIL_OUTBOX_FILE, 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
-    assert.equal(again.filter((m: { to: string }) => m.to === address).length, 1);
+    const again = await readOutbox<{ to: string }>(t.config.EMAIL_OUTBOX_FILE);
+    assert.equal(again.filter((m) => m.to === address).length, 1);
   });
 
   it('lists requests sent to and by the caller newest first', async () => {

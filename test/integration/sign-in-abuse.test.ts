@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, describe, it } from 'node:test';
 import { CodeHasher } from '../../src/platform/code-hash.js';
 import { AppError } from '../../src/platform/errors.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { readOutbox, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** The numbers texted so far, read from the SMS outbox as a phone would. */
 async function texted(t: TestApp): Promise<string[]> {
-  const text = await readFile(t.outbox, 'utf8').catch(() => '');
-  return text.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { to: string }).to);
+  return (await readOutbox<{ to: string }>(t.outbox)).map((sms) => sms.to);
 }
 const requestCode = (t: TestApp, phone: string, from: { remoteAddress?: string; forwardedFor?: string } = {}) =>
   t.app.inject({ method: 'POST', url: '/api/auth/code', payload: { phone }, ...(from.remoteAddress ? { remoteAddress: from.remoteAddress } : {}), ...(from.forwardedFor ? { headers: { 'x-forwarded-for': from.forwardedFor } } : {}) });

@@ -7,7 +7,9 @@ import time
 def last_code(outbox: str, phone: str) -> str:
     for _ in range(50):
         with open(outbox, encoding="utf-8") as lines:
-            mine = [json.loads(line) for line in lines if line.strip() and json.loads(line)["to"] == phone]
+            # complete lines only: another text may be half-written while this reads
+            records = [json.loads(line) for line in lines if line.endswith("\n") and line.strip()]
+        mine = [record for record in records if record["to"] == phone]
         if mine:
             return mine[-1]["code"]
         time.sleep(0.1)
