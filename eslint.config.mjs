@@ -8,6 +8,22 @@ const areas = readdirSync(new URL('./src/', import.meta.url), { withFileTypes: t
   .filter((entry) => entry.isDirectory() && entry.name !== 'platform')
   .map((entry) => entry.name);
 
+/** A collection is opened in exactly one repo file: services ask its named methods (ARCHITECTURE.md). */
+const collectionRules = [
+  { selector: "CallExpression[callee.property.name='collection']", message: 'Open collections only in an <area>.repo.ts, behind named methods.' },
+  { selector: "TSTypeReference[typeName.name='Collection']", message: 'Services hold no Collection: ask the area\'s repo.' },
+];
+
+/**
+ * No repository crosses an area in the wiring: an area hands another the small interface its factory
+ * returns (`reads`, `membershipReads`, `signIn`, ...: src/platform/narrow.ts), never its `repos`.
+ */
+const repositoryRules = [
+  { selector: "MemberExpression[object.type='MemberExpression'][object.property.name='repos']", message: 'Another area\'s repository: hand over the small interface its factory returns instead.' },
+  { selector: "MemberExpression[property.name='repos'][object.type='MemberExpression'][object.object.name='deps']", message: 'Another area\'s repositories: take the small interface its factory returns instead.' },
+  { selector: "TSTypeReference[typeName.name='Pick'] TSLiteralType > Literal[value='repos']", message: 'Another area\'s repositories: take the small interface its factory returns instead.' },
+];
+
 export default tseslint.config(
   { ignores: ['**/dist/**', 'node_modules/**', '.data/**'] },
   js.configs.recommended,
@@ -32,11 +48,14 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/**/*.repo.ts', 'src/platform/mongo.ts'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: "CallExpression[callee.property.name='collection']", message: 'Open collections only in an <area>.repo.ts, behind named methods.' },
-        { selector: "TSTypeReference[typeName.name='Collection']", message: 'Services hold no Collection: ask the area\'s repo.' },
-      ],
+      'no-restricted-syntax': ['error', ...collectionRules],
+    },
+  },
+  {
+    // The wiring: the composition root and each area's factory.
+    files: ['src/composition.ts', 'src/*/index.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...collectionRules, ...repositoryRules],
     },
   },
   // An area meets another only through that area's index.ts (its services, policies, small read
@@ -52,6 +71,11 @@ export default tseslint.config(
             {
               regex: `^(\\.\\./)+(${areas.filter((other) => other !== area).join('|')})/(?!index\\.js$)(?![\\w./-]*\\.(schemas|errors)\\.js$)`,
               message: `Import another area through its index.ts (or its *.errors.js / *.schemas.js), not its internals.`,
+            },
+            {
+              regex: `^(\\.\\./)+(${areas.filter((other) => other !== area).join('|')})/index\\.js$`,
+              importNamePattern: 'Repo$',
+              message: `Another area's repository: take the small interface its factory returns (its reads) instead.`,
             },
           ],
         },

@@ -34,42 +34,43 @@ async function composeAreas(p: Platform) {
   const presenceStores = presenceStore(p);
   const inbox = inboxArea(p, { presence: presenceStores.store, devices: devices.devices });
   const { events } = inbox;
-  const contacts = contactsArea(p, { users: users.repos.users, events });
-  const auth = authArea(p, { users: users.repos.users, devices, events });
-  const biometric = biometricArea(p, { devices: devices.repos.devices, users: users.repos.users, events });
-  const rooms = roomsArea(p, { users, blocks: contacts.repos.blocks, blocker: contacts.blocks, connections: contacts.repos.connections, events });
+  const isSiteAdmin = (userId: string) => users.users.isSiteAdmin(userId);
+  const contacts = contactsArea(p, { users: users.reads, events });
+  const auth = authArea(p, { users: users.signIn, devices: devices.sessions, devicesService: devices.devices, events });
+  const biometric = biometricArea(p, { devices: devices.biometricKeys, users: users.reads, events });
+  const rooms = roomsArea(p, { users: users.reads, isSiteAdmin, blocks: contacts.blockReads, blocker: contacts.blocks, connections: contacts.connectionReads, events });
   // Messages of encrypted rooms claim the encrypted uploads kept by the attachments store.
   const attachmentStore = attachmentsStore(p);
   const reach = pushReach(p, presenceStores.store);
-  const messages = messagesArea(p, { rooms, users, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input), removeFiles: attachmentStore.forgetMessageFiles, mayNeedPush: reach.mayNeedPush });
+  const messages = messagesArea(p, { rooms: rooms.reads, roomsPolicy: rooms.policy, users: users.reads, events, claimUploads: (input) => attachmentStore.encryptedClaims.claim(input), removeFiles: attachmentStore.forgetMessageFiles, mayNeedPush: reach.mayNeedPush });
   const attachments = attachmentsArea(p, { store: attachmentStore, messages: messages.messages, rooms: rooms.policy, tokens: auth.tokens, events });
   const speech = speechArea(p);
-  const summaries = summariesArea(p, { messages, users: users.repos.users, events });
-  const calls = callsArea(p, { users: users.repos.users, contacts, rooms, events });
-  const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms, users: users.repos.users });
+  const summaries = summariesArea(p, { messages: messages.reads, messagesPolicy: messages.policy, users: users.reads, events });
+  const calls = callsArea(p, { users: users.reads, blocks: contacts.blockReads, connections: contacts.connectionReads, rooms: rooms.reads, members: rooms.membershipReads, roomsPolicy: rooms.policy, events });
+  const presence = presenceArea(p, { store: presenceStores.store, devices: devices.devices, contacts: contacts.contacts, rooms: rooms.rooms, users: users.reads });
   const push = pushArea(p, {
-    devices: devices.repos.devices,
+    devices: devices.pushTokens,
     inbox: inbox.inbox,
     presence: presenceStores.store,
-    messages: messages.repos.messages,
-    activity: messages.activity,
-    rooms: rooms.repos.rooms,
-    members: rooms.repos.roomMembers,
-    blocks: contacts.repos.blocks,
-    users: users.repos.users,
+    messages: messages.reads,
+    activity: messages.activityReads,
+    rooms: rooms.reads,
+    members: rooms.membershipReads,
+    blocks: contacts.blockReads,
+    users: users.reads,
     reach: reach.reach,
   });
   const wallets = walletsArea(p, {
-    users: users.repos.users,
-    devices: devices.repos.devices,
+    users: users.reads,
+    devices: devices.reads,
     biometric: biometric.biometric,
     events,
-    isSiteAdmin: (userId) => users.users.isSiteAdmin(userId),
+    isSiteAdmin,
   });
-  const chatStatus = chatStatusArea({ rooms, messages, calls, clock: p.clock });
-  const e2ee = e2eeArea(p, { rooms, events, attachments: attachmentStore.repo });
-  const apps = appsArea(p, { rooms, messages, users: users.repos.users, wallets, biometric: biometric.biometric, events, isSiteAdmin: (userId) => users.users.isSiteAdmin(userId) });
-  const moderation = moderationArea(p, { users, devices, messages, rooms, apps, blocks: contacts.blocks, events });
+  const chatStatus = chatStatusArea({ rooms: rooms.reads, members: rooms.membershipReads, activity: messages.activityReads, roomCalls: calls.roomCallReads, clock: p.clock });
+  const e2ee = e2eeArea(p, { rooms: rooms.reads, members: rooms.membershipReads, roomsPolicy: rooms.policy, events, attachments: attachmentStore.encryptedUploads });
+  const apps = appsArea(p, { rooms, messages, users: users.reads, wallets, biometric: biometric.biometric, events, isSiteAdmin });
+  const moderation = moderationArea(p, { users: users.suspensions, isSiteAdmin, devices: devices.devices, messages, rooms, apps, blocks: contacts.blocks, events });
   const accounts = accountsArea(p, { users, devices, contacts, rooms, e2ee, apps, wallets, messages, attachments, moderation, auth, tokens: auth.tokens, events });
   const maintenance = maintenanceArea(p, { auth: auth.auth, calls: calls.anyCall, encryptedUploads: e2ee.uploads, webhooks: apps.webhooks, invocations: apps.invocations, messages: messages.changes });
 
@@ -137,7 +138,7 @@ async function composeAreas(p: Platform) {
     events,
     // What waits to be written goes before the connections close.
     close: async () => {
-      await messages.activity.flush();
+      await messages.flushReadMarks();
       await push.close();
     },
   };

@@ -11,7 +11,6 @@ import { assertMultipart } from '../multipart.js';
 import { MULTIPART_FORM } from '../openapi.js';
 import { BACKUP_CIPHERTEXT_MAX, E2eeAttachmentUploadedSchema, E2eeBackupDtoSchema, E2eeBackupRequestSchema, E2eeIdentitySchema, E2eeKeyRequestSchema, E2eeShareUploadSchema, E2eeSharesDtoSchema } from '../../src/e2ee/e2ee.schemas.js';
 import { E2eeErrors } from '../../src/e2ee/e2ee.errors.js';
-import { MessagesErrors } from '../../src/messages/messages.errors.js';
 import { RoomsErrors } from '../../src/rooms/rooms.errors.js';
 import { principalOf } from '../auth.js';
 import { BODY_ERRORS, MULTIPART_ERRORS, authedErrors } from '../responses.js';
@@ -157,7 +156,7 @@ export const e2eeRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, { ser
         200: E2eeAttachmentUploadedSchema,
         ...authedErrors(
           ...roomErrors,
-          MessagesErrors.PUBLISH_NOT_ALLOWED,
+          RoomsErrors.PUBLISH_NOT_ALLOWED,
           E2eeErrors.ENCRYPTED_ATTACHMENT_INVALID,
           E2eeErrors.ENCRYPTED_ATTACHMENT_TOO_LARGE,
           E2eeErrors.TOO_MANY_KEY_CALLS,

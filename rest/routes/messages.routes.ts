@@ -25,7 +25,7 @@ export const messagesRoutes: FastifyPluginAsyncZod<RouteOptions> = async (app, {
         'Enabled members only. In a broadcast room, or where participants may not publish, only the creator or an admin (or a participant allowed by the publish switch). The body\'s roomId must equal the path\'s. An end-to-end encrypted room takes only an encrypted message (base64 of at least 28 bytes). Members\' sockets get `message.new`.',
       params: room,
       body: ChatMessageSchema,
-      response: { 200: z.string().describe('Id of the new message'), ...authedErrors(MessagesErrors.ROOM_ID_MISMATCH, MessagesErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, MessagesErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, MessagesErrors.REPLY_TO_NOT_FOUND, RoomsErrors.MENTION_ROOM_NOT_ALLOWED, MessagesErrors.MESSAGE_REQUEST_LIMIT, ...BODY_ERRORS) },
+      response: { 200: z.string().describe('Id of the new message'), ...authedErrors(MessagesErrors.ROOM_ID_MISMATCH, MessagesErrors.ATTACHMENT_NOT_FOUND, RoomsErrors.ROOM_NOT_FOUND, RoomsErrors.NOT_A_MEMBER, RoomsErrors.PUBLISH_NOT_ALLOWED, ContactsErrors.BLOCKED, MessagesErrors.MESSAGE_NOT_ENCRYPTED, MessagesErrors.MESSAGE_EMPTY, MessagesErrors.MESSAGE_TOO_LONG, MessagesErrors.REPLY_TO_NOT_FOUND, RoomsErrors.MENTION_ROOM_NOT_ALLOWED, MessagesErrors.MESSAGE_REQUEST_LIMIT, ...BODY_ERRORS) },
     },
     handler: async (request, reply) => {
       const posted = await messages.post(principalOf(request), request.params.roomId, request.body, { ip: request.ip, afterAnswer: afterAnswerOf(reply) });

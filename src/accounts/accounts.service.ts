@@ -7,7 +7,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Principal } from '../platform/principal.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import type { SmsGuard } from '../platform/sms/sms-guard.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserAccountStates } from '../users/index.js';
 import { AccountsErrors } from './accounts.errors.js';
 import { ERASE_STEPS, type AccountDeletionsRepo, type EraseStep } from './accounts.repo.js';
 
@@ -18,7 +18,7 @@ const STALLED_AFTER_MS = 60_000;
 
 export interface AccountsDeps {
   repo: AccountDeletionsRepo;
-  users: Pick<UsersRepo, 'findById' | 'markDeleted' | 'eraseProfile'>;
+  users: UserAccountStates;
   /** Checks the authenticator code when two-factor is on (the users area). */
   confirmWithTwoFactor: (userId: string, code: string | undefined) => Promise<void>;
   removeAvatarOf: (userId: string) => Promise<void>;

@@ -28,7 +28,7 @@ export function accountsArea(
     e2ee: { forgetUser(userId: string, deviceIds: string[]): Promise<void> };
     apps: Pick<AppsArea, 'accounts'>;
     wallets: Pick<WalletsArea, 'closing' | 'exportOf'>;
-    messages: { forgetAuthor(userId: string): Promise<void>; forgetReader(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown>; activity: { flush(): Promise<void> } };
+    messages: { forgetAuthor(userId: string): Promise<void>; forgetReader(userId: string): Promise<void>; exportOf(userId: string): Promise<unknown>; flushReadMarks(): Promise<void> };
     moderation: { forgetReporter(userId: string): Promise<void> };
     auth: { forgetPhone(phone: string): Promise<void> };
     attachments: { forgetUploader(userId: string): Promise<void>; exportOf(userId: string): Promise<ExportedFile[]> };
@@ -63,7 +63,7 @@ export function accountsArea(
   });
   const accounts = new AccountsService({
     repo,
-    users: deps.users.repos.users,
+    users: deps.users.accountStates,
     confirmWithTwoFactor: (userId, code) => deps.users.users.confirmWithTwoFactor(userId, code),
     removeAvatarOf: (userId) => deps.users.avatars.removeOf(userId),
     forgetExports: (userId) => exports.forgetUser(userId),
@@ -71,11 +71,11 @@ export function accountsArea(
       revokeAllOf: (userId) => deps.devices.devices.revokeAllOf(userId),
       eraseOf: (userId) => deps.devices.devices.eraseOf(userId),
       forgetListOf: (userId) => deps.devices.devices.forgetListOf(userId),
-      allIdsOf: (userId) => deps.devices.repos.devices.allIdsOf(userId),
+      allIdsOf: deps.devices.allIdsOf,
     },
     forgetPhone: deps.auth.forgetPhone,
     forgetReader: deps.messages.forgetReader,
-    flushPendingMarks: () => deps.messages.activity.flush(),
+    flushPendingMarks: deps.messages.flushReadMarks,
     forgetReporter: deps.moderation.forgetReporter,
     forgetContacts: deps.contacts.forgetUser,
     forgetMemberships: (userId) => deps.rooms.rooms.forgetMember(userId),

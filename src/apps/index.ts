@@ -162,7 +162,9 @@ export function appsArea(
       }
     },
   };
-  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, policy, apps, webhooks, installs, invocations, bot, payments, appApi, accounts, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
+  /** A site administrator's decision: the app leaves the directory (moderation). */
+  const unlist = async (appId: string) => repo.unlist(appId, p.clock());
+  return { repos: { apps: repo, appInstalls: installs.installs, appPayments: payments.repo }, policy, apps, webhooks, installs, invocations, bot, payments, appApi, accounts, unlist, signer: new AppSigner(p.config.APPS_SIGNING_KEY) };
 }
 export type AppsArea = ReturnType<typeof appsArea>;
 

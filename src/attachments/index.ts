@@ -1,3 +1,4 @@
+import { narrow } from '../platform/narrow.js';
 import type { TokenService } from '../auth/index.js';
 import type { MessagesService } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -27,6 +28,8 @@ export function attachmentsStore(p: Platform) {
   return {
     repo,
     encryptedClaims: new EncryptedUploadClaims(repo),
+    /** What the e2ee area may do with attachments: store encrypted uploads, and find and delete those no message took. */
+    encryptedUploads: narrow(repo, ['insertEncrypted', 'unusedEncryptedBefore', 'deleteIfUnused']),
     /** What a deleted message carried. */
     forgetMessageFiles: async (messageId: string) => removeAll(await repo.ofMessage(messageId)),
     /** What a deleted account uploaded. */
@@ -35,8 +38,7 @@ export function attachmentsStore(p: Platform) {
 }
 export type AttachmentsStore = ReturnType<typeof attachmentsStore>;
 
-/** What the e2ee area may do with attachments: store encrypted uploads, and find and delete those no message took. */
-export type EncryptedUploadStore = Pick<AttachmentsRepo, 'insertEncrypted' | 'unusedEncryptedBefore' | 'deleteIfUnused'>;
+export type EncryptedUploadStore = AttachmentsStore['encryptedUploads'];
 
 /** Attachments: uploads, ticket links, and their processing (thumbnails, MP4, posters) in the worker. */
 export function attachmentsArea(p: Platform, deps: { store: AttachmentsStore; messages: MessagesService; rooms: RoomsPolicy; tokens: TokenService; events: DeviceEvents }) {

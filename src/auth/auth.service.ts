@@ -10,9 +10,9 @@ import { networkOf } from '../platform/network.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import type { Keyspace } from '../platform/keyspace.js';
 import { InvalidTokenError, TokenService, deviceIdOfRefreshToken, hashToken, newRefreshToken } from './tokens.js';
-import type { DevicePlatform, DevicesRepo } from '../devices/index.js';
+import type { DevicePlatform, DeviceSessions } from '../devices/index.js';
 import type { LoginCodesRepo } from './login-codes.repo.js';
-import { matchTotpStep, type UserDoc, type UsersRepo } from '../users/index.js';
+import { matchTotpStep, type UserDoc, type UserSignIn } from '../users/index.js';
 import type { SmsProvider } from '../platform/sms/sms.js';
 import type { DevicesService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
@@ -61,8 +61,8 @@ export class AuthService {
   constructor(
     private readonly deps: {
       config: AuthConfig;
-      users: UsersRepo;
-      devices: DevicesRepo;
+      users: UserSignIn;
+      devices: DeviceSessions;
       loginCodes: LoginCodesRepo;
       devicesService: DevicesService;
       events: DeviceEvents;

@@ -1,7 +1,7 @@
-import type { DevicesArea } from '../devices/index.js';
+import type { DeviceSessions, DevicesService } from '../devices/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserSignIn } from '../users/index.js';
 import { AuthService } from './auth.service.js';
 import { LoginCodesRepo } from './login-codes.repo.js';
 import { TokenService } from './tokens.js';
@@ -11,16 +11,16 @@ import { WebSessions } from './web-sessions.js';
 const WEB_SESSION_TTL_SECONDS = 12 * 3600;
 
 /** Sign-in by SMS code and two-factor, refresh and sign-out, and the access-token check every entry point uses. */
-export function authArea(p: Platform, deps: { users: UsersRepo; devices: DevicesArea; events: DeviceEvents }) {
+export function authArea(p: Platform, deps: { users: UserSignIn; devices: DeviceSessions; devicesService: DevicesService; events: DeviceEvents }) {
   const { config } = p;
   const loginCodes = new LoginCodesRepo(p.db);
   const tokens = new TokenService(config.JWT_SECRET, config.ACCESS_TOKEN_TTL, config.TWO_FACTOR_TOKEN_TTL, p.clock);
   const auth = new AuthService({
     config,
     users: deps.users,
-    devices: deps.devices.repos.devices,
+    devices: deps.devices,
     loginCodes,
-    devicesService: deps.devices.devices,
+    devicesService: deps.devicesService,
     events: deps.events,
     tokens,
     sms: p.sms,
@@ -31,7 +31,7 @@ export function authArea(p: Platform, deps: { users: UsersRepo; devices: Devices
     domainEvents: p.domainEvents,
     clock: p.clock,
   });
-  const devices = deps.devices.repos.devices;
+  const { devices } = deps;
   const webSessions = new WebSessions({
     ephemeral: p.ephemeral,
     keys: p.keys.auth,

@@ -1,6 +1,7 @@
 import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
+import { narrow } from '../platform/narrow.js';
 import { QUEUES } from '../platform/queues.js';
 import type { UserReads } from '../users/index.js';
 import { BlocksRepo } from './blocks.repo.js';
@@ -53,7 +54,16 @@ export function contactsArea(p: Platform, deps: { users: UserReads; events: Devi
       blocks: blocked.items.map((b) => ({ userId: b.blockedId, reason: b.reason, createdAt: b.createdAt.toISOString() })),
     };
   };
-  return { repos, contacts, blocks, forgetUser, exportOf };
+  return {
+    repos,
+    contacts,
+    blocks,
+    forgetUser,
+    exportOf,
+    // What other areas read of contacts, each a small interface of its own (never a repository).
+    blockReads: narrow(repos.blocks, ['eitherBlocked', 'isBlocked', 'blockersAmong']),
+    connectionReads: narrow(repos.connections, ['find', 'connectedAmong']),
+  };
 }
 export type ContactsArea = ReturnType<typeof contactsArea>;
 
@@ -64,8 +74,8 @@ export type { BlockReason } from './blocks.repo.js';
 export type { BlocksService } from './blocks.service.js';
 
 /** What other areas ask of blocks: whether one user blocked another, or either the other. */
-export type BlockReads = Pick<import('./blocks.repo.js').BlocksRepo, 'eitherBlocked' | 'isBlocked' | 'blockersAmong'>;
+export type BlockReads = ContactsArea['blockReads'];
 /** What other areas read of connections: the connection between two users, or which of some users are connected to one. */
-export type ConnectionReads = Pick<import('./connections.repo.js').ConnectionsRepo, 'find' | 'connectedAmong'>;
+export type ConnectionReads = ContactsArea['connectionReads'];
 /** What other areas may do to blocks: one user blocks another (a room invitation declined with a block). */
 export type BlockWrites = Pick<import('./blocks.service.js').BlocksService, 'blockFor'>;

@@ -52,7 +52,7 @@ export type ConfirmationResult = 'NOT_REQUIRED' | 'CONFIRMED';
 export class BiometricService {
   constructor(
     private readonly deps: {
-      devices: DevicesRepo;
+      devices: Pick<DevicesRepo, 'findActive' | 'enrolledKeyOf' | 'swapBiometricKey'>;
       users: UserReads;
       codes: CodeHasher;
       ephemeral: EphemeralStore;

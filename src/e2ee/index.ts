@@ -1,7 +1,7 @@
 import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { RoomsArea } from '../rooms/index.js';
+import type { MembershipReads, RoomReads, RoomsPolicy } from '../rooms/index.js';
 import type { EncryptedUploadStore } from '../attachments/index.js';
 import { EncryptedUploadsService } from './encrypted-uploads.service.js';
 import { E2eeErrors } from './e2ee.errors.js';
@@ -10,7 +10,7 @@ import { KeyDirectoryService } from './key-directory.service.js';
 import { RoomKeysService } from './room-keys.service.js';
 
 /** End-to-end encryption: the key directory (identities, backups, room key shares, key requests) and encrypted uploads (docs/clients/e2ee.md). */
-export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEvents; attachments: EncryptedUploadStore }) {
+export function e2eeArea(p: Platform, deps: { rooms: RoomReads; members: MembershipReads; roomsPolicy: RoomsPolicy; events: DeviceEvents; attachments: EncryptedUploadStore }) {
   const repo = new E2eeRepo(p.db);
   /** A per-device budget per minute; past it, 429 with Retry-After. */
   const budget = (key: (deviceId: string) => string, perMinute: number) => async (deviceId: string) => {
@@ -19,9 +19,9 @@ export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEv
   };
   const roomKeys = new RoomKeysService({
     repo,
-    rooms: deps.rooms.policy,
-    roomById: (roomId) => deps.rooms.repos.rooms.findByIdCached(roomId),
-    members: deps.rooms.repos.roomMembers,
+    rooms: deps.roomsPolicy,
+    roomById: (roomId) => deps.rooms.findByIdCached(roomId),
+    members: deps.members,
     events: deps.events,
     countKeyCall: budget(p.keys.e2ee.keyCalls, p.config.E2EE_KEY_CALLS_PER_MINUTE),
     clock: p.clock,
@@ -37,7 +37,7 @@ export function e2eeArea(p: Platform, deps: { rooms: RoomsArea; events: DeviceEv
 
   const uploads = new EncryptedUploadsService({
     attachments: deps.attachments,
-    rooms: deps.rooms.policy,
+    rooms: deps.roomsPolicy,
     storage: () => p.storage,
     countUpload: budget(p.keys.e2ee.uploads, p.config.E2EE_UPLOADS_PER_MINUTE),
     maxBytes: p.config.E2EE_ATTACHMENT_MAX_BYTES,

@@ -1,7 +1,8 @@
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { RoomsArea } from '../rooms/index.js';
-import type { UsersArea } from '../users/index.js';
+import { narrow } from '../platform/narrow.js';
+import type { RoomReads, RoomsPolicy } from '../rooms/index.js';
+import type { UserReads } from '../users/index.js';
 import { RoomActivityRepo } from './room-activity.repo.js';
 import { QUEUES } from '../platform/queues.js';
 import { MessageEditsRepo, MessageRemovalsRepo, MessagesRepo } from './messages.repo.js';
@@ -16,8 +17,9 @@ import type { ClaimUploads, MessagesDeps } from './message-shared.js';
 export function messagesArea(
   p: Platform,
   deps: {
-    rooms: RoomsArea;
-    users: UsersArea;
+    rooms: RoomReads;
+    roomsPolicy: RoomsPolicy;
+    users: UserReads;
     events: DeviceEvents;
     claimUploads: ClaimUploads;
     removeFiles: (messageId: string) => Promise<void>;
@@ -29,15 +31,15 @@ export function messagesArea(
   const edits = new MessageEditsRepo(p.db);
   const removals = new MessageRemovalsRepo(p.db);
   const activity = new RoomActivityRepo(p.db);
-  const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.rooms.policy });
+  const policy = new MessagesPolicy({ messages: messagesRepo, rooms: deps.roomsPolicy });
   const parts: MessagesDeps = {
-    rooms: deps.rooms.policy,
+    rooms: deps.roomsPolicy,
     policy,
     messages: messagesRepo,
     activity,
     events: deps.events,
     geo: p.geo,
-    users: deps.users.repos.users,
+    users: deps.users,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     claimUploads: deps.claimUploads,
     edits,
@@ -54,7 +56,7 @@ export function messagesArea(
       posts: p.config.MESSAGE_REQUEST_POSTS,
       ephemeral: p.ephemeral,
       slotKey: (roomId, userId) => p.keys.slots('message-request', `${roomId}:${userId}`),
-      memberCount: async (roomId) => (await deps.rooms.repos.rooms.findById(roomId))?.memberCount ?? 0,
+      memberCount: async (roomId) => (await deps.rooms.findById(roomId))?.memberCount ?? 0,
     },
   };
   // Posting, reading (and receipts), changing (edits, deletions) and reactions: one service each, over the same parts.
@@ -88,7 +90,22 @@ export function messagesArea(
     }));
   /** A deleted account's read marks (with or without its words erased). */
   const forgetReader = (userId: string) => activity.forgetReader(userId);
-  return { repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals }, activity, messages, reading, changes, reactions, policy, forgetAuthor, forgetReader, exportOf };
+  return {
+    repos: { messages: messagesRepo, messageEdits: edits, roomActivity: activity, messageRemovals: removals },
+    messages,
+    reading,
+    changes,
+    reactions,
+    policy,
+    forgetAuthor,
+    forgetReader,
+    exportOf,
+    /** Writes the read marks that wait (an author's own, lingering): before erasure, and when the process stops. */
+    flushReadMarks: () => activity.flush(),
+    // What other areas read of messages, each a small interface of its own (never a repository).
+    reads: narrow(messagesRepo, ['findById', 'before', 'after']),
+    activityReads: narrow(activity, ['activityOf', 'readMarks', 'readMarksOf']),
+  };
 }
 export type MessagesArea = ReturnType<typeof messagesArea>;
 
@@ -105,6 +122,6 @@ export { unreadCount, unreadMentions } from './room-activity.repo.js';
 export { appText, cleanText } from './message-shared.js';
 
 /** What other areas read of messages: one by id, and the room's messages before or after one. */
-export type MessageReads = Pick<import('./messages.repo.js').MessagesRepo, 'findById' | 'before' | 'after'>;
+export type MessageReads = MessagesArea['reads'];
 /** What other areas read of rooms' activity: the timeline's last message and counters, and read marks. */
-export type ActivityReads = Pick<import('./room-activity.repo.js').RoomActivityRepo, 'activityOf' | 'readMarks' | 'readMarksOf'>;
+export type ActivityReads = MessagesArea['activityReads'];

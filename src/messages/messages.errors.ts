@@ -15,7 +15,6 @@ export const MessagesErrors = defineErrors('messages', {
   READ_RECEIPTS_NOT_HERE: { status: 400, message: 'Read receipts are kept in direct chats and groups of up to 256 members, for the message\'s author' },
   MESSAGE_NOT_FOUND: { status: 400, message: 'No such message' },
   ROOM_ID_MISMATCH: { status: 400, message: 'The body\'s roomId must equal the path\'s' },
-  PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },
   MESSAGE_NOT_ENCRYPTED: { status: 400, message: 'This room takes only end-to-end encrypted messages' },
   MESSAGE_EMPTY: { status: 400, message: 'The message is empty' },
   MESSAGE_TOO_LONG: { status: 400, message: 'The message is too long' },

@@ -1,11 +1,11 @@
 import type { AppsArea } from '../apps/index.js';
 import type { BlockWrites } from '../contacts/index.js';
-import type { DevicesArea } from '../devices/index.js';
+import type { DevicesService } from '../devices/index.js';
 import type { MessagesArea } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import type { RoomsArea } from '../rooms/index.js';
-import type { UsersArea } from '../users/index.js';
+import type { UserSuspensions } from '../users/index.js';
 import { ModerationRepo } from './moderation.repo.js';
 import { AdminAuditRepo } from '../platform/admin-audit.repo.js';
 import { ModerationService } from './moderation.service.js';
@@ -17,11 +17,12 @@ const isReason = (value: string): value is (typeof REPORT_REASONS)[number] => (R
 export function moderationArea(
   p: Platform,
   deps: {
-    users: UsersArea;
-    devices: DevicesArea;
+    users: UserSuspensions;
+    isSiteAdmin: (userId: string) => Promise<boolean>;
+    devices: DevicesService;
     messages: Pick<MessagesArea, 'policy' | 'messages' | 'changes'>;
     rooms: Pick<RoomsArea, 'rooms'>;
-    apps: Pick<AppsArea, 'repos' | 'installs' | 'policy'>;
+    apps: Pick<AppsArea, 'unlist' | 'installs' | 'policy'>;
     blocks: BlockWrites;
     events: DeviceEvents;
   },
@@ -31,9 +32,9 @@ export function moderationArea(
   const moderation = new ModerationService({
     repo,
     audit,
-    users: deps.users.repos.users,
-    isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId),
-    revokeAllDevices: (userId) => deps.devices.devices.revokeAllOf(userId),
+    users: deps.users,
+    isSiteAdmin: deps.isSiteAdmin,
+    revokeAllDevices: (userId) => deps.devices.revokeAllOf(userId),
     readableMessage: async (principal, messageId) => {
       const { message } = await deps.messages.policy.forReader(principal, messageId);
       return { authorId: message.userId, encrypted: message.encrypted };
@@ -41,7 +42,7 @@ export function moderationArea(
     visibleRoom: async (principal, roomId) => Boolean(await deps.rooms.rooms.get(principal, roomId)),
     visibleApp: async (principal, appId) => (await deps.apps.policy.visible(appId, principal)) !== null,
     removeMessage: (messageId) => deps.messages.changes.removeForEveryone(messageId),
-    unlistApp: (appId) => deps.apps.repos.apps.unlist(appId, p.clock()),
+    unlistApp: deps.apps.unlist,
     block: (blockerId, blockedId, reason) => deps.blocks.blockFor(blockerId, blockedId, reason, p.clock()),
     events: deps.events,
     ephemeral: p.ephemeral,

@@ -5,7 +5,7 @@ import type { DeviceEvents } from '../platform/device-events.js';
 import type { EphemeralStore } from '../platform/ephemeral.js';
 import { must } from '../platform/must.js';
 import type { Principal } from '../platform/principal.js';
-import type { UsersRepo } from '../users/index.js';
+import type { UserSuspensions } from '../users/index.js';
 import { ModerationErrors } from './moderation.errors.js';
 import type { ModerationRepo, ModerationAction, ReportDoc, ReportOutcome, ReportReason, ReportTarget } from './moderation.repo.js';
 import type { AdminAuditRepo } from '../platform/admin-audit.repo.js';
@@ -27,7 +27,7 @@ const ACTIONS: Record<ModerationAction, { target: ReportTarget | null; outcome: 
 export interface ModerationDeps {
   repo: ModerationRepo;
   audit: AdminAuditRepo;
-  users: Pick<UsersRepo, 'findById' | 'setSuspension'>;
+  users: UserSuspensions;
   isSiteAdmin: (userId: string) => Promise<boolean>;
   revokeAllDevices: (userId: string) => Promise<void>;
   /** The message and its author, when the caller may read it; throws otherwise. */

@@ -2,7 +2,8 @@ import type { BlockReads, BlockWrites, ConnectionReads } from '../contacts/index
 import { publicBaseUrl } from '../platform/config.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
-import type { UsersArea } from '../users/index.js';
+import { narrow } from '../platform/narrow.js';
+import type { UserReads } from '../users/index.js';
 import { RoomMembersRepo } from './room-members.repo.js';
 import { RoomsRepo } from './rooms.repo.js';
 import { RoomsPolicy } from './rooms.policy.js';
@@ -12,9 +13,9 @@ import { RoomInvitationsService } from './room-invitations.service.js';
 import { RoomMembership } from './room-membership.js';
 
 /** Rooms of the five kinds: creation, membership and invitations, administration, links, translations. */
-export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockReads; blocker: BlockWrites; connections: ConnectionReads; events: DeviceEvents }) {
+export function roomsArea(p: Platform, deps: { users: UserReads; isSiteAdmin: (userId: string) => Promise<boolean>; blocks: BlockReads; blocker: BlockWrites; connections: ConnectionReads; events: DeviceEvents }) {
   const repos = { rooms: new RoomsRepo(p.db, p.cache), roomMembers: new RoomMembersRepo(p.db, p.cache), roomInvitations: new RoomInvitationsRepo(p.db) };
-  const policy = new RoomsPolicy({ rooms: repos.rooms, members: repos.roomMembers, blocks: deps.blocks, isSiteAdmin: (userId) => deps.users.users.isSiteAdmin(userId) });
+  const policy = new RoomsPolicy({ rooms: repos.rooms, members: repos.roomMembers, blocks: deps.blocks, isSiteAdmin: deps.isSiteAdmin });
   const membership = new RoomMembership({ rooms: repos.rooms, members: repos.roomMembers, events: deps.events, domainEvents: p.domainEvents, clock: p.clock });
   const invitations = new RoomInvitationsService({
     rooms: repos.rooms,
@@ -22,7 +23,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     invitations: repos.roomInvitations,
     membership,
     policy,
-    users: deps.users.repos.users,
+    users: deps.users,
     connections: deps.connections,
     blocks: deps.blocks,
     blocker: deps.blocker,
@@ -39,7 +40,7 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
     members: repos.roomMembers,
     membership,
     invitations,
-    users: deps.users.repos.users,
+    users: deps.users,
     policy,
     supportedLanguages: p.config.SUPPORTED_LANGUAGES,
     domainEvents: p.domainEvents,
@@ -64,7 +65,16 @@ export function roomsArea(p: Platform, deps: { users: UsersArea; blocks: BlockRe
       };
     });
   };
-  return { repos, rooms, invitations, policy, exportOf };
+  return {
+    repos,
+    rooms,
+    invitations,
+    policy,
+    exportOf,
+    // What other areas read of rooms, each a small interface of its own (never a repository).
+    reads: narrow(repos.rooms, ['findById', 'findByIdCached', 'findManyByIds', 'createdAtOf']),
+    membershipReads: narrow(repos.roomMembers, ['enabledMemberIds', 'activeMemberIds', 'activeRoomIds', 'membershipsOf', 'membershipsByIds', 'sharingARoom', 'pushRecipients', 'roomIdsOfUsers']),
+  };
 }
 export type RoomsArea = ReturnType<typeof roomsArea>;
 
@@ -79,6 +89,6 @@ export type { RoomsService } from './rooms.service.js';
 export type { RoomInvitationsService } from './room-invitations.service.js';
 
 /** What other areas read of rooms: one (cached or not) or many by id, when each was made. */
-export type RoomReads = Pick<import('./rooms.repo.js').RoomsRepo, 'findById' | 'findByIdCached' | 'findManyByIds' | 'createdAtOf'>;
+export type RoomReads = RoomsArea['reads'];
 /** What other areas read of memberships: a room's members, a user's rooms, whether two users share one. */
-export type MembershipReads = Pick<import('./room-members.repo.js').RoomMembersRepo, 'enabledMemberIds' | 'activeMemberIds' | 'activeRoomIds' | 'membershipsOf' | 'membershipsByIds' | 'sharingARoom' | 'pushRecipients' | 'roomIdsOfUsers'>;
+export type MembershipReads = RoomsArea['membershipReads'];

@@ -5,6 +5,7 @@ export const RoomsErrors = defineErrors('rooms', {
   ROOM_NOT_FOUND: { status: 400, message: 'No such room, or not one you may see' },
   MENTION_ROOM_NOT_ALLOWED: { status: 400, message: 'Only the room\'s creator and admins may mention the whole room (mentionsRoom)' },
   ROOM_NOT_ALLOWED: { status: 400, message: 'Only the room\'s creator or an admin may do this' },
+  PUBLISH_NOT_ALLOWED: { status: 400, message: 'Only the creator or an admin may post here' },
   NOT_A_MEMBER: { status: 400, message: 'Not an enabled member of this room' },
   DIRECT_NEEDS_ONE_MEMBER: { status: 400, message: 'A direct chat takes exactly one other user' },
   ROOM_NAME_INVALID: { status: 400, message: 'A room name has 3 to 50 characters' },

@@ -1,6 +1,5 @@
 import type { BlockReads } from '../contacts/index.js';
 import { ContactsErrors } from '../contacts/contacts.errors.js';
-import { MessagesErrors } from '../messages/messages.errors.js';
 import type { Principal } from '../platform/principal.js';
 import type { RoomMemberDoc, RoomMembersRepo } from './room-members.repo.js';
 import { RoomsErrors } from './rooms.errors.js';
@@ -123,7 +122,7 @@ export class RoomsPolicy {
     if (!room) throw RoomsErrors.ROOM_NOT_FOUND({ message: 'No such room' });
     if (!isEnabledMember(member)) throw RoomsErrors.NOT_A_MEMBER();
     const mayPublish = isManager(room, principal.userId) || (room.type !== 'BROADCAST' && (member.publishEnabled ?? room.participantPublishEnabled));
-    if (!mayPublish) throw MessagesErrors.PUBLISH_NOT_ALLOWED();
+    if (!mayPublish) throw RoomsErrors.PUBLISH_NOT_ALLOWED();
     const other = otherInDirectChat(room, principal.userId);
     if (other && (await this.deps.blocks.eitherBlocked(principal.userId, other))) throw ContactsErrors.BLOCKED({ message: 'A block ends this direct chat' });
     return room;

@@ -1,4 +1,4 @@
-import type { MessagesArea } from '../messages/index.js';
+import type { MessageReads, MessagesPolicy } from '../messages/index.js';
 import type { DeviceEvents } from '../platform/device-events.js';
 import type { Platform } from '../platform/platform.js';
 import { QUEUES } from '../platform/queues.js';
@@ -8,12 +8,12 @@ import { OpenAiCompatibleSummarizer } from './openai.summarizer.js';
 import { SummariesService } from './summaries.service.js';
 
 /** Summaries of the conversation around a message, made in the worker. */
-export function summariesArea(p: Platform, deps: { messages: MessagesArea; users: UserReads; events: DeviceEvents }) {
+export function summariesArea(p: Platform, deps: { messages: MessageReads; messagesPolicy: MessagesPolicy; users: UserReads; events: DeviceEvents }) {
   const { config } = p;
   return {
     summaries: new SummariesService({
-      policy: deps.messages.policy,
-      messages: deps.messages.repos.messages,
+      policy: deps.messagesPolicy,
+      messages: deps.messages,
       users: deps.users,
       events: deps.events,
       summarizer:

@@ -1,3 +1,4 @@
+import { narrow } from '../platform/narrow.js';
 import { uploadStagingDir } from '../platform/storage/upload-staging.js';
 import { publicBaseUrl } from '../platform/config.js';
 import type { Platform } from '../platform/platform.js';
@@ -30,6 +31,14 @@ export function usersArea(p: Platform) {
   return {
     exportOf,
     repos: { users: repo },
+    // What other areas may do with users, each a small interface of its own (never the repository).
+    reads: narrow(repo, ['findById', 'findManyByIds', 'findByPhone', 'findByEmail']),
+    /** Sign-in finds or creates the account of a number, and spends a two-factor code's time step once. */
+    signIn: narrow(repo, ['findById', 'findOrCreateByPhone', 'claimTotpStep']),
+    /** Account deletion marks the account deleted and empties its profile. */
+    accountStates: narrow(repo, ['findById', 'markDeleted', 'eraseProfile']),
+    /** Moderation suspends and restores accounts. */
+    suspensions: narrow(repo, ['findById', 'setSuspension']),
     publicBaseUrl: baseUrl,
     avatars: new AvatarsService({ users: repo, storage: () => p.storage, stagingDir: uploadStagingDir(p.config), clock: p.clock }),
     users: new UsersService(
@@ -51,11 +60,14 @@ export function usersArea(p: Platform) {
 export type UsersArea = ReturnType<typeof usersArea>;
 
 // What other areas use of this one (they import only this file).
-export type { RoomInvitesSetting, UserDoc, UsersRepo } from './users.repo.js';
+export type { RoomInvitesSetting, UserDoc } from './users.repo.js';
 export { userSummary } from './users.service.js';
 export { matchTotpStep } from './totp.js';
 export type { UserSummaryView } from './users.service.js';
 
-/** What other areas read of users: by id (one or many), phone or e-mail. */
 export { callRings, quietNow, type NotificationSettings } from './quiet.js';
-export type UserReads = Pick<import('./users.repo.js').UsersRepo, 'findById' | 'findManyByIds' | 'findByPhone' | 'findByEmail'>;
+/** What other areas read of users: by id (one or many), phone or e-mail. */
+export type UserReads = UsersArea['reads'];
+export type UserSignIn = UsersArea['signIn'];
+export type UserAccountStates = UsersArea['accountStates'];
+export type UserSuspensions = UsersArea['suspensions'];

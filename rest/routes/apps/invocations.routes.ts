@@ -29,7 +29,7 @@ export const appInvocationsRoutes: FastifyPluginAsyncZod<RouteOptions> = async (
     AppsErrors.INVOCATION_STEP_LIMIT,
     RoomsErrors.ROOM_NOT_FOUND,
     RoomsErrors.NOT_A_MEMBER,
-    MessagesErrors.PUBLISH_NOT_ALLOWED,
+    RoomsErrors.PUBLISH_NOT_ALLOWED,
     MessagesErrors.MESSAGE_NOT_FOUND,
     ContactsErrors.BLOCKED,
     ...BODY_ERRORS,
