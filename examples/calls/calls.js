@@ -137,9 +137,13 @@ export class OneToOneCall {
 
   async open(video) {
     const { iceServers } = await this.device.request('GET', '/api/calls/ice-servers');
-    this.pc = new RTCPeerConnection({ iceServers, iceTransportPolicy: this.policy });
+    const pc = new RTCPeerConnection({ iceServers, iceTransportPolicy: this.policy });
     this.stream = await localMedia(video);
-    for (const track of this.stream.getTracks()) this.pc.addTrack(track, this.stream);
+    for (const track of this.stream.getTracks()) pc.addTrack(track, this.stream);
+    // Only now the connection is this call's: an offer that came while the camera was opening waits
+    // for it (listen), so the answer carries this side's tracks. Answered earlier, it said "receive
+    // only", and the caller heard nothing: seen when the camera took long to open under load.
+    this.pc = pc;
     this.pc.onicecandidate = ({ candidate }) => {
       // null: gathering is over. Sent as an empty candidate, as the browser itself marks the end.
       const payload = candidate
@@ -147,7 +151,8 @@ export class OneToOneCall {
         : { candidate: '' };
       void this.device.signal(this.callId, 'candidate', payload).catch(() => undefined);
     };
-    for (const candidate of this.pendingCandidates.splice(0)) await this.addCandidate(candidate);
+    // Candidates that came before stay kept: they are added once the other side's description is set
+    // (listen), as a candidate added before it is refused and lost.
   }
 
   listen() {
@@ -177,6 +182,8 @@ export class OneToOneCall {
 
   /** The selected candidate pair's types and the bytes received per kind. */
   async stats() {
+    // Not yet connecting: the camera is still opening.
+    if (!this.pc) return { connectionState: 'new', local: undefined, remote: undefined, received: { audio: 0, video: 0 } };
     const report = await this.pc.getStats();
     const all = [...report.values()];
     const transport = all.find((s) => s.type === 'transport');

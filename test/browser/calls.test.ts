@@ -136,7 +136,17 @@ describe('calls between browsers (Chromium with fake media, the calls example)',
     const b = await signIn(t, freshPhone(), { name: 'Callee', platform: 'WEB' });
     await connectAll(t, a, [b]);
     const [pageA, pageB] = await Promise.all([pageFor(a), pageFor(b)]);
-    // The callee answers whatever rings; the caller calls and offers once answered.
+    // The callee answers whatever rings; the caller calls and offers once answered. The callee's
+    // camera takes a second to open, as a phone's may: the caller's offer arrives meanwhile, and the
+    // answer must still carry the callee's tracks (it once said "receive only" then: seen under load).
+    // (A page script: this project's types have no DOM.)
+    await pageB.evaluate(`(() => {
+      const open = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+      navigator.mediaDevices.getUserMedia = async (constraints) => {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        return open(constraints);
+      };
+    })()`);
     await pageB.evaluate(() => {
       const w = globalThis as unknown as ExampleWindow;
       w.peer = new w.calls.OneToOneCall(w.device, { policy: 'relay' });
