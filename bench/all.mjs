@@ -33,6 +33,8 @@ const FIGURES = [
   { bench: 'peers', name: 'hub / best peer: CPU per delivery net of idle upkeep', pattern: /hub \/ best peer, CPU-ms per 1,000 deliveries net of the idle connections' upkeep: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
   { bench: 'peers', name: 'hub / best peer: RSS per idle connection', pattern: /hub \/ best peer, RSS per idle connection: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
   { bench: 'peers', name: 'hub / best peer: fan-out p99, 10,000 subscribers', pattern: /hub \/ best peer, fan-out p99: ([\d.]+)×/, unit: '×', goal: ['<', 1] },
+  { bench: 'scale', name: 'hub CPU per room broadcast received, 2 hubs, net of upkeep', pattern: /room broadcasts alone, 2 hub nodes[^\n]*net of upkeep ([\d.]+) µs/, unit: 'µs', goal: ['<=', 40] },
+  { bench: 'scale', name: 'hub CPU per room broadcast received, 8 hubs, net of upkeep', pattern: /room broadcasts alone, 8 hub nodes[^\n]*net of upkeep ([\d.]+) µs/, unit: 'µs', goal: ['<=', 40] },
   { bench: 'scale', name: 'hub CPU per delivery, 8 hubs / 2 hubs', pattern: /8 hubs \/ 2 hubs \| ([\d.]+)×/, unit: '×', goal: ['<=', 1.25] },
   { bench: 'scale', name: 'hub holding no recipient / busy hub, net of upkeep', pattern: /net of upkeep ([\d.]+)%, [\d.]+% \(goal: under 5%\)/, unit: '%', goal: ['<', 5] },
   { bench: 'chat-status', name: 'chat status, first page of 100, p50', pattern: /first page of 100: p50 ([\d.]+) ms/, unit: 'ms', goal: null },

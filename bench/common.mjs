@@ -269,7 +269,7 @@ export async function seedMembers(ctx, config, count, room) {
       devices.push({ _id: deviceId, userId, name: 'bench', platform: 'OTHER', createdAt: now, lastSeenAt: now, revokedAt: null, refreshTokenHash: randomUUID(), refreshExpiresAt: now, spentRefreshHashes: [], pushToken: null, voipPushToken: null });
       members.push({ _id: `${roomOf(i)}:${userId}`, roomId: roomOf(i), userId, active: true, joinedAt: now });
       rooms.push({ _id: userId, roomIds: [roomOf(i)] });
-      result.push({ userId, deviceId });
+      result.push({ userId, deviceId, room: roomOf(i) });
     }
     await ctx.platform.db.collection('users').insertMany(users, { ordered: false });
     await insertDevices(ctx.platform.db, devices);

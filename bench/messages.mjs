@@ -30,6 +30,8 @@ const pct = percentile;
 const { tmp, stack, env, config, ctx, children } = await startBench('msg');
 env.STORAGE_DIR = path.join(tmp, 'blobs');
 
+const sumOf = (list) => list.reduce((total, value) => total + value, 0);
+
 function spawnClient() {
   return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
 }
@@ -113,14 +115,21 @@ try {
   log(`${connected} sockets connected`);
   await sleep(1000);
   const poster = people[0].token;
+  // Where the fan-out's CPU goes: the hubs' against the load generators' (the same two cores).
+  const fanOutCpu0 = { hubs: hubPids.map((pid) => cpuMs(pid)), generators: clients.map((c) => cpuMs(c.pid)) };
   for (let wave = 0; wave < WAVES; wave++) {
     const status = await request(apiPort, 'PUT', '/api/messages/bench-room', poster, { roomId: 'bench-room', message: `sent:${now()}` });
     if (status !== 200) throw new Error(`post answered ${status}`);
     await sleep(1000);
   }
   await sleep(1000);
+  const fanOutCpu = { hubs: sumOf(hubPids.map((pid, i) => cpuMs(pid) - fanOutCpu0.hubs[i])), generators: sumOf(clients.map((c, i) => cpuMs(c.pid) - fanOutCpu0.generators[i])) };
   const latencies = (await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })))).flatMap((r) => r.latencies).sort((a, b) => a - b);
-  rows.push([`REST post to a room of ${MEMBERS} over 2 hub nodes`, `p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms; delivered ${latencies.length}/${connected * WAVES} (${((100 * latencies.length) / (connected * WAVES)).toFixed(2)}%)`]);
+  rows.push([
+    `REST post to a room of ${MEMBERS} over 2 hub nodes`,
+    `p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1).toFixed(1)} ms; delivered ${latencies.length}/${connected * WAVES} (${((100 * latencies.length) / (connected * WAVES)).toFixed(2)}%); CPU per post: hubs ${(fanOutCpu.hubs / WAVES).toFixed(0)} ms, load generators ${(fanOutCpu.generators / WAVES).toFixed(0)} ms (two cores)`,
+  ]);
+  log(rows.at(-1).join(' | '));
   await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
   clients.forEach((c) => c.kill());
   await sleep(1500);

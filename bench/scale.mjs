@@ -8,12 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { cpuMs, forkWorker, netOfUpkeep, seedMembers, spawnHub as spawnBenchHub, startBench, stopAll, stopHub } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const HUB_COUNTS = (process.env.HUB_COUNTS ?? '1,2,4,8').split(',').map(Number);
+const HUB_COUNTS = (process.env.HUB_COUNTS ?? '1,2,4,8').split(',').filter(Boolean).map(Number);
 const SOCKETS = Number(process.env.SOCKETS ?? 800);
 const ROOM_SIZE = Number(process.env.ROOM_SIZE ?? 5);
 const POSTS_PER_SECOND = Number(process.env.POSTS_PER_SECOND ?? 300);
 const DEVICE_EVENTS_PER_SECOND = Number(process.env.DEVICE_EVENTS_PER_SECOND ?? 100);
 const SECONDS = Number(process.env.SECONDS ?? 10);
+// Room broadcasts alone, at a rate where the hubs' upkeep is a small part of their CPU (issue 55).
+const BROADCAST_HUB_COUNTS = (process.env.BROADCAST_HUB_COUNTS ?? '2,8').split(',').filter(Boolean).map(Number);
+const BROADCASTS_PER_SECOND = Number(process.env.BROADCASTS_PER_SECOND ?? 1000);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
@@ -29,21 +32,23 @@ const spawnHub = () => spawnBenchHub(env, children, 'uws');
  * it) and device events to random devices (inbox, then a poke of the hubs holding the device).
  * Resolves with how many deliveries it should make.
  */
-async function load(people) {
+async function load(people, deviceEventsPerSecond = DEVICE_EVENTS_PER_SECOND, postsPerSecond = POSTS_PER_SECOND) {
   const rooms = Math.ceil(people.length / ROOM_SIZE);
   const tick = 20;
   const perTick = (rate) => (rate * tick) / 1000;
   let posts = 0;
   let events = 0;
+  const postedTo = [];
   const pending = [];
   const started = Date.now();
   for (let step = 0; Date.now() - started < SECONDS * 1000; step++) {
-    while (posts < perTick(POSTS_PER_SECOND) * (step + 1)) {
+    while (posts < perTick(postsPerSecond) * (step + 1)) {
       const room = `scale-room-${Math.floor(Math.random() * rooms)}`;
       ctx.events.toRoom(room, 'message.new', { roomId: room, messageId: `m-${posts}`, sentAt: performance.timeOrigin + performance.now() });
+      postedTo.push(room);
       posts++;
     }
-    while (events < perTick(DEVICE_EVENTS_PER_SECOND) * (step + 1)) {
+    while (events < perTick(deviceEventsPerSecond) * (step + 1)) {
       const person = people[Math.floor(Math.random() * people.length)];
       pending.push(ctx.events.toDevice(person.deviceId, 'call.signal', { callId: 'bench', fromDeviceId: 'peer', kind: 'candidate', payload: { i: events } }));
       events++;
@@ -52,7 +57,7 @@ async function load(people) {
   }
   await Promise.all(pending);
   const membersPerRoom = people.length / rooms;
-  return { posts, events, expected: Math.round(posts * membersPerRoom) + events };
+  return { posts, events, postedTo, expected: Math.round(posts * membersPerRoom) + events };
 }
 
 /**
@@ -60,7 +65,7 @@ async function load(people) {
  * (its upkeep: timers, probes, metrics, the sockets' pings), then over a window of the same length
  * with the load; `cpu` is the loaded window's, `net` the same less the upkeep.
  */
-async function measure(hubs, people, placeOf) {
+async function measure(hubs, people, placeOf, deviceEventsPerSecond = DEVICE_EVENTS_PER_SECOND, postsPerSecond = POSTS_PER_SECOND) {
   const clients = [forkWorker(path.join(root, 'bench/client-worker.mjs'), children), forkWorker(path.join(root, 'bench/client-worker.mjs'), children)];
   const targets = people.map((person, i) => ({ port: hubs[placeOf(i)].port, token: person.token }));
   const half = Math.ceil(targets.length / 2);
@@ -74,10 +79,19 @@ async function measure(hubs, people, placeOf) {
   const upkeep = hubs.map((hub, i) => cpuMs(hub.pid) - quiet[i]);
   const before = hubs.map((hub) => cpuMs(hub.pid));
   const loadStarted = Date.now();
-  const sent = await load(people);
+  const sent = await load(people, deviceEventsPerSecond, postsPerSecond);
   await sleep(1500);
   const cpu = hubs.map((hub, i) => cpuMs(hub.pid) - before[i]);
   const scale = (Date.now() - loadStarted) / quietMs;
+  // A second quiet window after the load: the first may still hold the connection storm's collections
+  // (the memory saver's), so each hub's upkeep is the lesser of the two.
+  const after = hubs.map((hub) => cpuMs(hub.pid));
+  const afterStarted = Date.now();
+  await sleep(quietMs);
+  const afterScale = quietMs / (Date.now() - afterStarted);
+  hubs.forEach((hub, i) => {
+    upkeep[i] = Math.min(upkeep[i], (cpuMs(hub.pid) - after[i]) * afterScale);
+  });
   // Per hub: a hub holding no recipient spends about its upkeep, so its net is near 0 (floored there).
   const net = cpu.map((ms, i) => Math.max(0, ms - upkeep[i] * scale));
   // In all: null when the upkeep subtracted is half the hubs' CPU or more (see netOfUpkeep).
@@ -87,7 +101,12 @@ async function measure(hubs, people, placeOf) {
   await Promise.all(clients.map((c) => c.call({ cmd: 'close' })));
   clients.forEach((c) => c.kill());
   await sleep(1000);
-  return { connected, cpu, net, netInAll, delivered, ...sent };
+  // The messages the hubs received: each post reaches every hub holding a member of its room (one
+  // room broadcast each), each device event the one hub holding the device (a poke).
+  const hubsOf = new Map();
+  people.forEach((person, i) => hubsOf.set(person.room, (hubsOf.get(person.room) ?? new Set()).add(placeOf(i))));
+  const broadcastsReceived = sum(sent.postedTo.map((room) => hubsOf.get(room).size));
+  return { connected, cpu, net, netInAll, delivered, broadcastsReceived, ...sent };
 }
 
 const rows = [];
@@ -113,6 +132,22 @@ try {
   if (perDelivery[2] && perDelivery[8]) {
     const netRatio = perDelivery[8].net === null || perDelivery[2].net === null ? 'not measurable' : `${(perDelivery[8].net / perDelivery[2].net).toFixed(2)}×`;
     rows.push(['hub CPU per delivery, 8 hubs / 2 hubs', `${(perDelivery[8].gross / perDelivery[2].gross).toFixed(2)}×; net of upkeep ${netRatio}`, 'goal: at most 1.25×']);
+  }
+
+  // Room broadcasts alone: the hubs' CPU per room broadcast each received (issue 55's measure).
+  for (const count of BROADCAST_HUB_COUNTS) {
+    const hubs = await Promise.all(Array.from({ length: count }, spawnHub));
+    await sleep(1000);
+    const run = await measure(hubs, shuffled, (i) => i % count, 0, BROADCASTS_PER_SECOND);
+    const gross = (1000 * sum(run.cpu)) / run.broadcastsReceived;
+    const net = run.netInAll === null ? null : (1000 * run.netInAll) / run.broadcastsReceived;
+    rows.push([
+      `room broadcasts alone, ${count} hub nodes, ${BROADCASTS_PER_SECOND} posts/s`,
+      `${run.posts} posts reached ${run.broadcastsReceived} hubs (${(run.broadcastsReceived / run.posts).toFixed(2)} a post); ${run.delivered} of ${run.expected} deliveries`,
+      `hub CPU per room broadcast received: ${gross.toFixed(1)} µs; net of upkeep ${net === null ? 'not measurable (the upkeep is half the CPU or more)' : `${net.toFixed(1)} µs`} (goal: at most 40 µs net)`,
+    ]);
+    log(rows.at(-1).join(' | '));
+    await Promise.all(hubs.map(stopHub));
   }
 
   // One hub holds every socket, two hold none: what the two spend on traffic that is not theirs.

@@ -13,6 +13,7 @@ import { chatRoom, deviceRoom, hasOwnChannel, userRoom } from '../src/platform/d
 import { closeRedis, duplicate, keepPublishesHandled, onSubscriptionsRestored, type RedisClient } from '../src/platform/redis.js';
 import { roomChannel, subscribeOnlyTo } from '../src/platform/sharded-emitter.js';
 import { InboxDelivery } from './delivery.js';
+import { takeRoomBroadcasts, type PublishFrame } from './room-broadcasts.js';
 import { SlowSockets } from './slow-sockets.js';
 import { loadUws, type UwsModule } from './uws.js';
 import { callSignalHandler } from './handlers/calls.handlers.js';
@@ -39,17 +40,24 @@ const TYPING_INTERVAL_MS = 2_000;
 export async function startHub(
   platform: Pick<Platform, 'logger' | 'pubsub' | 'keys' | 'dependencies' | 'config'>,
   services: Services,
-  options: { host: string; port: number; engine: SocketEngine; transports?: ('websocket' | 'polling')[]; metrics?: Registry },
+  options: {
+    host: string;
+    port: number;
+    engine: SocketEngine;
+    transports?: ('websocket' | 'polling')[];
+    metrics?: Registry;
+  },
 ): Promise<Hub> {
   const log = platform.logger.child({ role: 'realtime' });
   // Refused before anything connects: a hub on a stub would accept sockets and never answer.
   const uws = options.engine === 'uws' ? await loadUws() : undefined;
   const { inbox, presenceStore: presence } = services;
   const nodeId = randomUUID();
+  const transports = options.transports ?? platform.config.SOCKET_TRANSPORTS;
   const io: HubServer = new Server({
     path: '/socket.io/',
     serveClient: false,
-    transports: options.transports ?? platform.config.SOCKET_TRANSPORTS,
+    transports,
     pingInterval: 25_000,
     pingTimeout: 20_000,
   });
@@ -71,6 +79,12 @@ export async function startHub(
   io.adapter(createShardedAdapter(pub, sub, { channelPrefix: platform.keys.socketIo, subscriptionMode: 'dynamic' }));
   // Device and user rooms are never broadcast to alone: no channel (and no subscription per socket) for them.
   subscribeOnlyTo(io.of('/').adapter, hasOwnChannel);
+  // Room broadcasts sent encoded go to the room's sockets as they came (uWebSockets.js publishes them
+  // to the room's topic when every socket is a WebSocket; otherwise each socket of the room is written).
+  let publishFrame: PublishFrame | undefined;
+  const webSocketsOnly = transports.length === 1 && transports[0] === 'websocket';
+  let broadcastsReceived = 0;
+  takeRoomBroadcasts(io, { channelPrefix: platform.keys.socketIo, publish: () => publishFrame, onReceived: () => broadcastsReceived++ });
 
   const slowBytes = platform.config.HUB_SLOW_SOCKET_BYTES;
   const limits = { slowBytes, graceMs: platform.config.HUB_SLOW_SOCKET_GRACE_MS, maxBytes: 4 * slowBytes };
@@ -81,6 +95,16 @@ export async function startHub(
   const connections = new Counter({ name: 'hub_connections_total', help: 'Sockets that completed the handshake on this hub node', registers });
   const disconnections = new Counter({ name: 'hub_disconnections_total', help: 'Sockets that closed on this hub node, by socket.io\'s reason (transport close, ping timeout, server namespace disconnect, ...)', labelNames: ['reason'], registers });
   const refusals = new Counter({ name: 'hub_handshake_refusals_total', help: 'Handshakes refused, by the code of their connect_error (UNAUTHORIZED, DATABASE_UNAVAILABLE, REDIS_UNAVAILABLE)', labelNames: ['code'], registers });
+  let broadcastsCounted = 0;
+  new Counter({
+    name: 'hub_room_broadcasts_received_total',
+    help: 'Room broadcasts from the api and worker this hub node received, each written to the room\'s sockets here as one frame',
+    registers,
+    collect() {
+      this.inc(broadcastsReceived - broadcastsCounted);
+      broadcastsCounted = broadcastsReceived;
+    },
+  });
   const resyncs = new Counter({ name: 'hub_resyncs_total', help: 'Resync notices sent to sockets: inbox.resync-required (INBOX_BOUND, INBOX_RESET) and rooms.resync-required (BROADCASTS_LAPSED)', labelNames: ['reason'], registers });
   const delivery = new InboxDelivery(inbox, (error) => log.error({ err: error }, 'inbox delivery failed'), (socket) => slow.isSlow(socket), () => sent.inc(), (reason) => resyncs.inc({ reason }));
   const slow = new SlowSockets(io, limits, log, (socket) => delivery.resume(socket));
@@ -168,7 +192,8 @@ export async function startHub(
 
   // Posts in this process ask this hub first whether a device is online (no Redis round trip for its own sockets).
   const unregisterLocal = presence.holdsLocally((deviceId) => delivery.socketsOf(deviceId) > 0);
-  const { port, closeListener } = await listen(io, uws, options, limits.maxBytes);
+  const { port, closeListener, publish } = await listen(io, uws, options, limits.maxBytes);
+  if (webSocketsOnly) publishFrame = publish;
   log.info({ port, engine: options.engine, nodeId }, 'socket hub listening');
 
   return {
@@ -265,7 +290,7 @@ function trackSubscriptions(sub: RedisClient, log: Logger): (channels: string[])
 }
 
 /** Listens on uWebSockets.js (when loaded) or on a node:http server with ws; the port, and how to stop listening. */
-async function listen(io: HubServer, uws: UwsModule | undefined, options: { host: string; port: number }, maxBytes: number): Promise<{ port: number; closeListener: () => Promise<void> }> {
+async function listen(io: HubServer, uws: UwsModule | undefined, options: { host: string; port: number }, maxBytes: number): Promise<{ port: number; closeListener: () => Promise<void>; publish?: PublishFrame }> {
   if (uws) {
     const app = uws.App();
     // At maxBytes unsent, uWebSockets.js closes the socket rather than dropping what it is sent (engine.io does not pass this option on).
@@ -277,7 +302,7 @@ async function listen(io: HubServer, uws: UwsModule | undefined, options: { host
     const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
       app.listen(options.host, options.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${options.host}:${options.port}`))));
     });
-    return { port: uws.us_socket_local_port(listenSocket), closeListener: async () => uws.us_listen_socket_close(listenSocket) };
+    return { port: uws.us_socket_local_port(listenSocket), closeListener: async () => uws.us_listen_socket_close(listenSocket), publish: (topic, frame, isBinary) => app.publish(topic, frame, isBinary) };
   }
   const server = http.createServer();
   io.attach(server);

@@ -14,6 +14,7 @@ export function inboxArea(p: Platform, deps: { presence: PresenceStore; devices:
     presence: deps.presence,
     activeDeviceIds: (userId) => deps.devices.activeDeviceIds(userId),
     queues: p.queues,
+    encodedBroadcasts: p.config.ROOM_BROADCASTS_ENCODED,
   });
   // A revoked or signed-out device loses its sockets on every hub node, and its inbox.
   p.domainEvents.on('device.revoked', async ({ deviceId }) => {

@@ -67,6 +67,10 @@ const EnvSchema = z
     // auto: on in a process that runs the realtime role alone (a hub node), off where the hub shares
     // a process with the api or worker, whose heaps churn with every request and job (issue 53).
     HUB_MEMORY_SAVER: z.enum(['auto', 'true', 'false']).default('auto'),
+    // How the api and worker send a room broadcast: true, as the frame a hub writes to its sockets
+    // unchanged (issue 55); false, as the socket.io adapter's JSON message, which hubs built before
+    // encoded broadcasts also read (set it while those still run: docs/operators/production.md, "Rolling upgrades").
+    ROOM_BROADCASTS_ENCODED: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     PUBLIC_BASE_URL: z.url().optional(),
     // Files members send and data exports are served from this origin when set (a host of its own,
     // say https://media.example.com, reaching the same api nodes): no member's file ever shares an

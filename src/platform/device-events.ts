@@ -113,9 +113,11 @@ export class DeviceEvents {
       /** The user's active devices (the devices area answers). */
       activeDeviceIds: (userId: string) => Promise<string[]>;
       queues: Queues;
+      /** Room broadcasts encoded once by the sender (ShardedEmitter), or as the adapter's messages. */
+      encodedBroadcasts?: boolean;
     },
   ) {
-    this.emitter = new ShardedEmitter(deps.pubsub, deps.keys.socketIo, hasOwnChannel);
+    this.emitter = new ShardedEmitter(deps.pubsub, deps.keys.socketIo, hasOwnChannel, deps.encodedBroadcasts ?? true);
   }
 
   /**

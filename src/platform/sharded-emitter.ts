@@ -4,10 +4,17 @@ import type { RedisClient } from './redis.js';
 const MESSAGE = { BROADCAST: 3, SOCKETS_JOIN: 4, SOCKETS_LEAVE: 5, DISCONNECT_SOCKETS: 6 } as const;
 /** socket.io-parser's EVENT packet. */
 const EVENT_PACKET = 2;
+/** Engine.IO's MESSAGE packet, which carries a socket.io packet. */
+const ENGINE_MESSAGE = 4;
 /** The hubs serve the main namespace only. */
 const NAMESPACE = '/';
 /** The adapter's name for messages that come from no server (they are never its own). */
 const EMITTER_UID = 'emitter';
+/**
+ * The first byte of a room broadcast sent encoded (`broadcastEncoded`): never the first byte of an
+ * adapter message, which is JSON (`{`) or msgpack (a map: 0x80-0x8f, 0xde, 0xdf).
+ */
+export const ENCODED_BROADCAST = 0x01;
 
 /** Which sockets a message is for: those in any of `rooms` (every socket when empty) and in none of `except`. */
 export interface SocketSelection {
@@ -34,6 +41,8 @@ export class ShardedEmitter {
     private readonly channelPrefix: string,
     /** The rooms with a channel of their own (the hubs' adapter subscribes to those only: see `subscribeOnlyTo`). */
     private readonly hasOwnChannel: (room: string) => boolean,
+    /** Room broadcasts encoded once, here (`broadcastEncoded`); false: as the adapter's messages, which hubs built before encoded broadcasts read too. */
+    private readonly encoded = true,
   ) {
     this.channel = namespaceChannel(channelPrefix);
   }
@@ -44,7 +53,20 @@ export class ShardedEmitter {
    * answering keeps one sender's broadcasts in order even while a failover delays some of them.
    */
   broadcast(to: SocketSelection, event: string, ...args: unknown[]): Promise<void> {
+    const [room] = to.rooms;
+    if (this.encoded && to.rooms.length === 1 && room !== undefined && (to.except ?? []).length === 0 && this.hasOwnChannel(room)) return this.broadcastEncoded(room, event, args);
     return this.publish(this.channelOf(to.rooms), MESSAGE.BROADCAST, { packet: { type: EVENT_PACKET, data: [event, ...args], nsp: NAMESPACE }, opts: options(to) });
+  }
+
+  /**
+   * A broadcast to one room, to every socket in it, encoded once here for every hub and socket: the
+   * marker byte, then the WebSocket frame's text a hub writes as it is (the Engine.IO message `4`
+   * carrying the socket.io EVENT packet `2` of the main namespace: what socket.io's own encoder makes
+   * of the same event). A hub holding the room publishes those bytes to the room's sockets without
+   * decoding them (realtime/room-broadcasts.ts); one that holds it no longer has no subscription.
+   */
+  private broadcastEncoded(room: string, event: string, args: unknown[]): Promise<void> {
+    return this.send(roomChannel(this.channelPrefix, room), `\u0001${frameOf(event, args)}`);
   }
 
   /** Adds the selected sockets to `rooms`, on whatever hub holds them. */
@@ -78,18 +100,31 @@ export class ShardedEmitter {
    * does not wait cannot end the process with an unhandled rejection while Redis is away.
    */
   private publish(channel: string, type: number, data: object): Promise<void> {
-    return this.redis.spublish(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data })).then(
+    return this.send(channel, JSON.stringify({ uid: EMITTER_UID, nsp: NAMESPACE, type, data }));
+  }
+
+  private send(channel: string, message: string): Promise<void> {
+    return this.redis.spublish(channel, message).then(
       () => undefined,
       () => undefined,
     );
   }
 }
 
+/** The WebSocket frame's text of an event to sockets of the main namespace: Engine.IO's message `4`, socket.io's EVENT `2`, the arguments. */
+export const frameOf = (event: string, args: unknown[]) => `${ENGINE_MESSAGE}${EVENT_PACKET}${JSON.stringify([event, ...args])}`;
+
 /** The channel every hub hears (the adapter's `channel`). */
 const namespaceChannel = (channelPrefix: string) => `${channelPrefix}#${NAMESPACE}#`;
 
 /** The channel of one room, which the hubs holding a socket in it hear (the adapter's `dynamicChannel`). */
 export const roomChannel = (channelPrefix: string, room: string) => `${namespaceChannel(channelPrefix)}${room}#`;
+
+/** The room of a room's channel (`roomChannel`), or null for any other channel of the adapter. */
+export function roomOfChannel(channelPrefix: string, channel: string): string | null {
+  const start = namespaceChannel(channelPrefix).length;
+  return channel.length > start + 1 && channel.startsWith(namespaceChannel(channelPrefix)) ? channel.slice(start, -1) : null;
+}
 
 /**
  * Narrows which rooms the hub's sharded adapter gives a channel of their own (by default every room

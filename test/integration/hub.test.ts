@@ -4,7 +4,12 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { startHub, type Hub, type SocketEngine } from '../../realtime/hub.js';
 import { createContext, type AppContext } from '../../src/composition.js';
 import { createLogger } from '../../src/platform/logger.js';
+import { Registry } from 'prom-client';
+import { ShardedEmitter } from '../../src/platform/sharded-emitter.js';
+import { chatRoom, hasOwnChannel } from '../../src/platform/device-events.js';
 import { bearer, signIn, startTestApp, type TestApp } from '../helpers/app.js';
+import { makeRoom, postMessage } from '../helpers/factories.js';
+import { until } from '../helpers/wait.js';
 
 function open(port: number, auth: Record<string, unknown>): Socket {
   return connect(`http://127.0.0.1:${port}`, { path: '/socket.io/', transports: ['websocket'], auth, reconnection: false, forceNew: true });
@@ -27,7 +32,7 @@ function refused(socket: Socket): Promise<string> {
 for (const engine of ['uws', 'ws'] as SocketEngine[]) {
   describe(`socket hub on ${engine}`, () => {
     let t: TestApp;
-    const nodes: { ctx: AppContext; hub: Hub }[] = [];
+    const nodes: { ctx: AppContext; hub: Hub; metrics: Registry }[] = [];
     const sockets: Socket[] = [];
 
     before(async () => {
@@ -35,7 +40,8 @@ for (const engine of ['uws', 'ws'] as SocketEngine[]) {
       // Two hub nodes, each a context of its own, sharing the test's database and Redis prefix.
       for (let i = 0; i < 2; i++) {
         const ctx = await createContext(t.config, createLogger(t.config, `hub-${i}`));
-        nodes.push({ ctx, hub: await startHub(ctx.platform, ctx.services, { host: '127.0.0.1', port: 0, engine }) });
+        const metrics = new Registry();
+        nodes.push({ ctx, metrics, hub: await startHub(ctx.platform, ctx.services, { host: '127.0.0.1', port: 0, engine, metrics }) });
       }
     });
     after(async () => {
@@ -57,6 +63,33 @@ for (const engine of ['uws', 'ws'] as SocketEngine[]) {
       const inUser = await nodes[1]!.hub.io.in(`user:${session.userId}`).fetchSockets();
       assert.equal(inDevice.length, 1);
       assert.equal(inUser.length, 1);
+    });
+
+    it('a room broadcast, encoded once by its sender, reaches the room\'s sockets on both nodes as socket.io events, in order; the adapter\'s own message (a sender built before encoded broadcasts) too', async () => {
+      const [owner, member] = [await signIn(t), await signIn(t)];
+      const room = await makeRoom(t, owner, { members: [member] });
+      const [onA, onB] = [open(nodes[0]!.hub.port, { token: owner.accessToken }), open(nodes[1]!.hub.port, { token: member.accessToken })];
+      sockets.push(onA, onB);
+      await Promise.all([connected(onA), connected(onB)]);
+      const heard = (socket: Socket) => {
+        const seen: { messageId: string; message?: string }[] = [];
+        socket.on('message.new', (payload: { messageId: string; message?: string }) => seen.push(payload));
+        return seen;
+      };
+      const received = () => Promise.all(nodes.map(async ({ metrics }) => (await metrics.getSingleMetric('hub_room_broadcasts_received_total')!.get()).values[0]?.value ?? 0));
+      const before = await received();
+      const seenBy = [heard(onA), heard(onB)];
+      // Three posts through the API (its emitter encodes them), then one as the adapter's JSON message.
+      const posted = [await postMessage(t, owner, room.id, 'one'), await postMessage(t, member, room.id, 'two ✓ "quoted" \\ é'), await postMessage(t, owner, room.id, 'three')];
+      const legacy = new ShardedEmitter(t.ctx.platform.pubsub, t.ctx.platform.keys.socketIo, hasOwnChannel, false);
+      await legacy.broadcast({ rooms: [chatRoom(room.id)] }, 'message.new', { roomId: room.id, messageId: 'from-an-older-sender' });
+      await until(() => seenBy.every((seen) => seen.length >= 4), 'every broadcast on both nodes', 5_000).catch(() => undefined);
+      for (const seen of seenBy) {
+        assert.deepEqual(seen.map((payload) => payload.messageId), [...posted, 'from-an-older-sender']);
+        assert.equal(seen[1]!.message, 'two ✓ "quoted" \\ é', 'the text arrives as it was written');
+      }
+      // Each node took the four broadcasts itself.
+      assert.deepEqual((await received()).map((count, i) => count - before[i]!), [4, 4]);
     });
 
     it('refuses missing, forged and revoked tokens with UNAUTHORIZED', async () => {
