@@ -121,3 +121,39 @@ for (const engine of ['uws', 'ws'] as SocketEngine[]) {
     });
   });
 }
+
+describe('a hub that allows long-polling too (SOCKET_TRANSPORTS=websocket,polling)', () => {
+  let t: TestApp;
+  let node: { ctx: AppContext; hub: Hub };
+  const sockets: Socket[] = [];
+  before(async () => {
+    t = await startTestApp();
+    const ctx = await createContext(t.config, createLogger(t.config, 'hub-polling'));
+    node = { ctx, hub: await startHub(ctx.platform, ctx.services, { host: '127.0.0.1', port: 0, engine: 'uws', transports: ['websocket', 'polling'] }) };
+  });
+  after(async () => {
+    for (const socket of sockets) socket.disconnect();
+    await node.hub.close();
+    await node.ctx.close();
+    await t.close();
+  });
+
+  it('a room broadcast reaches a long-polling socket and a WebSocket of the room alike (the frame is written to each socket)', async () => {
+    const [owner, member] = [await signIn(t), await signIn(t)];
+    const room = await makeRoom(t, owner, { members: [member] });
+    const url = `http://127.0.0.1:${node.hub.port}`;
+    const polling = connect(url, { path: '/socket.io/', transports: ['polling'], upgrade: false, auth: { token: owner.accessToken }, reconnection: false, forceNew: true });
+    const webSocket = open(node.hub.port, { token: member.accessToken });
+    sockets.push(polling, webSocket);
+    await Promise.all([connected(polling), connected(webSocket)]);
+    const seenBy = [polling, webSocket].map((socket) => {
+      const seen: string[] = [];
+      socket.on('message.new', (payload: { messageId: string }) => seen.push(payload.messageId));
+      return seen;
+    });
+    const posted = [await postMessage(t, owner, room.id, 'over polling'), await postMessage(t, member, room.id, 'and WebSocket')];
+    await until(() => seenBy.every((seen) => seen.length >= 2), 'both posts on both sockets', 5_000).catch(() => undefined);
+    assert.equal(polling.io.engine.transport.name, 'polling');
+    for (const seen of seenBy) assert.deepEqual(seen, posted);
+  });
+});
