@@ -56,6 +56,9 @@ export function requestJson({ port, agent }, method, url, token, body) {
   });
 }
 
+/** The sum of a list of numbers. */
+export const sum = (list) => list.reduce((total, value) => total + value, 0);
+
 /** The p-th percentile of an ascending array. */
 export function percentile(sorted, p) {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];

@@ -14,7 +14,7 @@ import { Queue } from 'bullmq';
 import sharp from 'sharp';
 import { convertToMp4, durationSeconds, thumbnail } from '../dist/src/attachments/media.service.js';
 import { freePort } from '../scripts/stack.mjs';
-import { cpuMs, forgetPushReach, forkWorker, percentile, queueDrained, seedGroupRoom, spawnRole, startBench, stopAll } from './common.mjs';
+import { cpuMs, forgetPushReach, forkWorker, percentile, queueDrained, seedGroupRoom, spawnRole, startBench, stopAll, sum } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MEMBERS = Number(process.env.MEMBERS ?? 10_000);
@@ -29,8 +29,6 @@ const pct = percentile;
 
 const { tmp, stack, env, config, ctx, children } = await startBench('msg');
 env.STORAGE_DIR = path.join(tmp, 'blobs');
-
-const sumOf = (list) => list.reduce((total, value) => total + value, 0);
 
 function spawnClient() {
   return forkWorker(path.join(root, 'bench/client-worker.mjs'), children);
@@ -123,7 +121,7 @@ try {
     await sleep(1000);
   }
   await sleep(1000);
-  const fanOutCpu = { hubs: sumOf(hubPids.map((pid, i) => cpuMs(pid) - fanOutCpu0.hubs[i])), generators: sumOf(clients.map((c, i) => cpuMs(c.pid) - fanOutCpu0.generators[i])) };
+  const fanOutCpu = { hubs: sum(hubPids.map((pid, i) => cpuMs(pid) - fanOutCpu0.hubs[i])), generators: sum(clients.map((c, i) => cpuMs(c.pid) - fanOutCpu0.generators[i])) };
   const latencies = (await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })))).flatMap((r) => r.latencies).sort((a, b) => a - b);
   rows.push([
     `REST post to a room of ${MEMBERS} over 2 hub nodes`,

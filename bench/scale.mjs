@@ -5,7 +5,7 @@
 // that hold no recipient against the busy one's. Hub CPU is read from /proc. Prints one table.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuMs, forkWorker, netOfUpkeep, seedMembers, spawnHub as spawnBenchHub, startBench, stopAll, stopHub } from './common.mjs';
+import { cpuMs, forkWorker, netOfUpkeep, seedMembers, spawnHub as spawnBenchHub, startBench, stopAll, stopHub, sum } from './common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HUB_COUNTS = (process.env.HUB_COUNTS ?? '1,2,4,8').split(',').filter(Boolean).map(Number);
@@ -20,7 +20,6 @@ const BROADCASTS_PER_SECOND = Number(process.env.BROADCASTS_PER_SECOND ?? 1000);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message) => process.stderr.write(`[bench] ${message}\n`);
-const sum = (list) => list.reduce((total, ms) => total + ms, 0);
 const roomOf = (i) => `scale-room-${Math.floor(i / ROOM_SIZE)}`;
 
 const { tmp, stack, env, config, ctx, children } = await startBench('scale');
@@ -72,11 +71,14 @@ async function measure(hubs, people, placeOf, deviceEventsPerSecond = DEVICE_EVE
   const connected = (await Promise.all(clients.map((c, i) => c.call({ cmd: 'connect', targets: targets.slice(i * half, (i + 1) * half), concurrency: 50 })))).reduce((sum, r) => sum + r.connected, 0);
   await sleep(2000);
   await Promise.all(clients.map((c) => c.call({ cmd: 'latencies' })));
-  const quiet = hubs.map((hub) => cpuMs(hub.pid));
-  const quietStarted = Date.now();
-  await sleep(SECONDS * 1000 + 1500);
-  const quietMs = Date.now() - quietStarted;
-  const upkeep = hubs.map((hub, i) => cpuMs(hub.pid) - quiet[i]);
+  /** Each hub's CPU over a window of `ms` without load, and how long the window really was. */
+  const idle = async (ms) => {
+    const start = hubs.map((hub) => cpuMs(hub.pid));
+    const started = Date.now();
+    await sleep(ms);
+    return { elapsed: Date.now() - started, cpu: hubs.map((hub, i) => cpuMs(hub.pid) - start[i]) };
+  };
+  const { elapsed: quietMs, cpu: upkeep } = await idle(SECONDS * 1000 + 1500);
   const before = hubs.map((hub) => cpuMs(hub.pid));
   const loadStarted = Date.now();
   const sent = await load(people, deviceEventsPerSecond, postsPerSecond);
@@ -85,12 +87,9 @@ async function measure(hubs, people, placeOf, deviceEventsPerSecond = DEVICE_EVE
   const scale = (Date.now() - loadStarted) / quietMs;
   // A second quiet window after the load: the first may still hold the connection storm's collections
   // (the memory saver's), so each hub's upkeep is the lesser of the two.
-  const after = hubs.map((hub) => cpuMs(hub.pid));
-  const afterStarted = Date.now();
-  await sleep(quietMs);
-  const afterScale = quietMs / (Date.now() - afterStarted);
-  hubs.forEach((hub, i) => {
-    upkeep[i] = Math.min(upkeep[i], (cpuMs(hub.pid) - after[i]) * afterScale);
+  const after = await idle(quietMs);
+  after.cpu.forEach((ms, i) => {
+    upkeep[i] = Math.min(upkeep[i], (ms * quietMs) / after.elapsed);
   });
   // Per hub: a hub holding no recipient spends about its upkeep, so its net is near 0 (floored there).
   const net = cpu.map((ms, i) => Math.max(0, ms - upkeep[i] * scale));

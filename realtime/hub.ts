@@ -40,13 +40,7 @@ const TYPING_INTERVAL_MS = 2_000;
 export async function startHub(
   platform: Pick<Platform, 'logger' | 'pubsub' | 'keys' | 'dependencies' | 'config'>,
   services: Services,
-  options: {
-    host: string;
-    port: number;
-    engine: SocketEngine;
-    transports?: ('websocket' | 'polling')[];
-    metrics?: Registry;
-  },
+  options: { host: string; port: number; engine: SocketEngine; transports?: ('websocket' | 'polling')[]; metrics?: Registry },
 ): Promise<Hub> {
   const log = platform.logger.child({ role: 'realtime' });
   // Refused before anything connects: a hub on a stub would accept sockets and never answer.

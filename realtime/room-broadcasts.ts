@@ -1,4 +1,4 @@
-import { ENCODED_BROADCAST, roomOfChannel } from '../src/platform/sharded-emitter.js';
+import { ENCODED_BROADCAST, frameOf, roomOfChannel } from '../src/platform/sharded-emitter.js';
 import type { HubServer } from './socket-types.js';
 
 /** uWebSockets.js's publish: the bytes to every WebSocket subscribed to the topic, as one text frame each. */
@@ -12,7 +12,7 @@ interface AdapterBroadcast {
   uid?: string;
   nsp?: string;
   type?: number;
-  data?: { requestId?: string; packet?: { type?: number; data?: unknown[]; id?: number }; opts?: { rooms?: string[]; except?: string[]; flags?: Record<string, unknown> } };
+  data?: { requestId?: string; packet?: { type?: number; data?: [string, ...unknown[]]; id?: number }; opts?: { rooms?: string[]; except?: string[]; flags?: Record<string, unknown> } };
 }
 
 /**
@@ -20,15 +20,17 @@ interface AdapterBroadcast {
  * socket of one room, encoded as socket.io's own encoder would; null for any other message (from a
  * hub, with exceptions, flags or an acknowledgement), which the adapter handles.
  */
-function frameOf(raw: Buffer): Buffer | null {
+function adapterFrame(raw: Buffer): Buffer | null {
   if (raw[0] !== 0x7b) return null;
   // Cast: checked field by field below; anything else is left to the adapter.
   const message = JSON.parse(raw.toString()) as AdapterBroadcast;
   const { data } = message;
   const simple =
     message.uid === 'emitter' && message.nsp === '/' && message.type === 3 && data?.requestId === undefined && data?.packet?.type === 2 && data.packet.id === undefined &&
-    Array.isArray(data.packet.data) && data.opts?.rooms?.length === 1 && (data.opts.except ?? []).length === 0 && Object.keys(data.opts.flags ?? {}).length === 0;
-  return simple ? Buffer.from(`42${JSON.stringify(data.packet!.data)}`) : null;
+    Array.isArray(data.packet.data) && typeof data.packet.data[0] === 'string' && data.opts?.rooms?.length === 1 && (data.opts.except ?? []).length === 0 && Object.keys(data.opts.flags ?? {}).length === 0;
+  if (!simple) return null;
+  const [event, ...args] = data.packet!.data!;
+  return Buffer.from(frameOf(event, args));
 }
 
 /**
@@ -79,7 +81,7 @@ export function takeRoomBroadcasts(
     }
     let frame: Buffer | null;
     try {
-      frame = frameOf(raw);
+      frame = adapterFrame(raw);
     } catch {
       frame = null;
     }

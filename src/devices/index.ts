@@ -21,14 +21,15 @@ export function devicesArea(p: Platform) {
       pushEnabled: device.pushToken !== null,
       biometricKeyEnrolled: Boolean(device.biometricKey),
     }));
+  const reads = narrow(repo, ['findById', 'findActive', 'isActive', 'listActiveByUser']);
   return {
     repos: { devices: repo },
     devices: new DevicesService(repo, p.domainEvents, p.clock),
     exportOf,
     // What other areas may do with devices, each a small interface of its own (never the repository).
-    reads: narrow(repo, ['findById', 'findActive', 'isActive', 'listActiveByUser']),
+    reads,
     /** The push area sets and clears push tokens, and reads who can be pushed. */
-    pushTokens: narrow(repo, ['findById', 'findActive', 'isActive', 'listActiveByUser', 'setPushToken', 'setVoipPushToken', 'pushableOf']),
+    pushTokens: { ...reads, ...narrow(repo, ['setPushToken', 'setVoipPushToken', 'pushableOf']) },
     /** Sign-in opens a device's session, rotates its refresh token and ends it. */
     sessions: narrow(repo, ['findById', 'isActive', 'insert', 'revoke', 'rotateRefreshToken']),
     /** Every device id an account ever had (its deletion forgets their keys). */

@@ -66,7 +66,7 @@ export class ShardedEmitter {
    * decoding them (realtime/room-broadcasts.ts); one that holds it no longer has no subscription.
    */
   private broadcastEncoded(room: string, event: string, args: unknown[]): Promise<void> {
-    return this.send(roomChannel(this.channelPrefix, room), `\u0001${frameOf(event, args)}`);
+    return this.send(roomChannel(this.channelPrefix, room), `${String.fromCharCode(ENCODED_BROADCAST)}${frameOf(event, args)}`);
   }
 
   /** Adds the selected sockets to `rooms`, on whatever hub holds them. */
@@ -122,8 +122,8 @@ export const roomChannel = (channelPrefix: string, room: string) => `${namespace
 
 /** The room of a room's channel (`roomChannel`), or null for any other channel of the adapter. */
 export function roomOfChannel(channelPrefix: string, channel: string): string | null {
-  const start = namespaceChannel(channelPrefix).length;
-  return channel.length > start + 1 && channel.startsWith(namespaceChannel(channelPrefix)) ? channel.slice(start, -1) : null;
+  const namespace = namespaceChannel(channelPrefix);
+  return channel.length > namespace.length + 1 && channel.startsWith(namespace) ? channel.slice(namespace.length, -1) : null;
 }
 
 /**
