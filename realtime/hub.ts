@@ -148,6 +148,13 @@ export async function startHub(
   function onTypingStop(this: HubSocket, body: unknown) {
     onTyping(this, 'typing.stop', body);
   }
+  function onInboxHead(this: HubSocket, _body: unknown, ack?: (head: { seq: number }) => void) {
+    if (typeof ack !== 'function') return;
+    inbox.state(this.data.principal.deviceId).then(
+      (state) => ack({ seq: state.seq }),
+      (error: unknown) => log.warn({ err: error }, 'inbox head not read'),
+    );
+  }
   function onPing(body: unknown, ack?: (echo: unknown) => void) {
     if (typeof ack === 'function') ack(body);
   }
@@ -178,6 +185,7 @@ export async function startHub(
 
     socket.on('inbox.ack', onInboxAck);
     socket.on('call.signal', onCallSignal);
+    socket.on('inbox.head', onInboxHead);
     socket.on('hub.ping', onPing);
     socket.on('typing.start', onTypingStart);
     socket.on('typing.stop', onTypingStop);

@@ -53,6 +53,8 @@ for (const [what, command, args] of [
   ['lint', bin('eslint'), ['--max-warnings', '0', '.']],
   ['lint: import cycles', process.execPath, [path.join(root, 'scripts', 'import-cycles.mjs')]],
   ['type-check and build', bin('tsc'), ['-b']],
+  // The client library builds on its own (browser and React Native: no Node types); its tests pack it.
+  ['type-check: the client library', bin('tsc'), ['-p', path.join(root, 'packages', 'client', 'tsconfig.json'), '--noEmit']],
 ]) {
   process.stderr.write(`[test] ${what}\n`);
   const code = await run(command, args);

@@ -30,6 +30,9 @@ export const HandshakeAuthSchema = z.object({
 
 export const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).describe('Every event up to and including this one was processed') });
 
+/** What `inbox.head` acknowledges with: the newest sequence of the device's inbox. */
+export const InboxHeadSchema = z.object({ seq: Seq.describe('The newest event of the device\'s inbox (0: none yet)') });
+
 export const TypingSchema = z.object({ roomId: z.string().min(1).max(64).describe('A room the user is a member of') });
 
 /** `call.signal` over the socket: the body of POST /api/calls/{callId}/signal, with the call's id. */
@@ -56,6 +59,11 @@ export const CLIENT_EVENTS = {
   'call.signal': { body: SocketSignalSchema, ack: SocketAckSchema, description: 'Relay an SDP offer/answer or ICE candidate to the other device of the call (as POST /api/calls/{callId}/signal)' },
   'typing.start': { body: TypingSchema, description: 'The user is typing in a room: relayed to the room\'s other members (at most once every 2 s per socket); nothing is stored' },
   'typing.stop': { body: TypingSchema, description: 'The user stopped typing in a room' },
+  'inbox.head': {
+    body: z.unknown().describe('Anything (ignored)'),
+    ack: InboxHeadSchema,
+    description: 'Where the device\'s inbox ends: once the device processed `seq` (replayed events come first, in order), it has caught up',
+  },
   'hub.ping': { body: z.unknown().describe('Anything'), ack: z.unknown().describe('The body, echoed'), description: 'Application-level round trip: the acknowledgement echoes the body' },
 } as const;
 

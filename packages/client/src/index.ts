@@ -1,0 +1,12 @@
+export { ChatClient, createChatClient, ok, INBOX_STATE } from './client.js';
+export type { ChatClientOptions, ChatEvents, ConnectionState, IceServers, LibraryEvents, Message, MessageOptions, Resync, RoomStatus, Schemas, SessionTokens } from './client.js';
+export { ApiError, OfflineError, SignedOutError } from './errors.js';
+export type { ErrorDetail } from './errors.js';
+export { indexedDbStore, memoryStore, storageStore } from './store.js';
+export type { KeyValueStore, StorageLike } from './store.js';
+export type { QueuedMessage } from './outbox.js';
+export type { Envelope } from './inbox.js';
+export type { Handler } from './emitter.js';
+export type { components, paths, operations } from './generated/api.js';
+export { DEVICE_EVENT_NAMES, HUB_EVENT_NAMES, ROOM_EVENT_NAMES } from './generated/events.js';
+export type { ClientAcks, ClientEvents, ConnectError, DeviceEvents, HandshakeAuth, HubEvents, RoomEvents } from './generated/events.js';
