@@ -1,5 +1,6 @@
 // `npm run sdk:pack [-- <folder>]`: the app SDK's tarball (packages/app-sdk), written to <folder> (the
-// current one by default). The package is copied to a folder of its own and built and packed there
+// current one by default); `npm run client:pack [-- <folder>]` (PACKAGE=client) the client library's
+// (packages/client). The package is copied to a folder of its own and built and packed there
 // (its prepack compiles src/ into dist/ with the project's TypeScript), so packing never writes into
 // this tree. Prints the tarball's path.
 import { execFile } from 'node:child_process';
@@ -11,10 +12,10 @@ import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const sdk = path.join(root, 'packages', 'app-sdk');
+const sdk = path.join(root, 'packages', process.env.PACKAGE ?? 'app-sdk');
 const destination = path.resolve(process.argv[2] ?? process.cwd());
 
-const staging = await mkdtemp(path.join(os.tmpdir(), 'app-sdk-pack-'));
+const staging = await mkdtemp(path.join(os.tmpdir(), `${path.basename(sdk)}-pack-`));
 try {
   // What a clean copy of the package holds: its sources, manifest, README and compiler settings.
   for (const entry of ['src', 'package.json', 'README.md', 'tsconfig.json']) await cp(path.join(sdk, entry), path.join(staging, entry), { recursive: true });

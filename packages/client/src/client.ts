@@ -9,7 +9,7 @@ import { InboxReader, type Envelope } from './inbox.js';
 import { SendQueue, type QueuedMessage } from './outbox.js';
 import { Session, type SessionTokens, type TokenAnswer } from './session.js';
 import { memoryStore, type KeyValueStore } from './store.js';
-import { backoff, sleep, uuid } from './util.js';
+import { backoff, uuid } from './util.js';
 
 export type Schemas = components['schemas'];
 export type Message = Schemas['MessageDto'];
@@ -581,8 +581,11 @@ const remainingMs = (servers: IceServers) => Date.parse(servers.expiresAt) - Dat
 /** Fetched anew with a tenth of the credentials' life left (at least a minute). */
 const marginMs = (servers: IceServers) => Math.max(60_000, (servers.ttl * 1000) / 10);
 
+/** Waits for `promise`, or `ms` at most (its timer does not outlive it: it would hold a Node process open). */
 async function withLimit(promise: Promise<void>, ms: number): Promise<void> {
-  await Promise.race([promise, sleep(ms)]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 export type { SessionTokens };
