@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { freshPhone, lastCode, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
 import { makeRoom, postMessage } from '../helpers/factories.js';
 import { projectRoot } from '../helpers/files.js';
 import { spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
+import { installClientLibrary } from '../helpers/client-library.js';
 import { ownRedis } from '../helpers/private-stack.js';
 import { until } from '../helpers/wait.js';
 import type { Workers } from '../../workers/main.js';
@@ -45,16 +45,6 @@ interface Library {
 interface Envelope {
   seq: number;
   data: { customMessage?: string; reason?: string };
-}
-
-/** Packs packages/client as `npm run client:pack` does and installs the tarball in a project of its own, as an app developer would. */
-async function installLibrary(work: string): Promise<Library> {
-  await exec(process.execPath, [path.join(projectRoot, 'scripts', 'pack-sdk.mjs'), work], { cwd: projectRoot, env: { ...process.env, PACKAGE: 'client' } });
-  const tarball = (await readdir(work)).find((file) => file.startsWith('chat-platform-client-') && file.endsWith('.tgz'));
-  assert.ok(tarball, 'the pack wrote a tarball');
-  await writeFile(path.join(work, 'package.json'), JSON.stringify({ name: 'chat-app', version: '1.0.0', private: true, type: 'module' }));
-  await exec('npm', ['install', `./${tarball}`, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: work });
-  return (await import(pathToFileURL(path.join(work, 'node_modules', '@chat-platform', 'client', 'dist', 'index.js')).href)) as Library;
 }
 
 /** A phone running the library: signed in with the texted code, every event it got recorded. */
@@ -122,7 +112,7 @@ describe('the client library, installed from its tarball, against two hubs behin
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address();
     apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    [lib, workers, ...hubs] = await Promise.all([installLibrary(work), startTestWorkers(t), spawnHub(t.config, env), spawnHub(t.config, env)]);
+    [lib, workers, ...hubs] = await Promise.all([installClientLibrary<Library>(work), startTestWorkers(t), spawnHub(t.config, env), spawnHub(t.config, env)]);
     // The front's two api servers are this one api (it is in this process, to post and to look at what it stored).
     const apiPort = Number(new URL(apiUrl).port);
     front = await startFront({ api: [apiPort, apiPort], hubs: hubs.map((hub) => hub.port) });
@@ -315,7 +305,7 @@ describe('the client library keeps the session', () => {
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address();
     apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    [lib, hub] = await Promise.all([installLibrary(work), spawnHub(t.config)]);
+    [lib, hub] = await Promise.all([installClientLibrary<Library>(work), spawnHub(t.config)]);
   });
   after(async () => {
     await p?.client.close();

@@ -1,0 +1,46 @@
+// Serves the web chat example: index.html and chat.js bundled for browsers by esbuild, in memory, with
+// the client library from this repository's sources (or, given `library`, from an installed package, as
+// the browser test does with the packed tarball). `node examples/web-chat/serve.mjs [port]` prints the
+// page's address; open it with ?api=<the service>; the api needs CORS_ORIGINS=<the page's origin>.
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sources = path.join(here, '..', '..', 'packages', 'client', 'src', 'index.ts');
+
+/** The page's script for browsers (ES modules), with `@chat-platform/client` from `library` (a file). */
+export async function bundleWebChat(library = sources) {
+  const result = await build({
+    entryPoints: [path.join(here, 'chat.js')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'chrome110',
+    write: false,
+    logLevel: 'error',
+    alias: { '@chat-platform/client': library },
+  });
+  return result.outputFiles[0].contents;
+}
+
+export async function serveWebChat({ port = 0, host = '127.0.0.1', library } = {}) {
+  const bundle = await bundleWebChat(library);
+  const page = readFileSync(path.join(here, 'index.html'));
+  const server = http.createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://x');
+    if (url.pathname === '/' || url.pathname === '/index.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    else if (url.pathname === '/chat.bundle.js') response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
+    else response.writeHead(404).end();
+  });
+  await new Promise((resolve) => server.listen(port, host, resolve));
+  const { port: bound } = server.address();
+  return { url: `http://${host}:${bound}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { url } = await serveWebChat({ port: Number(process.argv[2] ?? 8091) });
+  process.stdout.write(`web chat on ${url}\nOpen ${url}?api=http://127.0.0.1:8080 (the api needs CORS_ORIGINS=${url.replace(/\/$/, '')})\n`);
+}
