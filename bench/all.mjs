@@ -45,6 +45,8 @@ const FIGURES = [
   { bench: 'post-cost', name: 'CPU per post of api + worker + hubs / the api\'s, 150 posts/s, rooms of 3, members online', pattern: /150 posts\/s, rooms of 3, members online\s*\|.*?service \(api \+ worker \+ hubs\) ([\d.]+)× the api's/, unit: '×', goal: ['<=', 2] },
   { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the whole stack\'s CPU, share of a core, from the first post', pattern: /npm start's shape[^|]*from its first post\s*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
   { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the same, the next seconds', pattern: /npm start's shape[^|]*the next seconds\s*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
+  { bench: 'client', name: 'client library, minified and gzipped ESM (with openapi-fetch and socket.io-client)', pattern: /with openapi-fetch and socket\.io-client: [\d.]+ KB minified, ([\d.]+) KB gzipped/, unit: 'KB', goal: null },
+  { bench: 'client', name: 'hub restarted in place: 200 library clients connected and caught up, p50 after the new hub was ready', pattern: /run 1:.*?from the new hub ready: p50 (\d+) ms/, unit: 'ms', goal: null },
   // The per-node figures of the capacity model (docs/operators/capacity.md), each from its bench's output.
   { bench: 'realtime', name: 'capacity: idle sockets per hub per GB of RSS', pattern: /after \d+ s idle: ([\d.]+) KB per socket/, derive: (kb) => Math.round(1e6 / kb), unit: '', goal: null },
   { bench: 'scale', name: 'capacity: deliveries per hub CPU-second (1 hub, rooms of 5, posts and device events)', pattern: /1 hub node, \d+ sockets \|[^|]*\| hub CPU [\d.]+ s in all: ([\d.]+) µs per delivery/, derive: (us) => Math.round(1e6 / us), unit: '', goal: null },
