@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { freshPhone, lastCode, signIn, startTestApp, startTestWorkers, type Session, type TestApp } from '../helpers/app.js';
-import { makeRoom, postMessage } from '../helpers/factories.js';
+import { connectAll, makeRoom, postMessage } from '../helpers/factories.js';
+import { totp } from '../helpers/totp.js';
 import { projectRoot } from '../helpers/files.js';
 import { spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
@@ -25,6 +26,8 @@ interface Store {
 type Call = (path: string, init?: object) => Promise<{ data?: unknown; response: Response }>;
 interface Client {
   readonly state: string;
+  readonly calls: { watchIceServers(handler: (servers: never) => void): () => void; signal(signal: object): Promise<void> };
+  confirmTwoFactor(code: string): Promise<string>;
   readonly userId: string | null;
   readonly deviceId: string | null;
   readonly lastSeq: number;
@@ -108,7 +111,8 @@ describe('the client library, installed from its tarball, against two hubs behin
   before(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'client-library-'));
     redis = await ownRedis({ persistent: true });
-    t = await startTestApp({ ...env, ...SIGN_IN, REDIS_URL: redis.url, INBOX_MAX_EVENTS: '20' });
+    // TURN credentials of 62 s: the library fetches them again (a minute before they expire) within the test.
+    t = await startTestApp({ ...env, ...SIGN_IN, REDIS_URL: redis.url, INBOX_MAX_EVENTS: '20', TURN_CREDENTIAL_TTL: '62', TURN_URLS: 'turn:127.0.0.1:3478' });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const address = t.app.server.address();
     apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -143,6 +147,73 @@ describe('the client library, installed from its tarball, against two hubs behin
     await copyFile(path.join(projectRoot, 'examples', 'sdk-chat.mjs'), path.join(work, 'sdk-chat.mjs'));
     const { stdout } = await exec(process.execPath, [path.join(work, 'sdk-chat.mjs')], { cwd: work, env: { ...process.env, BASE_URL: front.url, SMS_OUTBOX_FILE: t.outbox }, timeout: 60_000 });
     assert.equal(stdout.trim(), 'delivered');
+  });
+
+  it('runs the README\'s quick start as written: signs in with the code typed in, opens a room, sends and reacts', async () => {
+    const readme = await readFile(path.join(projectRoot, 'packages', 'client', 'README.md'), 'utf8');
+    const script = /## Quick start[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(script, 'the README has a quick start');
+    await writeFile(path.join(work, 'quickstart.mjs'), script);
+    const number = freshPhone();
+    const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: work, env: { ...process.env, BASE_URL: front.url, PHONE: number }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await until(() => output.includes('Code: '), 'the quick start asks for the code', 10_000);
+      child.stdin.end(`${await lastCode(t.outbox, number)}\n`);
+      assert.equal(await exited, 0, output);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const id = /sent (\S+) and reacted to it/.exec(output)?.[1];
+    assert.ok(id, output);
+    const stored = (await t.db.collection('messages').findOne({ _id: id as never })) as unknown as { message: string; userId: string; reactions: Record<string, string[]> };
+    assert.equal(stored.message, 'Hello!');
+    assert.deepEqual(stored.reactions[stored.userId], ['👍']);
+    assert.match(output, /message from \S+: Hello!/);
+  });
+
+  it('signs in with two-factor, fetches ICE servers again before they expire, and relays call signals over the socket', async () => {
+    const [caller, callee] = await Promise.all([phone(), phone()]);
+    // Two-factor on for the caller's account: a second sign-in of the number needs the authenticator's code.
+    const { secret } = (await (await caller.client.api.POST('/api/users/2fa/setup')).data) as { secret: string };
+    assert.equal((await caller.client.api.POST('/api/users/2fa/enable', { params: { query: { code: totp(secret) } } })).response.status, 200);
+    const second = await lib.createChatClient({ baseUrl: front.url, store: lib.memoryStore(), device: { name: 'Second phone', platform: 'WEB' } });
+    const number = ((await t.db.collection('users').findOne({ _id: caller.client.userId as never })) as unknown as { phone: string }).phone;
+    await second.requestCode(number);
+    assert.equal(await second.signIn(number, await lastCode(t.outbox, number)), 'two-factor-required');
+    assert.equal(second.state, 'signed-out');
+    assert.equal(await second.confirmTwoFactor(totp(secret, Date.now() + 30_000)), 'signed-in');
+    assert.equal(second.userId, caller.client.userId);
+    assert.notEqual(second.deviceId, caller.client.deviceId);
+    await second.close();
+
+    const seen: string[] = [];
+    const stop = caller.client.calls.watchIceServers((servers: { expiresAt: string; iceServers: { username?: string }[] }) => void seen.push(servers.iceServers.find((server) => server.username)!.username!));
+    await until(() => seen.length >= 2, 'ICE servers fetched again before they expire', 10_000);
+    stop();
+    assert.notEqual(seen[0], seen[1], 'new TURN credentials');
+
+    await connectAll(t, await caller.session, [await callee.session]);
+    caller.client.connect();
+    callee.client.connect();
+    await Promise.all([caller.connected(), callee.connected()]);
+    const rang = new Promise<{ data: { callId: string } }>((resolve) => callee.client.on('call.incoming', resolve));
+    const signals: { kind: string; payload: unknown }[] = [];
+    callee.client.on('call.signal', ({ data }: { data: { kind: string; payload: unknown } }) => void signals.push(data));
+    const { id: callId } = (await caller.client.api.POST('/api/calls', { body: { calleeId: callee.client.userId, media: 'AUDIO' } })).data as { id: string };
+    assert.equal((await rang).data.callId, callId);
+    assert.equal((await callee.client.api.POST('/api/calls/{callId}/answer', { params: { path: { callId } } })).response.status, 200);
+    const offer = { type: 'offer', sdp: 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n' };
+    await caller.client.calls.signal({ callId, kind: 'offer', payload: offer });
+    await until(() => signals.length === 1, 'the offer reached the callee', 5_000);
+    assert.deepEqual(signals[0], { callId, fromDeviceId: caller.client.deviceId, kind: 'offer', payload: offer });
+    await caller.client.calls.signal({ callId, kind: 'offer', payload: { type: 'answer', sdp: 'v=0' } }).then(
+      () => assert.fail('a mismatched signal is refused'),
+      (error: { name: string; status: number; code: string }) => assert.deepEqual([error.name, error.status, error.code], ['ApiError', 400, 'VALIDATION_FAILED']),
+    );
   });
 
   it('a phone offline for a while catches up exactly what it missed: device events from its inbox, messages of its open room over REST', async () => {
