@@ -24,6 +24,12 @@ describe('the client library\'s generated types', () => {
   });
   after(() => t.close());
 
+  it('belong to a library versioned with the API', async () => {
+    const openapi = (await t.app.inject({ method: 'GET', url: '/v3/api-docs/api-traffic' })).json() as { info: { version: string } };
+    const library = JSON.parse(await readFile(path.join(projectRoot, 'packages', 'client', 'package.json'), 'utf8')) as { version: string };
+    assert.equal(library.version, openapi.info.version, 'packages/client/package.json\'s version is the API\'s');
+  });
+
   it('are what the served OpenAPI and AsyncAPI documents make', async () => {
     const script = (await import(pathToFileURL(path.join(projectRoot, 'scripts', 'client-types.mjs')).href)) as ClientTypesScript;
     const openapi = await t.app.inject({ method: 'GET', url: '/v3/api-docs/api-traffic' });

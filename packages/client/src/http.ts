@@ -1,4 +1,4 @@
-import { ApiError, OfflineError } from './errors.js';
+import { ApiError, OfflineError, SignedOutError } from './errors.js';
 import type { Session } from './session.js';
 import { backoff, sleep, uuid } from './util.js';
 
@@ -31,12 +31,15 @@ export function sessionFetch(session: Session, fetchImpl: (request: Request) => 
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const sent = request.clone();
-      if (!open) sent.headers.set('authorization', `Bearer ${await session.accessToken()}`);
       let response: Response;
       try {
+        // A refresh that could not reach the service, or found it busy, is retried like the call itself.
+        if (!open) sent.headers.set('authorization', `Bearer ${await session.accessToken()}`);
         response = await withTimeout(fetchImpl, sent, options.timeoutMs);
       } catch (error) {
-        if (attempt >= retries) throw new OfflineError(error);
+        const transient = !(error instanceof ApiError || error instanceof SignedOutError) || (error instanceof ApiError && RETRIED_STATUS.has(error.status));
+        if (!transient) throw error;
+        if (attempt >= retries) throw error instanceof ApiError || error instanceof OfflineError ? error : new OfflineError(error);
         await sleep(backoff(attempt));
         continue;
       }
