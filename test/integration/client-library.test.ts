@@ -28,6 +28,7 @@ interface Client {
   readonly state: string;
   readonly calls: { watchIceServers(handler: (servers: never) => void): () => void; signal(signal: object): Promise<void> };
   confirmTwoFactor(code: string): Promise<string>;
+  restore(): Promise<boolean>;
   readonly userId: string | null;
   readonly deviceId: string | null;
   readonly lastSeq: number;
@@ -44,6 +45,7 @@ interface Client {
 interface Library {
   createChatClient(options: object): Promise<Client>;
   memoryStore(): Store;
+  storageStore(storage: object): Store;
 }
 interface Envelope {
   seq: number;
@@ -289,6 +291,42 @@ describe('the client library, installed from its tarball, against two hubs behin
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));
     }
+  });
+
+  it('keeps its session and unsent messages in a React Native-style storage: an app closed offline sends them when it opens again', async () => {
+    // What AsyncStorage offers: promises of strings, by key.
+    const saved = new Map<string, string>();
+    const asyncStorage = {
+      getItem: async (key: string) => saved.get(key) ?? null,
+      setItem: async (key: string, value: string) => void saved.set(key, value),
+      removeItem: async (key: string) => void saved.delete(key),
+    };
+    const p = await phone();
+    const { roomId } = await roomWith(p);
+    const session = await p.session;
+    // The same account in an app whose network is down for posting.
+    const down = (request: Request) => (request.url.includes('/api/messages/') ? Promise.reject(new TypeError('network is down')) : fetch(request));
+    const first = await lib.createChatClient({ baseUrl: front.url, store: lib.storageStore(asyncStorage), fetch: down, retries: 1 });
+    assert.equal(first.state, 'signed-out');
+    await asyncStorage.setItem('chat-platform:chat:session', JSON.stringify({ ...session, accessExpiresAt: Date.now() + 600_000 }));
+    assert.equal(await first.restore(), true);
+    const queued = ['one', 'two'].map((text) => first.send(roomId, `closed ${text}`));
+    await until(() => saved.has('chat-platform:chat:outbox'), 'the queue was written to the storage');
+    await sleep(1_500);
+    await first.close();
+    assert.equal(await t.db.collection('messages').countDocuments({ roomId, message: /^closed/ }), 0);
+    void queued;
+
+    // The app opens again, online: the queue comes back from the storage and goes out, in order, once.
+    const again = await lib.createChatClient({ baseUrl: front.url, store: lib.storageStore(asyncStorage) });
+    const sent: string[] = [];
+    again.on('sent', ({ messageId }: { messageId: string }) => void sent.push(messageId));
+    await until(() => sent.length === 2, 'the queued messages were sent after the app opened again', 15_000);
+    const stored = await t.db.collection('messages').find({ roomId, message: /^closed/ }).sort({ createdAt: 1 }).toArray();
+    assert.deepEqual(stored.map((m) => m.message), ['closed one', 'closed two']);
+    assert.deepEqual(stored.map((m) => m._id), sent);
+    assert.equal(saved.has('chat-platform:chat:outbox'), false);
+    await again.close();
   });
 
   it('a phone past the inbox bound is told to resync once, refetches the chat list, and continues from the inbox\'s end', async () => {

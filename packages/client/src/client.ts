@@ -211,11 +211,15 @@ export class ChatClient {
     return this.events.on(event, handler);
   }
 
-  /** Loads a stored session (and the inbox position and send queue): true when signed in. */
+  /** Loads a stored session (and the inbox position and send queue, which starts sending): true when signed in. */
   async restore(): Promise<boolean> {
     const tokens = await this.session.load();
     await Promise.all([this.inbox.load(), this.outbox.load()]);
-    if (tokens) this.setState('offline');
+    if (tokens) {
+      this.setState('offline');
+      // Messages an earlier run could not send go now (REST needs no socket).
+      if (this.outbox.pending.length > 0) this.outbox.kick();
+    }
     return tokens !== null;
   }
 
