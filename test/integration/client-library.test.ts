@@ -157,7 +157,8 @@ describe('the client library, installed from its tarball, against two hubs behin
     assert.ok(script, 'the README has a quick start');
     await writeFile(path.join(work, 'quickstart.mjs'), script);
     const number = freshPhone();
-    const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: work, env: { ...process.env, BASE_URL: front.url, PHONE: number }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Laid out as under npm start: the api and a hub, each at its own address.
+    const child = spawn(process.execPath, ['quickstart.mjs'], { cwd: work, env: { ...process.env, BASE_URL: apiUrl, SOCKET_URL: `http://127.0.0.1:${hubs[1]!.port}`, PHONE: number }, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -175,6 +176,8 @@ describe('the client library, installed from its tarball, against two hubs behin
     assert.equal(stored.message, 'Hello!');
     assert.deepEqual(stored.reactions[stored.userId], ['👍']);
     assert.match(output, /message from \S+: Hello!/);
+    assert.match(output, /connection: connected/);
+    assert.doesNotMatch(output, /connect: /, 'no connection attempt failed');
   });
 
   it('signs in with two-factor, fetches ICE servers again before they expire, and relays call signals over the socket', async () => {
@@ -455,5 +458,11 @@ describe('the client library keeps the session', () => {
     assert.deepEqual(await signedOut, { reason: 'REFRESH_TOKEN_REUSED' });
     assert.equal(p.client.state, 'signed-out');
     assert.equal(await p.store.get('chat:session'), null);
+    // Signed out, a message is refused at once, not queued for ever.
+    const { messageId } = p.client.send('any-room', 'after signing out');
+    await messageId.then(
+      () => assert.fail('sent without a session'),
+      (error: Error) => assert.equal(error.name, 'SignedOutError'),
+    );
   });
 });

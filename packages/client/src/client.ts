@@ -50,7 +50,7 @@ export interface LibraryEvents {
   /** A queued message was refused (or the session ended before it went). */
   'send-failed': { clientMessageId: string; roomId: string; error: ApiError | SignedOutError };
   'signed-out': { reason: string };
-  /** A handler threw, or a background fetch failed. */
+  /** A handler threw, a background fetch failed, or a connection attempt failed (`event: 'connect'`: the library tries again). */
   error: { error: unknown; event: string };
 }
 
@@ -60,7 +60,7 @@ export type ChatEvents = DeviceEvents & RoomEvents & HubEvents & LibraryEvents;
 export interface ChatClientOptions {
   /** The service's base address (`https://chat.example.com`): REST under `/api`. */
   baseUrl: string;
-  /** The socket's address, when not `baseUrl` (a hub directly). */
+  /** The socket's address, when not `baseUrl`: a hub directly (under `npm start`, `http://127.0.0.1:8081`); behind the production front, the same as `baseUrl`. */
   socketUrl?: string;
   /** Where the session, inbox position and send queue are kept; in memory by default. */
   store?: KeyValueStore;
@@ -349,6 +349,11 @@ export class ChatClient {
    */
   send(roomId: string, message: string, options: MessageOptions = {}): { clientMessageId: string; messageId: Promise<string> } {
     const clientMessageId = uuid();
+    if (!this.session.current) {
+      const refused = Promise.reject(new SignedOutError('NOT_SIGNED_IN'));
+      refused.catch(() => undefined);
+      return { clientMessageId, messageId: refused };
+    }
     const item: QueuedMessage = { clientMessageId, roomId, body: { ...options, roomId, message, clientMessageId }, queuedAt: new Date().toISOString() };
     return { clientMessageId, messageId: this.outbox.add(item) };
   }
@@ -430,6 +435,8 @@ export class ChatClient {
   private async onConnectError(socket: Socket, error: Error & { data?: { retryAfter?: number } }): Promise<void> {
     if (this.socket !== socket) return;
     this.setState('offline');
+    // Said to the app, which may show why (a hub it cannot reach, a refused token); the library tries again either way.
+    void this.events.emit('error', { error, event: 'connect' });
     // A transport failure: socket.io tries again by itself, with its backoff.
     if (socket.active) return;
     if (error.message === 'UNAUTHORIZED') {
