@@ -1,8 +1,10 @@
 // Two people chat through the client library (@chat-platform/client), installed from its tarball:
 //
 //   npm run client:pack -- /tmp/chat && cd /tmp/chat && npm init -y && npm install ./chat-platform-client-1.0.99.tgz
-//   BASE_URL=http://127.0.0.1:8080 SMS_OUTBOX_FILE=/path/to/sms-outbox.jsonl node /path/to/examples/sdk-chat.mjs
+//   SMS_OUTBOX_FILE=/path/to/.data/sms-outbox.jsonl node /path/to/examples/sdk-chat.mjs
 //
+// BASE_URL is the REST api and SOCKET_URL the socket hub (under `npm start`, the defaults: 8080 and
+// 8081; behind the production front both are the service's one address).
 // Both sign in with the code the development SMS provider wrote to SMS_OUTBOX_FILE, Ada invites Grace
 // into a room (Grace accepts on the `room.invitation` device event), and they exchange messages both
 // ways. Prints `delivered` when every message arrived exactly once on the other side, in order.
@@ -10,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { createChatClient, ok } from '@chat-platform/client';
 
 const baseUrl = process.env.BASE_URL ?? 'http://127.0.0.1:8080';
+const socketUrl = process.env.SOCKET_URL ?? 'http://127.0.0.1:8081';
 const outbox = process.env.SMS_OUTBOX_FILE;
 if (!outbox) throw new Error('SMS_OUTBOX_FILE names the development SMS outbox (the service writes each code there)');
 const MESSAGES = Number(process.env.MESSAGES ?? 5);
@@ -27,7 +30,7 @@ async function codeFor(phone, since) {
 
 async function person(name) {
   const phone = `+49151${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
-  const client = await createChatClient({ baseUrl, device: { name: `${name}'s phone`, platform: 'OTHER' } });
+  const client = await createChatClient({ baseUrl, socketUrl, device: { name: `${name}'s phone`, platform: 'OTHER' } });
   const since = Date.now() - 1_000;
   await client.requestCode(phone);
   if ((await client.signIn(phone, await codeFor(phone, since))) !== 'signed-in') throw new Error(`${name} has two-factor on`);

@@ -42,5 +42,5 @@ export async function serveWebChat({ port = 0, host = '127.0.0.1', library } = {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { url } = await serveWebChat({ port: Number(process.argv[2] ?? 8091) });
-  process.stdout.write(`web chat on ${url}\nOpen ${url}?api=http://127.0.0.1:8080 (the api needs CORS_ORIGINS=${url.replace(/\/$/, '')})\n`);
+  process.stdout.write(`web chat on ${url}\nOpen ${url}?api=http://127.0.0.1:8080&hub=http://127.0.0.1:8081 (npm start's api and hub; the api needs CORS_ORIGINS=${url.replace(/\/$/, '')})\n`);
 }

@@ -147,7 +147,7 @@ describe('the client library, installed from its tarball, against two hubs behin
 
   it('runs examples/sdk-chat.mjs: two people sign in from the SMS outbox and every message arrives exactly once', async () => {
     await copyFile(path.join(projectRoot, 'examples', 'sdk-chat.mjs'), path.join(work, 'sdk-chat.mjs'));
-    const { stdout } = await exec(process.execPath, [path.join(work, 'sdk-chat.mjs')], { cwd: work, env: { ...process.env, BASE_URL: front.url, SMS_OUTBOX_FILE: t.outbox }, timeout: 60_000 });
+    const { stdout } = await exec(process.execPath, [path.join(work, 'sdk-chat.mjs')], { cwd: work, env: { ...process.env, BASE_URL: front.url, SOCKET_URL: front.url, SMS_OUTBOX_FILE: t.outbox }, timeout: 60_000 });
     assert.equal(stdout.trim(), 'delivered');
   });
 
