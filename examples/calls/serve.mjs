@@ -4,9 +4,9 @@
 // serves it the same way.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { servePage } from '../serve-page.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -28,15 +28,7 @@ export async function bundleCallsExample() {
 export async function serveCallsExample({ port = 0, host = '127.0.0.1' } = {}) {
   const bundle = await bundleCallsExample();
   const page = readFileSync(path.join(here, 'index.html'));
-  const server = http.createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://x');
-    if (url.pathname === '/' || url.pathname === '/index.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
-    else if (url.pathname === '/calls.bundle.js') response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
-    else response.writeHead(404).end();
-  });
-  await new Promise((resolve) => server.listen(port, host, resolve));
-  const { port: bound } = server.address();
-  return { url: `http://${host}:${bound}/`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return servePage({ page, bundle, bundleName: 'calls.bundle.js', port, host });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
