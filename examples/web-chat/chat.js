@@ -56,6 +56,10 @@ chat.on('state', (state) => {
   renderState(state);
 });
 chat.on('chats', renderRooms);
+// Something may have been missed: the library refetched the open room and the chat list; say what else to refetch.
+chat.on('resync', ({ scope, reason, refetch }) => {
+  $('notice').textContent = `resynced (${scope}, ${reason})${refetch.length ? `: refetch ${refetch.join(', ')}` : ''}`;
+});
 chat.on('message.new', (message) => addMessage(message));
 chat.on('room.invitation', ({ data }) => {
   const button = document.createElement('button');

@@ -12,6 +12,7 @@ import { projectRoot } from '../helpers/files.js';
 import { freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';
 import { spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { startFront, type Front } from '../helpers/nginx.js';
 import { until } from '../helpers/wait.js';
 
 interface WebChatServer {
@@ -23,13 +24,16 @@ interface WebChatServer {
  * The web chat example (examples/web-chat) in Chromium, bundled with the client library as installed
  * from its packed tarball (the web build): signing in with the texted code, an invitation accepted from
  * its device event, messages both ways, going offline and back (missed messages fetched, a message
- * written offline sent once), and a reload that continues from IndexedDB without signing in again.
+ * written offline sent once), a reload that continues from IndexedDB without signing in again, the hub
+ * holding the page's socket killed (two hubs behind the production nginx), and offline past the inbox
+ * bound (one resync, said on the page).
  */
 describe('the web chat example in Chromium, on the packed client library', () => {
   let work: string;
   let page: WebChatServer;
   let t: TestApp;
-  let hub: HubProcess;
+  const hubs: HubProcess[] = [];
+  let front: Front;
   let browser: Browser;
   let context: BrowserContext;
   let apiBase: string;
@@ -40,33 +44,41 @@ describe('the web chat example in Chromium, on the packed client library', () =>
     await installClientLibrary(work);
     const { serveWebChat } = (await import(pathToFileURL(path.join(projectRoot, 'examples', 'web-chat', 'serve.mjs')).href)) as { serveWebChat(options: { library: string }): Promise<WebChatServer> };
     page = await serveWebChat({ library: clientLibraryEntry(work) });
-    t = await startTestApp({ CORS_ORIGINS: page.url.replace(/\/$/, ''), SIGNIN_CODES_PER_ADDRESS: '1000', SIGNIN_ATTEMPTS_PER_ADDRESS: '1000' });
+    t = await startTestApp({ CORS_ORIGINS: page.url.replace(/\/$/, ''), SIGNIN_CODES_PER_ADDRESS: '1000', SIGNIN_ATTEMPTS_PER_ADDRESS: '1000', INBOX_MAX_EVENTS: '20' });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
-    apiBase = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    [hub, browser] = await Promise.all([spawnHub(t.config), launchChromium()]);
+    const apiPort = (t.app.server.address() as AddressInfo).port;
+    let browserStarted: Browser;
+    [hubs[0], hubs[1], browserStarted] = await Promise.all([spawnHub(t.config), spawnHub(t.config), launchChromium()]);
+    browser = browserStarted;
+    // The production front: the page talks to one address, nginx routes REST to the api and the socket to a hub.
+    front = await startFront({ api: [apiPort, apiPort], hubs: hubs.map((hub) => hub.port) });
+    apiBase = front.url;
     context = await browser.newContext();
   });
   after(async () => {
     await context?.close();
     await browser?.close();
-    await hub?.kill();
+    await front?.stop();
+    await Promise.all(hubs.map((hub) => hub.kill('SIGKILL')));
     await page?.close();
     await t?.close();
     await rm(work, { recursive: true, force: true });
   });
 
   const stateOf = (tab: Page) => tab.locator('#state').textContent();
+  let history: () => Promise<string[]>;
   const lines = (tab: Page) => tab.locator('#messages li:not(.pending)').allTextContents();
   async function storedTexts(poster: Session, roomId: string): Promise<string[]> {
     const res = await api(poster, 'GET', `/api/messages/${roomId}?limit=100`);
     return (res.json() as { items: { message: string }[] }).items.map((m) => m.message);
   }
 
-  it('signs in, joins by invitation, chats both ways, catches up after going offline, and continues after a reload', async () => {
+  it('signs in, joins by invitation, chats both ways, catches up after going offline, continues after a reload, outlives its hub, and resyncs past the inbox bound', async () => {
     const tab = await context.newPage();
+    history = () => tab.evaluate(() => (globalThis as unknown as { stateHistory: string[] }).stateHistory);
     const errors: string[] = [];
     tab.on('pageerror', (error) => errors.push(error.message));
-    await tab.goto(`${page.url}?${new URLSearchParams({ api: apiBase, hub: `http://127.0.0.1:${hub.port}` })}`);
+    await tab.goto(`${page.url}?${new URLSearchParams({ api: apiBase, hub: apiBase })}`);
     await until(async () => (await stateOf(tab)) === 'signed-out', 'the page loaded signed out');
 
     const phone = freshPhone();
@@ -114,14 +126,33 @@ describe('the web chat example in Chromium, on the packed client library', () =>
     await tab.click('#send');
     await until(async () => (await storedTexts(poster, room.id)).includes('after the reload'), 'the message after the reload was stored', 10_000);
 
+    // The hub holding the page's socket dies: the page reconnects through nginx to the other one and shows what was posted.
+    const holding = async (hub: HubProcess) => /^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text())?.[1] !== '0';
+    const victim = hubs[(await Promise.all(hubs.map(holding))).indexOf(true)]!;
+    const connectedBefore = (await history()).filter((state) => state === 'connected').length;
+    await victim.kill('SIGKILL');
+    await postMessage(t, poster, room.id, 'posted as a hub died');
+    await until(async () => (await lines(tab)).some((line) => line.endsWith(': posted as a hub died')), 'the message posted as the hub died is shown', 20_000);
+    await until(async () => (await history()).filter((state) => state === 'connected').length > connectedBefore, 'the page connected again', 20_000);
+
+    // Offline past the inbox bound (20 here): one resync, said on the page.
+    await context.setOffline(true);
+    await until(async () => (await stateOf(tab)) !== 'connected', 'the page noticed it is offline', 30_000);
+    for (let i = 0; i < 25; i++) {
+      await t.ctx.events.toDevice((await tab.evaluate(() => (globalThis as unknown as { chat: { deviceId: string } }).chat.deviceId)), 'contact.request', { requestId: `flood-${i}`, sender: { id: poster.userId, deleted: false, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: `flood ${i}` });
+    }
+    await context.setOffline(false);
+    await until(async () => (await tab.locator('#notice').textContent())?.startsWith('resynced (inbox, INBOX_BOUND)') ?? false, 'the page says it resynced its inbox', 30_000);
+    await until(async () => (await stateOf(tab)) === 'connected', 'the page is back after the resync', 30_000);
+
     const stored = await storedTexts(poster, room.id);
-    for (const text of ['hello from REST', 'hello from Chromium', 'posted while the page was offline', 'written offline', 'after the reload']) {
+    for (const text of ['hello from REST', 'hello from Chromium', 'posted while the page was offline', 'written offline', 'after the reload', 'posted as a hub died']) {
       assert.equal(stored.filter((m) => m === text).length, 1, `${text} is stored once`);
     }
     const shown = await lines(tab);
     assert.equal(new Set(shown).size, shown.length, `no line twice: ${shown.join(' | ')}`);
-    const history = await tab.evaluate(() => (globalThis as unknown as { stateHistory: string[] }).stateHistory);
-    assert.ok(history.includes('catching-up'), history.join(' → '));
+    const states = await history();
+    assert.ok(states.includes('catching-up'), states.join(' → '));
     assert.deepEqual(errors, []);
   });
 });
