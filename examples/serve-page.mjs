@@ -1,5 +1,13 @@
-// What the browser examples share: their page and its bundled script served from memory on loopback.
+// What the browser examples share: their script bundled for browsers, and their page and that bundle
+// served from memory on loopback.
+import { build } from 'esbuild';
 import http from 'node:http';
+
+/** `entry` bundled for browsers (ES modules, no Node built-ins), with esbuild `options` on top. */
+export async function bundleForBrowsers(entry, options = {}) {
+  const result = await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', target: 'chrome110', write: false, logLevel: 'error', ...options });
+  return result.outputFiles[0].contents;
+}
 
 /** Serves `page` (HTML) at `/` and `bundle` (JavaScript) at `/<bundleName>`; everything else is 404. */
 export async function servePage({ page, bundle, bundleName, port = 0, host = '127.0.0.1' }) {

@@ -2,27 +2,16 @@
 // socket.io-client) by esbuild, in memory. `node examples/calls/serve.mjs [port]` prints the page's
 // address; open it with ?api=…&hub=…&token=…[&room=…] (examples/calls/index.html). The browser test
 // serves it the same way.
-import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { servePage } from '../serve-page.mjs';
+import { bundleForBrowsers, servePage } from '../serve-page.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** Bundles the page's script for browsers (ES modules, no Node built-ins). */
-export async function bundleCallsExample() {
-  const result = await build({
-    entryPoints: [path.join(here, 'calls.js')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    logLevel: 'error',
-    define: { 'process.env.NODE_ENV': '"production"', 'process.env.DEBUG': 'undefined' },
-  });
-  return result.outputFiles[0].contents;
+export function bundleCallsExample() {
+  return bundleForBrowsers(path.join(here, 'calls.js'), { define: { 'process.env.NODE_ENV': '"production"', 'process.env.DEBUG': 'undefined' } });
 }
 
 export async function serveCallsExample({ port = 0, host = '127.0.0.1' } = {}) {

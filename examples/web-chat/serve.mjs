@@ -2,28 +2,17 @@
 // the client library from this repository's sources (or, given `library`, from an installed package, as
 // the browser test does with the packed tarball). `node examples/web-chat/serve.mjs [port]` prints the
 // page's address; open it with ?api=<the service>; the api needs CORS_ORIGINS=<the page's origin>.
-import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { servePage } from '../serve-page.mjs';
+import { bundleForBrowsers, servePage } from '../serve-page.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sources = path.join(here, '..', '..', 'packages', 'client', 'src', 'index.ts');
 
 /** The page's script for browsers (ES modules), with `@chat-platform/client` from `library` (a file). */
-export async function bundleWebChat(library = sources) {
-  const result = await build({
-    entryPoints: [path.join(here, 'chat.js')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'chrome110',
-    write: false,
-    logLevel: 'error',
-    alias: { '@chat-platform/client': library },
-  });
-  return result.outputFiles[0].contents;
+export function bundleWebChat(library = sources) {
+  return bundleForBrowsers(path.join(here, 'chat.js'), { alias: { '@chat-platform/client': library } });
 }
 
 export async function serveWebChat({ port = 0, host = '127.0.0.1', library } = {}) {
