@@ -248,6 +248,41 @@ describe('the client library, installed from its tarball, against two hubs behin
     assert.ok(p.chatLists >= 2, 'the chat list was fetched again after the reconnection');
   });
 
+  it('a message that arrives live while the missed ones are being fetched does not hide them', async () => {
+    // The phone's fetch of the first open room's missed messages is slow (a bad network): meanwhile a
+    // live message in the second room comes before that room's missed one is fetched.
+    let slowRoom: string | null = null;
+    let slowStarted = false;
+    const delayed = async (request: Request) => {
+      if (slowRoom && request.url.includes(`/api/messages/${slowRoom}?`) && request.url.includes('after=')) {
+        slowStarted = true;
+        await sleep(800);
+      }
+      return fetch(request);
+    };
+    const p = await phone(delayed);
+    const [first, second] = [await roomWith(p), await roomWith(p)];
+    p.client.connect();
+    await p.connected();
+    await p.client.openRoom(first.roomId);
+    await p.client.openRoom(second.roomId);
+    for (const room of [first, second]) await postMessage(t, room.poster, room.roomId, 'seen');
+    await until(() => p.messages.length === 2, 'the first messages', 5_000);
+    await p.client.disconnect();
+    const missed = await postMessage(t, second.poster, second.roomId, 'missed');
+    slowRoom = first.roomId;
+    p.client.connect();
+    await until(() => slowStarted, 'the slow fetch started', 10_000);
+    const live = await postMessage(t, second.poster, second.roomId, 'live');
+    await p.connected();
+    await until(() => p.messages.length >= 4, 'the missed message too', 5_000).catch((error: Error) => {
+      throw new Error(`${error.message}: got ${p.messages.map((m) => m.message).join(', ')}`);
+    });
+    const ids = p.messages.map((m) => m.id);
+    assert.ok(ids.includes(missed) && ids.includes(live));
+    assert.equal(new Set(ids).size, 4);
+  });
+
   it('a post whose answer was lost is sent again and appears once; the queue waits while the service cannot be reached and sends in order when it can', async () => {
     let mode: 'drop-answer' | 'pass' | 'down' = 'pass';
     const puts: string[] = [];
@@ -388,7 +423,10 @@ describe('the client library, installed from its tarball, against two hubs behin
       if (i === 8) await hubs[victim]!.kill('SIGKILL');
       await sleep(40);
     }
-    await until(() => p.messages.length >= posted.length && p.events.length >= 8, 'every message and event after the reconnection', 20_000);
+    await until(() => p.messages.length >= posted.length && p.events.length >= 8, 'every message and event after the reconnection', 20_000).catch((error: Error) => {
+      const got = new Set(p.messages.map((m) => m.message));
+      throw new Error(`${error.message}: missing ${posted.length - p.messages.length} messages (${posted.map((_, i) => `m${i}`).filter((m) => !got.has(m)).join(' ')}), events ${p.events.map((e) => e.text).join(' ')}; states ${p.states.join(' → ')}`);
+    });
     await p.connected();
     await sleep(500);
     assert.deepEqual(

@@ -154,6 +154,8 @@ export class ChatClient {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private retries = 0;
   private outboxTimer: ReturnType<typeof setTimeout> | null = null;
+  /** `close()` was called: no timer is set again until the app connects or sends. */
+  private closed = false;
   private typingAt: { roomId: string; at: number } | null = null;
   private ice: IceServers | null = null;
 
@@ -258,6 +260,7 @@ export class ChatClient {
   /** Opens the socket and keeps it open (reconnecting) until `disconnect` or the session ends. */
   connect(): void {
     if (!this.session.current) throw new SignedOutError('NOT_SIGNED_IN');
+    this.closed = false;
     if (this.socket) {
       if (!this.socket.connected && !this.socket.active) this.socket.connect();
       return;
@@ -307,9 +310,11 @@ export class ChatClient {
 
   /** Disconnects and stops every timer (the session stays in the store). */
   async close(): Promise<void> {
+    this.closed = true;
     await this.disconnect();
     this.outbox.pause();
     if (this.outboxTimer) clearTimeout(this.outboxTimer);
+    this.outboxTimer = null;
   }
 
   /** The chat list (every room, newest activity first), fetched now; also emitted as `chats`. */
@@ -355,6 +360,7 @@ export class ChatClient {
       return { clientMessageId, messageId: refused };
     }
     const item: QueuedMessage = { clientMessageId, roomId, body: { ...options, roomId, message, clientMessageId }, queuedAt: new Date().toISOString() };
+    this.closed = false;
     return { clientMessageId, messageId: this.outbox.add(item) };
   }
 
@@ -404,11 +410,13 @@ export class ChatClient {
     this.setState('catching-up');
     this.outbox.kick();
     const start = this.inbox.handled;
+    // Where each open room stood before the gap, taken now: live messages may arrive before the fetch.
+    const cursors = this.roomCursors();
     try {
       const head = (await socket.timeout(ACK_TIMEOUT_MS).emitWithAck('inbox.head', {})) as ClientAcks['inbox.head'];
       // Behind the inbox's end: until it is handled. Ahead of it (Redis lost the inbox): until the resync that comes first.
       const inboxDone = head.seq >= start ? this.inbox.reached(head.seq) : this.inbox.reached(Number.MAX_SAFE_INTEGER);
-      await Promise.all([withLimit(inboxDone, CATCH_UP_LIMIT_MS), this.catchUpRooms()]);
+      await Promise.all([withLimit(inboxDone, CATCH_UP_LIMIT_MS), this.catchUpRooms(cursors)]);
     } catch (error) {
       await this.events.emit('error', { error, event: 'catch-up' });
     }
@@ -470,7 +478,8 @@ export class ChatClient {
   }
 
   private retrySendingLater(): void {
-    if (this.outboxTimer) return;
+    // A send still running when the app closed the client ends here: nothing is tried again after close().
+    if (this.outboxTimer || this.closed) return;
     this.outboxTimer = setTimeout(() => {
       this.outboxTimer = null;
       if (this.session.current) this.outbox.kick();
@@ -496,11 +505,12 @@ export class ChatClient {
   }
 
   private async onBroadcastsLapsed(payload: HubEvents['rooms.resync-required']): Promise<void> {
+    const cursors = this.roomCursors();
     await this.events.emit('rooms.resync-required', payload);
     this.setState('catching-up');
-    const rooms = [...this.openRooms.keys()];
+    const rooms = [...cursors.keys()];
     try {
-      await this.catchUpRooms();
+      await this.catchUpRooms(cursors);
     } catch (error) {
       await this.events.emit('error', { error, event: 'catch-up' });
     }
@@ -508,10 +518,19 @@ export class ChatClient {
     if (this.socket?.connected) this.setState('connected');
   }
 
-  /** Each open room's messages after its newest shown, delivered as `message.new` (each once); then the chat list. */
-  private async catchUpRooms(): Promise<void> {
-    for (const [roomId, open] of this.openRooms) {
-      for (let after = open.newest?.id; after; ) {
+  /** The newest message shown in each open room, by room. */
+  private roomCursors(): Map<string, string | undefined> {
+    return new Map([...this.openRooms].map(([roomId, open]) => [roomId, open.newest?.id]));
+  }
+
+  /**
+   * Each open room's messages after the newest it had shown when the gap began (`cursors`: not the newest
+   * now, which a live message may have moved past the missed ones), delivered as `message.new` (each
+   * once); then the chat list.
+   */
+  private async catchUpRooms(cursors: Map<string, string | undefined>): Promise<void> {
+    for (const [roomId, cursor] of cursors) {
+      for (let after = cursor; after; ) {
         const page = await ok(this.api.GET('/api/messages/{roomId}', { params: { path: { roomId }, query: { after, limit: PAGE } } }));
         const messages = byTime(page.items);
         for (const message of messages) {
