@@ -6,6 +6,8 @@
 //    it drains) and started again on the same port, and each device gets a device event meanwhile.
 //    Timed from the stop to each client `connected` again: reconnected, its missed event handled
 //    (`inbox.head`), its open room's messages and its chat list fetched again.
+// 3. A rolling restart as production runs it: two hubs behind the production nginx (deploy/nginx.conf),
+//    the hub holding the clients drained (SIGTERM), the clients back through nginx on the other one.
 import { build } from 'esbuild';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -44,48 +46,57 @@ writeFileSync(bundled, nodeBuild.outputFiles[0].contents);
 const { createChatClient, memoryStore } = await import(pathToFileURL(bundled).href);
 
 const { env, config, ctx, children, port } = bench;
-const startHub = async () => {
+const startHub = async (socketPort = hubPort) => {
   const started = Date.now();
-  const child = await spawnRole('realtime', { ...env, OPS_PORT: String(await freePort()) }, children);
-  return { child, ms: Date.now() - started };
+  const opsPort = await freePort();
+  const child = await spawnRole('realtime', { ...env, SOCKET_PORT: String(socketPort), OPS_PORT: String(opsPort) }, children);
+  return { child, opsPort, ms: Date.now() - started };
+};
+const stopHub = async (hub) => {
+  const exited = new Promise((resolve) => hub.child.once('exit', resolve));
+  hub.child.kill('SIGTERM');
+  await exited;
 };
 const clients = [];
+let front = null;
+/** Each device gets an event while no hub holds it: catching up includes it. */
+const eventForEach = (run) =>
+  Promise.all(clients.map(({ person }, i) => ctx.events.toDevice(person.deviceId, 'contact.request', { requestId: `r${run}-${i}`, sender: { id: 'bench', deleted: false, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: `run ${run}` })));
+const allConnected = async (since) => {
+  while (!clients.every((c) => c.connectedAt >= since)) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+async function makeClients(people, baseUrl, socketUrl) {
+  for (const person of people) {
+    const store = memoryStore();
+    await store.set('chat:session', JSON.stringify({ accessToken: person.token, refreshToken: `${person.deviceId}.unused`, accessExpiresAt: Date.now() + 5 * 3600_000, userId: person.userId, deviceId: person.deviceId }));
+    const entry = { client: await createChatClient({ baseUrl, socketUrl, store }), person, connectedAt: 0 };
+    entry.client.on('state', (state) => state === 'connected' && (entry.connectedAt = Date.now()));
+    clients.push(entry);
+  }
+  const connectStart = Date.now();
+  for (const { client } of clients) client.connect();
+  await allConnected(1);
+  const ms = Date.now() - connectStart;
+  await Promise.all(clients.map(({ client, person }) => client.openRoom(person.room)));
+  return ms;
+}
 try {
   await spawnRole('api', env, children);
   let hub = await startHub();
   const people = [];
   for (let r = 0; r < CLIENTS / ROOM_SIZE; r++) people.push(...(await seedGroupRoom(ctx, config, `bench-room-${r}`, ROOM_SIZE, r * ROOM_SIZE)).map((p) => ({ ...p, room: `bench-room-${r}` })));
-  for (const person of people) {
-    const store = memoryStore();
-    await store.set('chat:session', JSON.stringify({ accessToken: person.token, refreshToken: `${person.deviceId}.unused`, accessExpiresAt: Date.now() + 5 * 3600_000, userId: person.userId, deviceId: person.deviceId }));
-    const client = await createChatClient({ baseUrl: `http://127.0.0.1:${port}`, socketUrl: `http://127.0.0.1:${hubPort}`, store });
-    clients.push({ client, person, connectedAt: 0 });
-  }
-  const allConnected = (since) =>
-    new Promise((resolve) => {
-      const check = () => clients.every((c) => c.connectedAt >= since) && resolve();
-      for (const c of clients) c.client.on('state', (state) => state === 'connected' && ((c.connectedAt = Date.now()), check()));
-    });
-  const first = allConnected(1);
-  const connectStart = Date.now();
-  for (const { client } of clients) client.connect();
-  await first;
+  const firstMs = await makeClients(people, `http://127.0.0.1:${port}`, `http://127.0.0.1:${hubPort}`);
   console.log(`\n## A hub restart, ${CLIENTS} clients (each with an open room of ${ROOM_SIZE})`);
-  console.log(`first connection, all caught up: ${Date.now() - connectStart} ms`);
-  await Promise.all(clients.map(({ client, person }) => client.openRoom(person.room)));
+  console.log(`first connection, all caught up: ${firstMs} ms`);
 
   for (let run = 1; run <= 3; run++) {
     const stoppedAt = Date.now();
-    const again = allConnected(stoppedAt);
-    const exited = new Promise((resolve) => hub.child.once('exit', resolve));
-    hub.child.kill('SIGTERM');
-    await exited;
+    await stopHub(hub);
     const downMs = Date.now() - stoppedAt;
-    // Each device gets an event while no hub holds it: catching up includes it.
-    await Promise.all(clients.map(({ person }, i) => ctx.events.toDevice(person.deviceId, 'contact.request', { requestId: `r${run}-${i}`, sender: { id: 'bench', deleted: false, displayName: null, avatarUrl: null, avatarThumbnailUrl: null }, customMessage: `run ${run}` })));
+    await eventForEach(run);
     hub = await startHub();
     const upAt = Date.now();
-    await again;
+    await allConnected(stoppedAt);
     const fromStop = clients.map((c) => c.connectedAt - stoppedAt).sort((a, b) => a - b);
     const fromUp = clients.map((c) => c.connectedAt - upAt).sort((a, b) => a - b);
     const handled = clients.every(({ client }) => client.lastSeq >= run);
@@ -95,8 +106,32 @@ try {
         `from the new hub ready: p50 ${percentile(fromUp, 50)} ms, last ${fromUp.at(-1)} ms; every missed event handled: ${handled}`,
     );
   }
+
+  // A rolling restart as production has it: two hubs behind the production nginx; the hub holding the
+  // clients drains, and they reconnect through nginx to the other one.
+  await Promise.all(clients.splice(0).map(({ client }) => client.close()));
+  const otherPort = await freePort();
+  const other = await startHub(otherPort);
+  const { startFront } = await import('../dist/test/helpers/nginx.js');
+  front = await startFront({ api: [port, port], hubs: [hubPort, otherPort] });
+  const behindMs = await makeClients(people, front.url, front.url);
+  const holds = async (h) => /^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${h.opsPort}/metrics`)).text())?.[1] !== '0';
+  const holder = (await holds(hub)) ? hub : other;
+  console.log(`\n## A rolling restart behind nginx, 2 hubs, ${CLIENTS} clients (first connection through nginx, all caught up: ${behindMs} ms)`);
+  const stoppedAt = Date.now();
+  await stopHub(holder);
+  const downMs = Date.now() - stoppedAt;
+  await eventForEach(4);
+  await allConnected(stoppedAt);
+  const fromStop = clients.map((c) => c.connectedAt - stoppedAt).sort((a, b) => a - b);
+  console.log(
+    `the hub holding them drained and stopped in ${downMs} ms; connected to the other hub and caught up, from the stop: ` +
+      `p50 ${percentile(fromStop, 50)} ms, p95 ${percentile(fromStop, 95)} ms, last ${fromStop.at(-1)} ms; every missed event handled: ${clients.every(({ client }) => client.lastSeq >= 4)}`,
+  );
 } finally {
+  // The clients first: nginx stops gracefully only once their WebSockets are closed.
   await Promise.all(clients.map(({ client }) => client.close()));
+  await front?.stop();
   await stopAll(children, bench.stack, bench.tmp, ctx);
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -150,8 +150,8 @@ export async function startHub(
   }
   function onInboxHead(this: HubSocket, _body: unknown, ack?: (head: { seq: number }) => void) {
     if (typeof ack !== 'function') return;
-    inbox.state(this.data.principal.deviceId).then(
-      (state) => ack({ seq: state.seq }),
+    inbox.newest(this.data.principal.deviceId).then(
+      (seq) => ack({ seq }),
       (error: unknown) => log.warn({ err: error }, 'inbox head not read'),
     );
   }

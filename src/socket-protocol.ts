@@ -31,7 +31,7 @@ export const HandshakeAuthSchema = z.object({
 export const InboxAckSchema = z.object({ seq: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).describe('Every event up to and including this one was processed') });
 
 /** What `inbox.head` acknowledges with: the newest sequence of the device's inbox. */
-export const InboxHeadSchema = z.object({ seq: Seq.describe('The newest event of the device\'s inbox (0: none yet)') });
+export const InboxHeadSchema = z.object({ seq: Seq.describe('The newest event the device\'s inbox holds (0: none, all acknowledged or trimmed)') });
 
 export const TypingSchema = z.object({ roomId: z.string().min(1).max(64).describe('A room the user is a member of') });
 
@@ -62,7 +62,7 @@ export const CLIENT_EVENTS = {
   'inbox.head': {
     body: z.unknown().describe('Anything (ignored)'),
     ack: InboxHeadSchema,
-    description: 'Where the device\'s inbox ends: once the device processed `seq` (replayed events come first, in order), it has caught up',
+    description: 'Where the device\'s inbox ends: the newest event it holds. Once the device processed `seq` (replayed events come first, in order), or at once when its lastSeq is at or past it, it has caught up',
   },
   'hub.ping': { body: z.unknown().describe('Anything'), ack: z.unknown().describe('The body, echoed'), description: 'Application-level round trip: the acknowledgement echoes the body' },
 } as const;

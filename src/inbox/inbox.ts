@@ -97,6 +97,12 @@ export class DeviceInbox {
     return (await this.redis.inboxReplace(this.eventsKey(deviceId), String(seq), JSON.stringify({ event, data }))) === 1;
   }
 
+  /** The sequence number of the newest event the inbox still holds (0 when it holds none: all acknowledged or trimmed). */
+  async newest(deviceId: string): Promise<number> {
+    const [, score] = await this.redis.zrevrange(this.eventsKey(deviceId), 0, 0, 'WITHSCORES');
+    return Number(score ?? 0);
+  }
+
   async state(deviceId: string): Promise<InboxState> {
     const [seq, lost] = await this.redis.hmget(this.metaKey(deviceId), 'seq', 'lost');
     return { seq: Number(seq ?? 0), lost: Number(lost ?? 0) };

@@ -61,7 +61,7 @@ export interface ClientToServerEvents {
   /** The user is typing in a room they are a member of (or stopped): relayed to the room's other members. */
   'typing.start': (body: unknown) => void;
   'typing.stop': (body: unknown) => void;
-  /** The newest sequence of the device's inbox: the device has caught up once it processed it. */
+  /** The newest sequence the device's inbox holds (0: none): the device has caught up once it processed it. */
   'inbox.head': (body: unknown, ack?: (head: { seq: number }) => void) => void;
   /** Application-level round trip: the ack echoes the body (clients measure latency with it). */
   'hub.ping': (body: unknown, ack?: (echo: unknown) => void) => void;

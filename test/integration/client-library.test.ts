@@ -248,6 +248,24 @@ describe('the client library, installed from its tarball, against two hubs behin
     assert.ok(p.chatLists >= 2, 'the chat list was fetched again after the reconnection');
   });
 
+  it('a phone whose stored position is behind what its inbox still holds (all acknowledged) is caught up at once, not after a wait', async () => {
+    const p = await phone();
+    p.client.connect();
+    await p.connected();
+    for (let i = 0; i < 2; i++) await contactRequest(t, p.client.deviceId!, `handled ${i}`);
+    await until(() => p.events.length === 2, 'both events', 5_000);
+    await p.client.disconnect();
+    // The same session with a store that lost its position (the app's storage was cleared, say): lastSeq 0.
+    const store = lib.memoryStore() as Store & { set(key: string, value: string): Promise<void> };
+    await store.set('chat:session', JSON.stringify(await p.session));
+    const again = await lib.createChatClient({ baseUrl: front.url, store });
+    phones.push(new Phone(again, store));
+    again.connect();
+    // Well before the library's 30-second limit on waiting for the inbox.
+    await until(() => again.state === 'connected', 'connected and caught up', 10_000);
+    assert.deepEqual(p.events.map((e) => e.text), ['handled 0', 'handled 1']);
+  });
+
   it('a message that arrives live while the missed ones are being fetched does not hide them', async () => {
     // The phone's fetch of the first open room's missed messages is slow (a bad network): meanwhile a
     // live message in the second room comes before that room's missed one is fetched.

@@ -414,8 +414,9 @@ export class ChatClient {
     const cursors = this.roomCursors();
     try {
       const head = (await socket.timeout(ACK_TIMEOUT_MS).emitWithAck('inbox.head', {})) as ClientAcks['inbox.head'];
-      // Behind the inbox's end: until it is handled. Ahead of it (Redis lost the inbox): until the resync that comes first.
-      const inboxDone = head.seq >= start ? this.inbox.reached(head.seq) : this.inbox.reached(Number.MAX_SAFE_INTEGER);
+      // Behind the newest event the inbox holds: until it is handled (the replay brings every one). At or
+      // past it: nothing to wait for (a reset inbox's resync, which comes first, is handled as it arrives).
+      const inboxDone = head.seq > start ? this.inbox.reached(head.seq) : Promise.resolve();
       await Promise.all([withLimit(inboxDone, CATCH_UP_LIMIT_MS), this.catchUpRooms(cursors)]);
     } catch (error) {
       await this.events.emit('error', { error, event: 'catch-up' });

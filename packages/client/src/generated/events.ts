@@ -952,7 +952,7 @@ export interface components {
         /** @description Anything (ignored) */
         "message:inbox.head.from-device": unknown;
         "message:inbox.head.ack": {
-            /** @description The newest event of the device's inbox (0: none yet) */
+            /** @description The newest event the device's inbox holds (0: none, all acknowledged or trimmed) */
             seq: number;
         };
         /** @description Anything */
@@ -1094,7 +1094,7 @@ export interface ClientEvents {
   "typing.start": Schemas["message:typing.start.from-device"];
   /** The user stopped typing in a room */
   "typing.stop": Schemas["message:typing.stop.from-device"];
-  /** Where the device's inbox ends: once the device processed `seq` (replayed events come first, in order), it has caught up */
+  /** Where the device's inbox ends: the newest event it holds. Once the device processed `seq` (replayed events come first, in order), or at once when its lastSeq is at or past it, it has caught up */
   "inbox.head": Schemas["message:inbox.head.from-device"];
   /** Application-level round trip: the acknowledgement echoes the body */
   "hub.ping": Schemas["message:hub.ping.from-device"];
