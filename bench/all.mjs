@@ -47,6 +47,7 @@ const FIGURES = [
   { bench: 'post-cost', name: 'npm start\'s shape, 150 posts/s: the same, the next seconds', pattern: /npm start's shape[^|]*the next seconds\s*\|.*?: (\d+)% of a core/, unit: '%', goal: ['<', 50] },
   { bench: 'client', name: 'client library, minified and gzipped ESM (with openapi-fetch and socket.io-client)', pattern: /with openapi-fetch and socket\.io-client: [\d.]+ KB minified, ([\d.]+) KB gzipped/, unit: 'KB', goal: null },
   { bench: 'client', name: 'hub restarted in place: 200 library clients connected and caught up, p50 after the new hub was ready', pattern: /run 1:.*?from the new hub ready: p50 (\d+) ms/, unit: 'ms', goal: null },
+  { bench: 'client', name: 'rolling restart behind nginx (2 hubs): 200 library clients on the other hub and caught up, p50 from the stop', pattern: /connected to the other hub and caught up, from the stop: p50 (\d+) ms/, unit: 'ms', goal: null },
   // The per-node figures of the capacity model (docs/operators/capacity.md), each from its bench's output.
   { bench: 'realtime', name: 'capacity: idle sockets per hub per GB of RSS', pattern: /after \d+ s idle: ([\d.]+) KB per socket/, derive: (kb) => Math.round(1e6 / kb), unit: '', goal: null },
   { bench: 'scale', name: 'capacity: deliveries per hub CPU-second (1 hub, rooms of 5, posts and device events)', pattern: /1 hub node, \d+ sockets \|[^|]*\| hub CPU [\d.]+ s in all: ([\d.]+) µs per delivery/, derive: (us) => Math.round(1e6 / us), unit: '', goal: null },
