@@ -482,6 +482,28 @@ describe('the client library keeps the session', () => {
     await rm(work, { recursive: true, force: true });
   });
 
+  it('two clients on one store (two tabs of a browser) share the session: their refreshes never present a spent token', async () => {
+    const tab = await phoneOn(lib, t, apiUrl, `http://127.0.0.1:${hub.port}`);
+    const other = await lib.createChatClient({ baseUrl: apiUrl, socketUrl: `http://127.0.0.1:${hub.port}`, store: tab.store });
+    assert.equal(other.userId, tab.client.userId);
+    const signedOut: string[] = [];
+    for (const client of [tab.client, other]) client.on('signed-out', ({ reason }: { reason: string }) => void signedOut.push(reason));
+    tab.client.connect();
+    other.connect();
+    try {
+      // Tokens of 3 seconds: both tabs refresh, at about the same moments, several times.
+      for (let i = 0; i < 8; i++) {
+        const answers = await Promise.all([tab.client.api.GET('/api/users/me'), other.api.GET('/api/users/me')]);
+        assert.deepEqual(answers.map((a) => a.response.status), [200, 200]);
+        await sleep(1_000);
+      }
+      assert.deepEqual(signedOut, []);
+      assert.deepEqual([tab.client.state, other.state], ['connected', 'connected']);
+    } finally {
+      await Promise.all([tab.client.close(), other.close()]);
+    }
+  });
+
   it('refreshes the access token as it expires, without the app noticing, and ends the session when its refresh token is reused', async () => {
     p = await phoneOn(lib, t, apiUrl, `http://127.0.0.1:${hub.port}`);
     p.client.connect();

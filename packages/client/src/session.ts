@@ -78,9 +78,26 @@ export class Session {
     return this.refreshing;
   }
 
-  private async exchange(): Promise<string> {
-    const tokens = this.tokens;
-    if (!tokens) throw new SignedOutError('NOT_SIGNED_IN');
+  /**
+   * One refresh at a time for every client on this store (a browser's tabs through the Web Locks API,
+   * clients in one process through a lock of this module), each first taking what another one stored.
+   */
+  private exchange(): Promise<string> {
+    return withLock(`chat-platform:${this.key}:refresh`, () => this.exchangeAlone());
+  }
+
+  private async exchangeAlone(): Promise<string> {
+    const mine = this.tokens;
+    if (!mine) throw new SignedOutError('NOT_SIGNED_IN');
+    // Another tab or client on the same store may have refreshed meanwhile: its tokens are the current
+    // ones (presenting ours, which its refresh spent, would be a reuse, and the service revokes the device).
+    const saved = await this.store.get(this.key);
+    const stored = saved ? (JSON.parse(saved) as SessionTokens) : null;
+    if (stored && stored.deviceId === mine.deviceId && stored.refreshToken !== mine.refreshToken) {
+      this.tokens = stored;
+      if (stored.accessExpiresAt - Date.now() > Math.min(REFRESH_MARGIN_MS, this.lifetimeMs / 10)) return stored.accessToken;
+    }
+    const tokens = this.tokens!;
     let response: Response;
     try {
       response = await this.fetch(
@@ -101,5 +118,30 @@ export class Session {
     if (!response.ok) throw await ApiError.of(response);
     await this.start((await response.json()) as TokenAnswer);
     return this.tokens!.accessToken;
+  }
+}
+
+/** Locks held in this process, by name: where the Web Locks API is missing (Node, React Native). */
+const held = new Map<string, Promise<void>>();
+
+interface LockManagerLike {
+  request<T>(name: string, run: () => Promise<T>): Promise<T>;
+}
+
+/** Runs `run` alone under `name`: across a browser's tabs with the Web Locks API, else within this process. */
+async function withLock<T>(name: string, run: () => Promise<T>): Promise<T> {
+  const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  if (locks) return locks.request(name, run);
+  const before = held.get(name) ?? Promise.resolve();
+  const result = before.then(run);
+  const settled = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  held.set(name, settled);
+  try {
+    return await result;
+  } finally {
+    if (held.get(name) === settled) held.delete(name);
   }
 }
