@@ -115,8 +115,8 @@ try {
   const { startFront } = await import('../dist/test/helpers/nginx.js');
   front = await startFront({ api: [port, port], hubs: [hubPort, otherPort] });
   const behindMs = await makeClients(people, front.url, front.url);
-  const holds = async (h) => /^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${h.opsPort}/metrics`)).text())?.[1] !== '0';
-  const holder = (await holds(hub)) ? hub : other;
+  const { holdsSockets } = await import('../dist/test/helpers/hubs.js');
+  const holder = (await holdsSockets(hub)) ? hub : other;
   console.log(`\n## A rolling restart behind nginx, 2 hubs, ${CLIENTS} clients (first connection through nginx, all caught up: ${behindMs} ms)`);
   const stoppedAt = Date.now();
   await stopHub(holder);

@@ -11,7 +11,7 @@ import { clientLibraryEntry, installClientLibrary } from '../helpers/client-libr
 import { projectRoot } from '../helpers/files.js';
 import { freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';
-import { spawnHub, type HubProcess } from '../helpers/hubs.js';
+import { holdsSockets, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
 import { until } from '../helpers/wait.js';
 
@@ -127,8 +127,7 @@ describe('the web chat example in Chromium, on the packed client library', () =>
     await until(async () => (await storedTexts(poster, room.id)).includes('after the reload'), 'the message after the reload was stored', 10_000);
 
     // The hub holding the page's socket dies: the page reconnects through nginx to the other one and shows what was posted.
-    const holding = async (hub: HubProcess) => /^hub_sockets (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text())?.[1] !== '0';
-    const victim = hubs[(await Promise.all(hubs.map(holding))).indexOf(true)]!;
+    const victim = hubs[(await Promise.all(hubs.map(holdsSockets))).indexOf(true)]!;
     const connectedBefore = (await history()).filter((state) => state === 'connected').length;
     await victim.kill('SIGKILL');
     await postMessage(t, poster, room.id, 'posted as a hub died');

@@ -24,6 +24,12 @@ export async function spawnHub(config: Config, env: Record<string, string> = {})
   return { port, opsPort, ...role };
 }
 
+/** Whether the hub holds any socket now (its `hub_sockets` gauge): which of several hubs a client landed on. */
+export async function holdsSockets(hub: { opsPort: number }): Promise<boolean> {
+  const metrics = await (await fetch(`http://127.0.0.1:${hub.opsPort}/metrics`)).text();
+  return /^hub_sockets (\d+)/m.exec(metrics)?.[1] !== '0';
+}
+
 export interface Received {
   event: string;
   seq: number;
