@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from '@playwright/test';
 import { launchChromium } from '../helpers/browser.js';
-import { clientLibraryEntry, installClientLibrary } from '../helpers/client-library.js';
+import { clientLibraryEntry, installClientLibrary } from '../helpers/packages.js';
 import { projectRoot } from '../helpers/files.js';
 import { freshPhone, lastCode, signIn, startTestApp, type Session, type TestApp } from '../helpers/app.js';
 import { httpAs, makeRoom, postMessage } from '../helpers/factories.js';

@@ -12,7 +12,7 @@ import { totp } from '../helpers/totp.js';
 import { projectRoot } from '../helpers/files.js';
 import { holdsSockets, spawnHub, type HubProcess } from '../helpers/hubs.js';
 import { startFront, type Front } from '../helpers/nginx.js';
-import { installClientLibrary } from '../helpers/client-library.js';
+import { installClientLibrary } from '../helpers/packages.js';
 import { ownRedis } from '../helpers/private-stack.js';
 import { until } from '../helpers/wait.js';
 import type { Workers } from '../../workers/main.js';
@@ -138,6 +138,15 @@ describe('the client library, installed from its tarball, against two hubs behin
     phones.push(made);
     return made;
   }
+  /** A phone connected and caught up, with a room it shows (open) and a member who posts there over REST. */
+  async function phoneInOpenRoom(): Promise<{ p: Phone; poster: Session; roomId: string }> {
+    const p = await phone();
+    const { poster, roomId } = await roomWith(p);
+    p.client.connect();
+    await p.connected();
+    await p.client.openRoom(roomId);
+    return { p, poster, roomId };
+  }
   /** A member of the phone's room who posts over REST. */
   async function roomWith(p: Phone): Promise<{ poster: Session; roomId: string }> {
     const poster = await signIn(t);
@@ -222,12 +231,8 @@ describe('the client library, installed from its tarball, against two hubs behin
   });
 
   it('a phone offline for a while catches up exactly what it missed: device events from its inbox, messages of its open room over REST', async () => {
-    const p = await phone();
-    const { poster, roomId } = await roomWith(p);
-    p.client.connect();
-    await p.connected();
+    const { p, poster, roomId } = await phoneInOpenRoom();
     assert.deepEqual(p.states.slice(0, 3), ['connecting', 'catching-up', 'connected']);
-    await p.client.openRoom(roomId);
     await postMessage(t, poster, roomId, 'before');
     await contactRequest(t, p.client.deviceId!, 'event before');
     await until(() => p.messages.length === 1 && p.events.length === 1, 'the live message and event', 5_000);
@@ -405,11 +410,7 @@ describe('the client library, installed from its tarball, against two hubs behin
   });
 
   it('Redis restarted: the app is told to resync its open room, the library refetches, and what was sent meanwhile is stored once', async () => {
-    const p = await phone();
-    const { poster, roomId } = await roomWith(p);
-    p.client.connect();
-    await p.connected();
-    await p.client.openRoom(roomId);
+    const { p, poster, roomId } = await phoneInOpenRoom();
     await redis.shutdown();
     const during = p.client.send(roomId, 'written while Redis was away');
     await sleep(1_000);
@@ -426,11 +427,7 @@ describe('the client library, installed from its tarball, against two hubs behin
   });
 
   it('a hub killed mid-conversation: the phone reconnects through nginx to the other one and misses nothing, repeats nothing', async () => {
-    const p = await phone();
-    const { poster, roomId } = await roomWith(p);
-    p.client.connect();
-    await p.connected();
-    await p.client.openRoom(roomId);
+    const { p, poster, roomId } = await phoneInOpenRoom();
     const victim = (await Promise.all(hubs.map(holdsSockets))).indexOf(true);
     assert.ok(victim >= 0, 'a hub holds the phone');
     const posted: string[] = [];

@@ -300,10 +300,7 @@ export class ChatClient {
   async disconnect(): Promise<void> {
     this.clearRetry();
     await this.inbox.flush();
-    this.socket?.removeAllListeners();
-    this.socket?.io.removeAllListeners();
-    this.socket?.disconnect();
-    this.socket = null;
+    this.dropSocket();
     this.inbox.dropPending();
     if (this.session.current) this.setState('offline');
   }
@@ -336,10 +333,11 @@ export class ChatClient {
   async openRoom(roomId: string, limit = 50): Promise<Message[]> {
     const page = await ok(this.api.GET('/api/messages/{roomId}', { params: { path: { roomId }, query: { limit } } }));
     const messages = byTime(page.items);
-    for (const message of messages) this.recent.add(message.id);
-    const newest = messages.at(-1);
-    const open = this.openRooms.get(roomId);
-    if (!open || !open.newest || (newest && later(newest, open.newest))) this.openRooms.set(roomId, { newest: newest ? { id: newest.id, createdAt: newest.createdAt } : (open?.newest ?? null) });
+    if (!this.openRooms.has(roomId)) this.openRooms.set(roomId, { newest: null });
+    for (const message of messages) {
+      this.recent.add(message.id);
+      this.noteNewest(message);
+    }
     return messages;
   }
 
@@ -383,11 +381,7 @@ export class ChatClient {
 
   private async endSession(reason: string): Promise<void> {
     if (this.current === 'signed-out' && !this.session.current) return;
-    const socket = this.socket;
-    this.socket = null;
-    socket?.removeAllListeners();
-    socket?.io.removeAllListeners();
-    socket?.disconnect();
+    this.dropSocket();
     this.clearRetry();
     await this.session.clear();
     await this.inbox.forget();
@@ -397,6 +391,15 @@ export class ChatClient {
     this.ice = null;
     this.setState('signed-out');
     await this.events.emit('signed-out', { reason });
+  }
+
+  /** Closes the socket, deaf to it from now on (its closing fires none of the handlers). */
+  private dropSocket(): void {
+    const socket = this.socket;
+    this.socket = null;
+    socket?.removeAllListeners();
+    socket?.io.removeAllListeners();
+    socket?.disconnect();
   }
 
   private setState(state: ConnectionState): void {
@@ -599,14 +602,17 @@ export class ChatClient {
   }
 }
 
-/** Oldest first: by time, then id. */
-function byTime<T extends { id: string; createdAt: string }>(messages: readonly T[]): T[] {
-  return [...messages].sort((a, b) => (a.createdAt === b.createdAt ? a.id.localeCompare(b.id) : a.createdAt < b.createdAt ? -1 : 1));
+type Placed = { id: string; createdAt: string };
+
+/** A timeline's order: by time, then id (negative when `a` comes first). */
+function order(a: Placed, b: Placed): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.id === b.id ? 0 : a.id < b.id ? -1 : 1;
 }
 
-function later(a: { id: string; createdAt: string }, b: { id: string; createdAt: string }): boolean {
-  return a.createdAt === b.createdAt ? a.id > b.id : a.createdAt > b.createdAt;
-}
+/** Oldest first. */
+const byTime = <T extends Placed>(messages: readonly T[]): T[] => [...messages].sort(order);
+const later = (a: Placed, b: Placed): boolean => order(a, b) > 0;
 
 const remainingMs = (servers: IceServers) => Date.parse(servers.expiresAt) - Date.now();
 /** Fetched anew with a tenth of the credentials' life left (at least a minute). */

@@ -37,7 +37,7 @@ export function sessionFetch(session: Session, fetchImpl: (request: Request) => 
         if (!open) sent.headers.set('authorization', `Bearer ${await session.accessToken()}`);
         response = await withTimeout(fetchImpl, sent, options.timeoutMs);
       } catch (error) {
-        const transient = !(error instanceof ApiError || error instanceof SignedOutError) || (error instanceof ApiError && RETRIED_STATUS.has(error.status));
+        const transient = error instanceof ApiError ? RETRIED_STATUS.has(error.status) : !(error instanceof SignedOutError);
         if (!transient) throw error;
         if (attempt >= retries) throw error instanceof ApiError || error instanceof OfflineError ? error : new OfflineError(error);
         await sleep(backoff(attempt));

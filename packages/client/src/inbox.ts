@@ -24,8 +24,6 @@ export class InboxReader {
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private unacked = 0;
   private waiters: { seq: number; resolve: () => void }[] = [];
-  /** Raised by a resync: the position was set anew, so a connection's target no longer applies. */
-  resets = 0;
 
   constructor(
     private readonly store: KeyValueStore,
@@ -79,7 +77,6 @@ export class InboxReader {
         if (!resync && envelope.seq <= this.handled) continue;
         await this.handle(name, envelope);
         this.handled = envelope.seq;
-        if (resync) this.resets++;
         this.unacked++;
         this.settle(resync);
         if (this.unacked >= ACK_EVERY) await this.flush();

@@ -47,8 +47,7 @@ export class Session {
   }
 
   async load(): Promise<SessionTokens | null> {
-    const saved = await this.store.get(this.key);
-    this.tokens = saved ? (JSON.parse(saved) as SessionTokens) : null;
+    this.tokens = await this.stored();
     return this.tokens;
   }
 
@@ -67,15 +66,24 @@ export class Session {
   async accessToken(): Promise<string> {
     const tokens = this.tokens;
     if (!tokens) throw new SignedOutError('NOT_SIGNED_IN');
-    const margin = Math.min(REFRESH_MARGIN_MS, this.lifetimeMs / 10);
-    if (tokens.accessExpiresAt - Date.now() > margin) return tokens.accessToken;
-    return this.refresh();
+    return this.fresh(tokens) ? tokens.accessToken : this.refresh();
   }
 
   /** A new token pair now (one refresh at a time: callers meanwhile share its answer). */
   refresh(): Promise<string> {
     this.refreshing ??= this.exchange().finally(() => (this.refreshing = null));
     return this.refreshing;
+  }
+
+  /** The tokens the store holds (another tab's or client's, perhaps). */
+  private async stored(): Promise<SessionTokens | null> {
+    const saved = await this.store.get(this.key);
+    return saved ? (JSON.parse(saved) as SessionTokens) : null;
+  }
+
+  /** Good for a while yet: more than a tenth of a token's life (at most the margin) before it expires. */
+  private fresh(tokens: SessionTokens): boolean {
+    return tokens.accessExpiresAt - Date.now() > Math.min(REFRESH_MARGIN_MS, this.lifetimeMs / 10);
   }
 
   /**
@@ -91,11 +99,10 @@ export class Session {
     if (!mine) throw new SignedOutError('NOT_SIGNED_IN');
     // Another tab or client on the same store may have refreshed meanwhile: its tokens are the current
     // ones (presenting ours, which its refresh spent, would be a reuse, and the service revokes the device).
-    const saved = await this.store.get(this.key);
-    const stored = saved ? (JSON.parse(saved) as SessionTokens) : null;
+    const stored = await this.stored();
     if (stored && stored.deviceId === mine.deviceId && stored.refreshToken !== mine.refreshToken) {
       this.tokens = stored;
-      if (stored.accessExpiresAt - Date.now() > Math.min(REFRESH_MARGIN_MS, this.lifetimeMs / 10)) return stored.accessToken;
+      if (this.fresh(stored)) return stored.accessToken;
     }
     const tokens = this.tokens!;
     let response: Response;
